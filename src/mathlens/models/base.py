@@ -1,0 +1,97 @@
+"""The one interface every model backend implements, and the values that cross it."""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Role = Literal["system", "user", "assistant"]
+
+
+class Message(BaseModel):
+    """One chat message. `images` are file paths, sent only to backends that accept images."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Role
+    content: str
+    images: tuple[str, ...] = ()
+
+
+class GenerateConfig(BaseModel):
+    """Decoding settings. Defaults follow the calculus seed: greedy, fixed seed, bounded length.
+
+    `extra` carries provider-specific options given on the command line as `-M key=value`.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    temperature: float = 0.0
+    seed: int = 1234
+    max_tokens: int = 512
+    top_p: float = 1.0
+    repeat_penalty: float = 1.15
+    stop: tuple[str, ...] = ()
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    def with_(self, **changes: Any) -> GenerateConfig:
+        """Return a copy with some fields replaced."""
+        return self.model_copy(update=changes)
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+FinishReason = Literal["stop", "length", "error", "unknown"]
+
+
+class ModelOutput(BaseModel):
+    """What a backend returned for one request.
+
+    `finish_reason == "length"` means the token cap cut the answer short; analyses use it to flag
+    truncated solutions.
+    """
+
+    text: str
+    finish_reason: FinishReason = "unknown"
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+    model_id: str = ""
+    cached: bool = False
+
+
+class Provider(abc.ABC):
+    """A model backend. Subclasses implement `generate` and say who they are in `identity`.
+
+    Providers raise `TransientModelError` for failures worth retrying and `PermanentModelError`
+    for the rest; the `Model` wrapper (models/model.py) adds retries, timeouts, concurrency limits
+    and the response cache, so a provider stays a thin translation to one API.
+    """
+
+    #: registry name, e.g. "ollama"
+    name: str = ""
+    #: how many requests this backend should receive at once by default
+    default_concurrency: int = 4
+    #: whether `Message.images` can be sent
+    accepts_images: bool = False
+
+    def __init__(self, model: str, **options: Any) -> None:
+        self.model = model
+        self.options = options
+
+    @abc.abstractmethod
+    async def generate(
+        self, messages: list[Message], config: GenerateConfig, schema: dict[str, Any] | None = None
+    ) -> ModelOutput:
+        """Return the model's reply. With `schema`, constrain the reply to that JSON Schema."""
+
+    def identity(self) -> dict[str, Any]:
+        """Everything that determines the responses: part of the cache key and the run manifest."""
+        return {"provider": self.name, "model": self.model}
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release connections or loaded weights."""

@@ -1,0 +1,118 @@
+"""`Model`: a provider plus the policies every call needs (retry, timeout, concurrency, cache)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from mathlens.errors import PermanentModelError, TransientModelError
+from mathlens.models.base import GenerateConfig, Message, ModelOutput, Provider
+from mathlens.models.cache import ResponseCache, request_hash
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with jitter on transient failures; none on permanent ones.
+
+    The delay before retry k (1-based) is min(max_delay, base_delay * 2**(k-1)) * U(0.5, 1).
+    """
+
+    max_attempts: int = 4
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    timeout_s: float = 300.0
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        return min(self.max_delay, self.base_delay * 2 ** (attempt - 1)) * rng.uniform(0.5, 1.0)
+
+
+@dataclass
+class Accounting:
+    """Running totals for one `Model`."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+
+
+@dataclass
+class Model:
+    """What the rest of mathlens talks to.
+
+    `generate` returns a `ModelOutput` or raises `ModelError` after the retry policy gave up; the
+    run layer turns that into an `error` record. Cached responses make no call.
+    """
+
+    provider: Provider
+    spec: str
+    cache: ResponseCache | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    concurrency: int | None = None
+    stats: Accounting = field(default_factory=Accounting)
+    _sem: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
+    _rng: random.Random = field(default_factory=lambda: random.Random(0), init=False, repr=False)
+
+    @property
+    def accepts_images(self) -> bool:
+        return self.provider.accepts_images
+
+    def identity(self) -> dict[str, Any]:
+        return self.provider.identity()
+
+    def key(self, messages: list[Message], config: GenerateConfig, schema: dict[str, Any] | None = None) -> str:
+        """The cache key of a request (also stored on run records)."""
+        return request_hash(self.identity(), messages, config, schema)
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        if self._sem is None:
+            self._sem = asyncio.Semaphore(self.concurrency or self.provider.default_concurrency)
+        return self._sem
+
+    async def generate(
+        self, messages: list[Message], config: GenerateConfig, schema: dict[str, Any] | None = None
+    ) -> ModelOutput:
+        """Send one request, through the cache, with retries on transient failures."""
+        key = self.key(messages, config, schema)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.stats.cache_hits += 1
+                return hit
+        attempt = 0
+        while True:
+            attempt += 1
+            start = time.perf_counter()
+            try:
+                async with self._semaphore():
+                    self.stats.calls += 1
+                    out = await asyncio.wait_for(
+                        self.provider.generate(messages, config, schema), timeout=self.retry.timeout_s
+                    )
+            except (TimeoutError, TransientModelError) as exc:
+                if attempt >= self.retry.max_attempts:
+                    self.stats.errors += 1
+                    reason = "timeout" if isinstance(exc, TimeoutError) else str(exc)
+                    raise TransientModelError(f"gave up after {attempt} attempts: {reason}") from exc
+                self.stats.retries += 1
+                await asyncio.sleep(self.retry.delay(attempt, self._rng))
+                continue
+            except PermanentModelError:
+                self.stats.errors += 1
+                raise
+            out = out.model_copy(update={"latency_s": out.latency_s or time.perf_counter() - start})
+            self.stats.prompt_tokens += out.usage.prompt_tokens
+            self.stats.completion_tokens += out.usage.completion_tokens
+            self.stats.latency_s += out.latency_s
+            if self.cache is not None and out.finish_reason != "error":
+                self.cache.put(key, out)
+            return out
+
+    async def aclose(self) -> None:
+        await self.provider.aclose()

@@ -1,0 +1,102 @@
+"""Ollama's native HTTP API (`/api/chat`, or `/api/generate` with `-M api=generate`).
+
+Host: the `host` option, else `$OLLAMA_HOST`, else http://127.0.0.1:11434. Temperature, seed,
+token cap (`num_predict`), stop sequences, `num_ctx` and the JSON-schema `format` are passed through.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from mathlens.errors import TransientModelError
+from mathlens.models.base import GenerateConfig, Message, ModelOutput, Provider, Usage
+from mathlens.models.providers._http import make_client, post_json
+
+
+def _host(option: str | None) -> str:
+    host = option or os.environ.get("OLLAMA_HOST") or "http://127.0.0.1:11434"
+    if not host.startswith(("http://", "https://")):
+        host = "http://" + host
+    return host.rstrip("/")
+
+
+class OllamaProvider(Provider):
+    name = "ollama"
+    default_concurrency = 2
+    accepts_images = True
+
+    def __init__(self, model: str, **options: Any) -> None:
+        super().__init__(model, **options)
+        self.host = _host(options.get("host"))
+        self.api = str(options.get("api", "chat"))
+        self.num_ctx = options.get("num_ctx")
+        self._client = make_client(float(options.get("timeout_s", 600)))
+
+    def identity(self) -> dict[str, Any]:
+        return {"provider": self.name, "model": self.model, "base_url": self.host, "api": self.api,
+                "num_ctx": self.num_ctx}
+
+    def _options(self, config: GenerateConfig) -> dict[str, Any]:
+        opts: dict[str, Any] = {
+            "temperature": config.temperature,
+            "seed": config.seed,
+            "num_predict": config.max_tokens,
+            "top_p": config.top_p,
+            "repeat_penalty": config.repeat_penalty,
+        }
+        if config.stop:
+            opts["stop"] = list(config.stop)
+        if self.num_ctx:
+            opts["num_ctx"] = int(self.num_ctx)
+        opts.update(config.extra.get("ollama_options", {}))
+        return opts
+
+    @staticmethod
+    def _images(msg: Message) -> list[str]:
+        return [base64.b64encode(Path(p).read_bytes()).decode("ascii") for p in msg.images]
+
+    async def generate(
+        self, messages: list[Message], config: GenerateConfig, schema: dict[str, Any] | None = None
+    ) -> ModelOutput:
+        payload: dict[str, Any] = {"model": self.model, "stream": False, "options": self._options(config)}
+        if schema is not None:
+            payload["format"] = schema
+        if self.api == "generate":
+            system = "\n\n".join(m.content for m in messages if m.role == "system")
+            turns = [m for m in messages if m.role != "system"]
+            payload["prompt"] = "\n\n".join(m.content for m in turns)
+            if system:
+                payload["system"] = system
+            images = [img for m in turns for img in self._images(m)]
+            if images:
+                payload["images"] = images
+            url = f"{self.host}/api/generate"
+        else:
+            payload["messages"] = [
+                {"role": m.role, "content": m.content, **({"images": self._images(m)} if m.images else {})}
+                for m in messages
+            ]
+            url = f"{self.host}/api/chat"
+        start = time.perf_counter()
+        data = await post_json(self._client, url, payload)
+        if "error" in data:
+            raise TransientModelError(f"ollama error: {data['error']}")
+        text = data.get("response") if self.api == "generate" else (data.get("message") or {}).get("content")
+        if not isinstance(text, str):
+            raise TransientModelError(f"ollama reply without text: {str(data)[:200]}")
+        reason = data.get("done_reason", "stop")
+        return ModelOutput(
+            text=text,
+            finish_reason="length" if reason == "length" else "stop",
+            usage=Usage(prompt_tokens=int(data.get("prompt_eval_count", 0) or 0),
+                        completion_tokens=int(data.get("eval_count", 0) or 0)),
+            latency_s=time.perf_counter() - start,
+            model_id=str(data.get("model", self.model)),
+        )
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

@@ -1,0 +1,71 @@
+"""Turn a manifest into the exact list of requests a run makes (the same list on every resume)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from mathlens.items.loaders import load_items
+from mathlens.items.schema import Exam, Question
+from mathlens.runs.records import Manifest, Task, Variant
+from mathlens.solve.configurations import get_configuration
+
+#: Produces the extra prompt variants of a question (ablation); set by `ablation` options.
+VariantFn = Callable[[Question, dict[str, Any]], list[Variant]]
+
+
+def load_exams(manifest: Manifest) -> list[Exam]:
+    return [
+        load_items(s.source, fmt=s.format, mapping=s.mapping, limit=s.limit, sample=s.sample,  # type: ignore[arg-type]
+                   seed=s.seed)
+        for s in manifest.items
+    ]
+
+
+def _variant_fn() -> VariantFn:
+    module = importlib.import_module("mathlens.solve.ablation")
+    return module.question_variants  # type: ignore[no-any-return]
+
+
+def task_key(model: str, configuration: str, exam_id: str, question_id: str, variant: str, repeat: int) -> str:
+    return f"{model}|{configuration}|{exam_id}|{question_id}|{variant}|r{repeat}"
+
+
+def plan_tasks(manifest: Manifest, exams: list[Exam] | None = None) -> list[Task]:
+    """Every request of the run, in a fixed order: model, configuration, exam, question, variant, repeat.
+
+    Repeat k (for `--runs N`) uses seed `seed + k`, so repeats are distinct requests (and cache
+    entries); at temperature 0 a deterministic backend may still answer them identically.
+    """
+    exams = exams if exams is not None else load_exams(manifest)
+    variant_fn = _variant_fn() if manifest.ablation else None
+    configs = [get_configuration(c, manifest.configuration_options) for c in manifest.configurations]
+    tasks: list[Task] = []
+    for model in manifest.models:
+        for conf in configs:
+            for exam in exams:
+                for q in exam.questions:
+                    variants = [Variant()]
+                    if variant_fn is not None and manifest.ablation is not None:
+                        variants += variant_fn(q, manifest.ablation)
+                    for v in variants:
+                        built = conf.build(q, manifest.system_role, v.question_text)
+                        for r in range(manifest.runs):
+                            tasks.append(Task(
+                                key=task_key(model.spec, conf.name, exam.id, q.id, v.name, r),
+                                model=model.spec, configuration=conf.name, exam_id=exam.id,
+                                question_id=q.id, variant=v, repeat=r, messages=built.messages,
+                                config=manifest.generate.with_(seed=manifest.generate.seed + r),
+                                retrieval=built.retrieval,
+                            ))
+    keys = [t.key for t in tasks]
+    if len(keys) != len(set(keys)):
+        dupes = sorted({k for k in keys if keys.count(k) > 1})[:3]
+        raise ValueError(f"the plan repeats task keys (an exam listed twice?): {dupes}")
+    return tasks
+
+
+def estimate_prompt_tokens(tasks: list[Task]) -> int:
+    """A rough count (4 characters a token) for `--dry-run`."""
+    return sum(sum(len(m.content) for m in t.messages) // 4 + 4 * len(t.messages) for t in tasks)

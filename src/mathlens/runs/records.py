@@ -1,0 +1,115 @@
+"""What a run writes: its manifest and one record per model request.
+
+The record store is the contract between generation and every analysis: analyzers read
+`RunRecord`s and write their results under `RUN/analysis/`, never calling a model unless they are
+judges (which record their own requests the same way).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from mathlens.models.base import FinishReason, GenerateConfig, Message, Usage
+
+Status = Literal["ok", "error"]
+
+
+class Variant(BaseModel):
+    """Which version of the question was sent. `name == "original"` for the unmodified prompt;
+    ablation variants name the element they removed or changed."""
+
+    name: str = "original"
+    kind: Literal["original", "ablation", "pair", "paraphrase"] = "original"
+    element_type: str | None = None
+    element_text: str | None = None
+    question_text: str | None = None
+    meaning_preserving: bool = False
+
+
+class Task(BaseModel):
+    """One planned request. `key` is unique within a run and stable across resumes."""
+
+    key: str
+    model: str
+    configuration: str
+    exam_id: str
+    question_id: str
+    variant: Variant = Field(default_factory=Variant)
+    repeat: int = 0
+    messages: list[Message]
+    config: GenerateConfig
+    retrieval: dict[str, Any] | None = None
+
+
+class RunRecord(BaseModel):
+    """One finished request. Failures are records too (`status="error"`, with `error`)."""
+
+    key: str
+    model: str
+    configuration: str
+    exam_id: str
+    question_id: str
+    variant: Variant = Field(default_factory=Variant)
+    repeat: int = 0
+    messages: list[Message]
+    config: GenerateConfig
+    request_hash: str
+    content_hash: str
+    response: str | None = None
+    finish_reason: FinishReason = "unknown"
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+    cached: bool = False
+    status: Status = "ok"
+    error: str | None = None
+    retrieval: dict[str, Any] | None = None
+    created_at: datetime
+
+    @property
+    def truncated(self) -> bool:
+        """The token cap cut this response short."""
+        return self.finish_reason == "length"
+
+
+class ModelEntry(BaseModel):
+    spec: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    identity: dict[str, Any] = Field(default_factory=dict)
+
+
+class ItemSource(BaseModel):
+    """How to reload an item set exactly: the arguments given to `load_items`."""
+
+    source: str
+    format: str = "auto"
+    mapping: dict[str, str] | None = None
+    limit: int | None = None
+    sample: int | None = None
+    seed: int = 0
+
+
+class Manifest(BaseModel):
+    """Everything needed to re-create, resume or re-analyse a run."""
+
+    run_id: str
+    mathlens_version: str
+    created_at: datetime
+    finished_at: datetime | None = None
+    items: list[ItemSource]
+    models: list[ModelEntry]
+    judge: ModelEntry | None = None
+    configurations: list[str] = Field(default_factory=lambda: ["baseline"])
+    configuration_options: dict[str, Any] = Field(default_factory=dict)
+    runs: int = 1
+    seed: int = 1234
+    generate: GenerateConfig
+    system_role: str
+    ablation: dict[str, Any] | None = None
+    packages: dict[str, str] = Field(default_factory=dict)
+    python: str = ""
+    platform: str = ""
+    total_tasks: int = 0
+    extra: dict[str, Any] = Field(default_factory=dict)

@@ -1,0 +1,31 @@
+"""System roles and user prompts.
+
+`EXAM_SYSTEM_ROLE` restates the calculus seed's Table 5 (role, notation, format) in our words: the
+model answers as a student, shows every step, and writes keyboard math with no LaTeX or markup.
+"""
+
+from __future__ import annotations
+
+from mathlens.items.schema import Question
+from mathlens.models.base import Message
+
+EXAM_SYSTEM_ROLE = (
+    "You are an undergraduate student sitting a written exam. Answer every question in full and "
+    "show each step of your work.\n"
+    "Write mathematics in plain keyboard notation only, the way it would look written on paper: "
+    "for example f(x) = x^2/4, sqrt(x+2), ln(x), <-8, 1>. Do not use LaTeX or any other markup: "
+    "no $ signs, no \\( \\), no backslashes, no \\frac.\n"
+    "Number your steps, and end with a line that starts with 'Final answer:'."
+)
+
+#: Stop sequences that end a turn of the Gemma chat template, or a new question being invented.
+DEFAULT_STOP: tuple[str, ...] = ("<end_of_turn>", "<start_of_turn>", "\nQuestion:")
+
+
+def question_message(question: Question, text: str | None = None, context: str | None = None) -> Message:
+    """The user turn for a question; `text` replaces the question's own text (ablation variants),
+    `context` is retrieved material placed before it (retrieval configurations)."""
+    body = text if text is not None else question.prompt_text()
+    if context:
+        body = f"{context}\n\nQuestion:\n{body}"
+    return Message(role="user", content=body, images=tuple(question.images))
