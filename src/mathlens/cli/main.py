@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
+import sys
+from pathlib import Path
 
 import typer
 
@@ -31,7 +34,26 @@ def _register_all() -> None:
 _register_all()
 
 
+def _normalise_argv(argv: list[str]) -> list[str]:
+    """Let `--ablate` stand alone (meaning all element types) or take a list: `--ablate coordinates,keywords`."""
+    out = list(argv)
+    for i, arg in enumerate(out):
+        if arg != "--ablate":
+            continue
+        nxt = out[i + 1] if i + 1 < len(out) else None
+        if nxt is None or not re.fullmatch(r"[a-z_]+(,[a-z_]+)*", nxt) or _is_source(nxt):
+            out[i] = "--ablate=all"
+    return out
+
+
+def _is_source(token: str) -> bool:
+    from mathlens.items.loaders import builtin_exams
+
+    return token in builtin_exams() or Path(token).exists()
+
+
 def main() -> None:
+    sys.argv[1:] = _normalise_argv(sys.argv[1:])
     app()
 
 

@@ -1,0 +1,89 @@
+"""`mathlens show`, `mathlens list`, `mathlens schema`: look at runs, names and file formats."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from mathlens.cli.common import JSON_OPTION, console, emit_json, out_console, user_errors
+from mathlens.cli.run import print_summary, summary_dict
+from mathlens.errors import UnknownNameError
+from mathlens.items.loaders import builtin_exams, load_items
+from mathlens.items.schema import Exam, Question
+from mathlens.models.registry import DEFAULT_MODEL, PROVIDERS
+from mathlens.runs.store import RunStore
+
+SCHEMAS: dict[str, type[Any]] = {"exam": Exam, "question": Question}
+
+
+@user_errors
+def show(run_dir: Path = typer.Argument(..., help="A run directory."), as_json: bool = JSON_OPTION) -> None:
+    """Summarise a run: records per model and configuration, errors, truncations, analyses present."""
+    store = RunStore(run_dir)
+    doc = summary_dict(store)
+    if as_json:
+        emit_json(doc)
+        return
+    print_summary(doc)
+    if doc["analyses"]:
+        console.print("analyses: " + ", ".join(doc["analyses"]))
+
+
+def _list_doc(what: str) -> dict[str, Any]:
+    if what == "models":
+        return {"default": DEFAULT_MODEL, "providers": sorted(PROVIDERS),
+                "examples": ["embedded/gemma3-270m", "llamacpp/PATH.gguf", "ollama/gemma3:4b",
+                             "openai/MODEL --base-url http://127.0.0.1:8000/v1", "replay/RUN_DIR"]}
+    if what == "exams":
+        rows = []
+        for name in builtin_exams():
+            exam = load_items(name)
+            rows.append({"name": name, "course": exam.course, "exam": exam.name,
+                         "questions": len(exam.questions), "total_points": exam.total_points})
+        return {"exams": rows}
+    if what == "datasets":
+        return {"formats": [
+            {"format": "math", "fields": "problem, answer, solution, level, subject (MATH/MATH500)"},
+            {"format": "gsm8k", "fields": "question, answer with the final answer after ####"},
+            {"format": "jsonl", "fields": "question fields, or any keys mapped with --field text=KEY ..."},
+            {"format": "exam", "fields": "YAML exam (see `mathlens schema exam`)"},
+        ]}
+    raise UnknownNameError("list", what, ["models", "exams", "datasets"])
+
+
+@user_errors
+def list_(what: str = typer.Argument(..., help="models | exams | datasets"), as_json: bool = JSON_OPTION) -> None:
+    """List model providers, built-in exams, or dataset formats."""
+    doc = _list_doc(what)
+    if as_json:
+        emit_json(doc)
+        return
+    key = next(iter(k for k in doc if isinstance(doc[k], list) and doc[k] and isinstance(doc[k][0], dict)), None)
+    if key is None:
+        for k, v in doc.items():
+            out_console.print(f"[bold]{k}[/]: {', '.join(v) if isinstance(v, list) else v}")
+        return
+    table = Table()
+    for col in doc[key][0]:
+        table.add_column(col)
+    for row in doc[key]:
+        table.add_row(*(str(v) for v in row.values()))
+    out_console.print(table)
+
+
+@user_errors
+def schema(name: str = typer.Argument("exam", help="exam | question")) -> None:
+    """Print the JSON Schema of an item file."""
+    if name not in SCHEMAS:
+        raise UnknownNameError("schema", name, SCHEMAS)
+    print(json.dumps(SCHEMAS[name].model_json_schema(), indent=2))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("show")(show)
+    app.command("list")(list_)
+    app.command("schema")(schema)

@@ -1,0 +1,227 @@
+"""`mathlens run`: put exams or datasets to one or more models and record every response."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+    TimeRemainingColumn
+from rich.table import Table
+
+from mathlens.cli.common import JSON_OPTION, console, emit_json, user_errors
+from mathlens.errors import UserError
+from mathlens.models.base import GenerateConfig
+from mathlens.models.cache import ResponseCache
+from mathlens.models.model import RetryPolicy
+from mathlens.models.registry import DEFAULT_MODEL, get_model, parse_options
+from mathlens.runs.plan import estimate_prompt_tokens, load_exams, plan_tasks
+from mathlens.runs.records import ItemSource, Manifest, ModelEntry, RunRecord
+from mathlens.runs.runner import Progress as RunProgress
+from mathlens.runs.runner import RunResult, base_manifest, build_models, execute, now_utc
+from mathlens.runs.store import RunStore
+from mathlens.solve.prompts import DEFAULT_STOP, EXAM_SYSTEM_ROLE
+
+
+def _split_csv(values: list[str] | None) -> list[str]:
+    return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
+
+
+def _model_entries(models: list[str], options: dict[str, Any], base_url: str | None) -> list[ModelEntry]:
+    entries = []
+    for spec in models or [DEFAULT_MODEL]:
+        opts = dict(options)
+        if base_url:
+            opts["host" if spec.startswith("ollama/") else "base_url"] = base_url
+        model = get_model(spec, opts)  # validates the spec and options now, not mid-run
+        entries.append(ModelEntry(spec=spec, options={k: v for k, v in opts.items()}, identity=model.identity()))
+    return entries
+
+
+class _Bar:
+    """A rich progress bar fed by the runner's callbacks: done/total, rate, ETA, tokens/s, errors."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bar = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"), TextColumn("{task.fields[tps]} tok/s"),
+            TextColumn("[red]{task.fields[errors]} errors"), TimeElapsedColumn(), TimeRemainingColumn(),
+            console=console, disable=not enabled,
+        )
+        self.task: Any = None
+        self.start = time.perf_counter()
+        self.tokens = 0
+        self.errors = 0
+        self.count = 0
+
+    def on_start(self, total: int, done: int) -> None:
+        self.bar.start()
+        self.task = self.bar.add_task("requests", total=total, completed=done, rate="", tps="0", errors=0)
+
+    def on_record(self, rec: RunRecord) -> None:
+        self.count += 1
+        self.tokens += rec.usage.completion_tokens if not rec.cached else 0
+        self.errors += rec.status == "error"
+        elapsed = max(time.perf_counter() - self.start, 1e-9)
+        self.bar.update(self.task, advance=1, rate=f"{self.count / elapsed:.2f} req/s",
+                        tps=f"{self.tokens / elapsed:.1f}", errors=self.errors)
+
+    def stop(self) -> None:
+        self.bar.stop()
+
+
+def _execute(store: RunStore, manifest: Manifest, concurrency: int | None, retry: RetryPolicy,
+             quiet: bool) -> RunResult:
+    cache = ResponseCache()
+    models = build_models(manifest, cache, retry, concurrency)
+    bar = _Bar(enabled=not quiet and sys.stderr.isatty())
+    try:
+        result = asyncio.run(execute(store, manifest, models,
+                                     RunProgress(on_start=bar.on_start, on_record=bar.on_record)))
+    finally:
+        bar.stop()
+        cache.close()
+    manifest = manifest.model_copy(update={"finished_at": now_utc()})
+    store.write_manifest(manifest)
+    return result
+
+
+def summary_dict(store: RunStore, result: RunResult | None = None) -> dict[str, Any]:
+    """Counts per model and configuration; the document `mathlens run/show --json` print."""
+    manifest = store.manifest()
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for rec in store.records():
+        g = groups.setdefault((rec.model, rec.configuration), {
+            "model": rec.model, "configuration": rec.configuration, "records": 0, "ok": 0, "error": 0,
+            "truncated": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0, "latency_s": 0.0})
+        g["records"] += 1
+        g[rec.status] += 1
+        g["truncated"] += rec.truncated
+        g["cached"] += rec.cached
+        g["prompt_tokens"] += rec.usage.prompt_tokens
+        g["completion_tokens"] += rec.usage.completion_tokens
+        g["latency_s"] = round(g["latency_s"] + rec.latency_s, 3)
+    doc: dict[str, Any] = {
+        "run_dir": str(store.root), "run_id": manifest.run_id, "total_tasks": manifest.total_tasks,
+        "finished": manifest.finished_at is not None, "groups": list(groups.values()),
+        "analyses": sorted(p.stem for p in store.analysis_dir.glob("*.json")) if store.analysis_dir.exists() else [],
+    }
+    if result is not None:
+        doc["this_invocation"] = {"written": result.written, "skipped": result.skipped, "errors": result.errors,
+                                  "model_calls": result.model_calls, "cache_hits": result.cache_hits}
+    return doc
+
+
+def print_summary(doc: dict[str, Any]) -> None:
+    table = Table(title=f"run {doc['run_id']}")
+    for col in ("model", "configuration", "records", "ok", "error", "truncated", "cached", "completion tokens"):
+        table.add_column(col, justify="left" if col in ("model", "configuration") else "right")
+    for g in doc["groups"]:
+        table.add_row(g["model"], g["configuration"], str(g["records"]), str(g["ok"]), str(g["error"]),
+                      str(g["truncated"]), str(g["cached"]), str(g["completion_tokens"]))
+    console.print(table)
+    inv = doc.get("this_invocation")
+    if inv:
+        console.print(f"this invocation: {inv['written']} new records, {inv['skipped']} already done, "
+                      f"{inv['model_calls']} model calls, {inv['cache_hits']} cache hits, {inv['errors']} errors")
+    console.print(f"[bold]run directory:[/] {doc['run_dir']}\n[bold]summary:[/] mathlens show {doc['run_dir']}")
+
+
+@user_errors
+def run(
+    sources: list[str] = typer.Argument(None, help="Exam names (see `mathlens list exams`) or files."),
+    model: list[str] = typer.Option(None, "--model", "-m", help=f"provider/model, repeatable [{DEFAULT_MODEL}]"),
+    model_option: list[str] = typer.Option(None, "-M", help="Model option key=value (all models)."),
+    base_url: str = typer.Option(None, "--base-url", help="Server URL for openai/ollama models."),
+    judge: str = typer.Option(None, "--judge", help="Judge model for later grading (stored in the manifest)."),
+    runs: int = typer.Option(1, "--runs", min=1, help="Repeat each question N times (seed + k)."),
+    limit: int = typer.Option(None, "--limit", min=1, help="First K questions of each source."),
+    sample: int = typer.Option(None, "--sample", min=1, help="A seeded random sample of N questions."),
+    seed: int = typer.Option(1234, "--seed", help="Generation seed (and sampling seed)."),
+    fmt: str = typer.Option("auto", "--format", help="auto|exam|math|gsm8k|jsonl"),
+    field: list[str] = typer.Option(None, "--field", help="Generic JSONL mapping field=source_key."),
+    config: list[str] = typer.Option(None, "--config", help="Configurations: baseline,rag,contextual."),
+    kb: str = typer.Option(None, "--kb", help="Knowledge base for rag/contextual [calculus]."),
+    top_k: int = typer.Option(None, "--top-k", help="Retrieved chunks per question."),
+    config_option: list[str] = typer.Option(None, "-C", help="Configuration option key=value."),
+    ablate: str = typer.Option(None, "--ablate", help="Ablation variants: all, or element types a,b."),
+    pairs: bool = typer.Option(False, "--ablate-pairs", help="Also ablate pairs of elements."),
+    paraphrases: bool = typer.Option(False, "--paraphrases", help="Also send meaning-preserving paraphrases."),
+    max_tokens: int = typer.Option(512, "--max-tokens", help="Token cap per response."),
+    temperature: float = typer.Option(0.0, "--temperature"),
+    concurrency: int = typer.Option(None, "--concurrency", help="Requests in flight per model."),
+    timeout: float = typer.Option(300.0, "--timeout", help="Seconds per request before a retry."),
+    retries: int = typer.Option(4, "--attempts", help="Attempts per request on transient failures."),
+    system_role: Path = typer.Option(None, "--system-role", help="A text file replacing the exam system role."),
+    out: Path = typer.Option(None, "--out", help="Run directory [runs/<run id>]."),
+    resume: Path = typer.Option(None, "--resume", help="Continue an interrupted run in this directory."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Count requests and prompt tokens; call nothing."),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Run questions against models; every response is recorded in a run directory."""
+    retry = RetryPolicy(max_attempts=retries, timeout_s=timeout)
+    if resume is not None:
+        if sources:
+            raise UserError("--resume takes the run directory only; the sources are in its manifest")
+        store = RunStore(resume)
+        manifest = store.manifest()
+    else:
+        if not sources:
+            raise UserError("name at least one exam or dataset (see `mathlens list exams`)")
+        mapping = dict(f.split("=", 1) for f in field or [] if "=" in f) or None
+        items = [ItemSource(source=s, format=fmt, mapping=mapping, limit=limit, sample=sample, seed=seed)
+                 for s in sources]
+        conf_opts: dict[str, Any] = parse_options(config_option)
+        if kb:
+            conf_opts["kb"] = kb
+        if top_k:
+            conf_opts["top_k"] = top_k
+        ablation = None
+        if ablate:
+            ablation = {"elements": _split_csv([ablate]), "pairs": pairs, "paraphrases": paraphrases}
+        judge_entry = _model_entries([judge], {}, None)[0] if judge else None
+        manifest = base_manifest(
+            items=items, models=_model_entries(model, parse_options(model_option), base_url), judge=judge_entry,
+            configurations=_split_csv(config) or ["baseline"], configuration_options=conf_opts, runs=runs,
+            seed=seed, generate=GenerateConfig(temperature=temperature, seed=seed, max_tokens=max_tokens,
+                                               stop=DEFAULT_STOP),
+            system_role=system_role.read_text(encoding="utf-8") if system_role else EXAM_SYSTEM_ROLE,
+            ablation=ablation,
+        )
+        store = RunStore(out or Path("runs") / manifest.run_id)
+    exams = load_exams(manifest)
+    tasks = plan_tasks(manifest, exams)
+    manifest = manifest.model_copy(update={"total_tasks": len(tasks)})
+    if dry_run:
+        done = store.done_keys() if resume is not None else set()
+        doc = {"requests": len(tasks) - len(done), "total_requests": len(tasks), "already_done": len(done),
+               "questions": sum(len(e.questions) for e in exams), "models": [m.spec for m in manifest.models],
+               "configurations": manifest.configurations, "runs": manifest.runs,
+               "estimated_prompt_tokens": estimate_prompt_tokens(tasks)}
+        if as_json:
+            emit_json(doc)
+        else:
+            console.print(f"{doc['requests']} requests ({doc['questions']} questions × variants × "
+                          f"{len(doc['configurations'])} configurations × {doc['runs']} runs × "
+                          f"{len(doc['models'])} models), about {doc['estimated_prompt_tokens']} prompt tokens")
+        return
+    if resume is None:
+        if store.records_path.exists() and store.records_path.stat().st_size > 0:
+            raise UserError(f"{store.root} already holds a run: use --resume {store.root} or another --out")
+    store.write_manifest(manifest)
+    result = _execute(store, manifest, concurrency, retry, quiet or as_json)
+    doc = summary_dict(store, result)
+    if as_json:
+        emit_json(doc)
+    else:
+        print_summary(doc)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
