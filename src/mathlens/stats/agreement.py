@@ -17,14 +17,13 @@ the observed ratings.
 
     >>> cohen_kappa([0, 1, 2, 2], [0, 1, 2, 2])
     1.0
-    >>> krippendorff_alpha([[1, 2, 3], [1, 2, 4]], level="interval") > 0.9
-    True
+    >>> round(krippendorff_alpha([[1, 2, 3], [1, 2, 4]], level="interval"), 3)
+    0.878
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from itertools import pairwise
 from typing import Literal
 
 import numpy as np
@@ -202,7 +201,3 @@ def _alpha_differences(order: list[Hashable], marginals: np.ndarray, level: Leve
         ratio = np.where(total == 0, 0.0, diff / np.where(total == 0, 1.0, total))
     return ratio**2
 
-
-def is_monotone(xs: Sequence[float]) -> bool:
-    """True when `xs` never decreases (a helper for checking ordered scales)."""
-    return all(x <= y for x, y in pairwise(xs))
