@@ -1,0 +1,1 @@
+"""Utilities for testing mathlens and code built on it (local stand-in servers)."""

@@ -1,0 +1,170 @@
+"""A local stand-in for model servers, speaking the OpenAI chat-completions and Ollama protocols.
+
+It answers deterministically (the reply is a function of the request), can wait a fixed delay per
+request (to stand in for a batching server such as vLLM), and can be told to fail: for requests
+whose last user message contains a marker, a queue of behaviours is consumed one per attempt:
+`"ok"`, `"500"`, `"429"`, `"400"`, `"timeout"` (never answers in time) and `"drop"` (closes the
+connection without a reply). Used by the provider, fault and resume tests and by the benchmarks.
+It binds to 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def default_reply(messages: list[dict[str, Any]]) -> str:
+    """A deterministic, step-shaped reply derived from the last user message."""
+    last = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
+    text = last if isinstance(last, str) else json.dumps(last)
+    digest = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+    return (f"Step 1: Read the question ({len(text)} characters).\n"
+            f"Step 2: Compute {digest % 97} + {digest % 89} = {digest % 97 + digest % 89}.\n"
+            f"Final answer: {digest % 97 + digest % 89}")
+
+
+@dataclass
+class StandinState:
+    delay_s: float = 0.0
+    timeout_sleep_s: float = 30.0
+    reply: Callable[[list[dict[str, Any]]], str] = default_reply
+    faults: dict[str, list[str]] = field(default_factory=dict)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    attempts: dict[str, int] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def behaviour(self, messages: list[dict[str, Any]]) -> str:
+        last = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
+        text = last if isinstance(last, str) else json.dumps(last)
+        with self.lock:
+            for marker, queue in self.faults.items():
+                if marker in text:
+                    self.attempts[marker] = self.attempts.get(marker, 0) + 1
+                    return queue.pop(0) if queue else "ok"
+        return "ok"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # silence the default stderr log
+        return
+
+    def _send(self, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") in ("/v1/models", "/models"):
+            self._send(200, {"object": "list", "data": [{"id": "standin", "object": "model"}]})
+        elif self.path.rstrip("/") == "/api/tags":
+            self._send(200, {"models": [{"name": "standin"}]})
+        else:
+            self._send(404, {"error": "not found"})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        state = self.server.state
+        with state.lock:
+            state.requests.append({"path": self.path, "body": body})
+        messages = body.get("messages")
+        if messages is None:  # /api/generate
+            messages = [{"role": "system", "content": body.get("system", "")},
+                        {"role": "user", "content": body.get("prompt", "")}]
+        action = state.behaviour(messages)
+        if action == "drop":
+            self.connection.shutdown(socket.SHUT_RDWR)
+            self.close_connection = True
+            return
+        if action == "timeout":
+            time.sleep(state.timeout_sleep_s)
+            self.close_connection = True
+            return
+        if action in ("500", "429", "400"):
+            self._send(int(action), {"error": {"message": f"stand-in {action}"}})
+            return
+        if state.delay_s:
+            time.sleep(state.delay_s)
+        text = state.reply(messages)
+        if self.path.endswith("/chat/completions"):
+            self._send(200, {
+                "id": "standin-1", "object": "chat.completion", "model": body.get("model", "standin"),
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                             "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": sum(len(str(m.get("content", "")).split()) for m in messages),
+                          "completion_tokens": len(text.split())},
+            })
+        elif self.path == "/api/chat":
+            self._send(200, {"model": body.get("model"), "message": {"role": "assistant", "content": text},
+                             "done": True, "done_reason": "stop", "prompt_eval_count": 7,
+                             "eval_count": len(text.split())})
+        elif self.path == "/api/generate":
+            self._send(200, {"model": body.get("model"), "response": text, "done": True, "done_reason": "stop",
+                             "prompt_eval_count": 7, "eval_count": len(text.split())})
+        else:
+            self._send(404, {"error": f"no route {self.path}"})
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256
+
+    def __init__(self, state: StandinState) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.state = state
+
+
+class StandinServer:
+    """Context manager: `with StandinServer(delay_s=0.1) as srv: srv.url` -> http://127.0.0.1:PORT."""
+
+    def __init__(self, **state: Any) -> None:
+        self.state = StandinState(**state)
+        self._server = _Server(self.state)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def __enter__(self) -> StandinServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def main() -> None:
+    """`python -m mathlens.testing.standin [--delay S] [--port-file F]`: serve until killed."""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--port-file", default=None)
+    args = parser.parse_args()
+    with StandinServer(delay_s=args.delay) as srv:
+        if args.port_file:
+            with open(args.port_file, "w") as fh:
+                fh.write(srv.url)
+        print(srv.url, flush=True)
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()
