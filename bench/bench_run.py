@@ -49,10 +49,10 @@ def _mathlens(args: list[str], cache: Path) -> tuple[float, dict]:
 
 
 def bench_orchestration(exam: str, limit: int, max_tokens: int, repeats: int) -> None:
+    from mathlens.models.base import GenerateConfig
     from mathlens.runs.plan import plan_tasks
     from mathlens.runs.records import ItemSource, ModelEntry
     from mathlens.runs.runner import base_manifest
-    from mathlens.models.base import GenerateConfig
     from mathlens.solve.prompts import DEFAULT_STOP, EXAM_SYSTEM_ROLE
 
     manifest = base_manifest(items=[ItemSource(source=exam, limit=limit)], models=[ModelEntry(spec="embedded")],
@@ -79,7 +79,8 @@ def bench_orchestration(exam: str, limit: int, max_tokens: int, repeats: int) ->
     print(f"orchestration ({len(tasks)} requests, max_tokens={max_tokens}, {repeats} alternated pairs)")
     print(f"  plain llama.cpp loop  median {statistics.median(plain_times):7.2f} s")
     print(f"  mathlens run          median {statistics.median(ml_times):7.2f} s")
-    print(f"  ratio mathlens/plain  median {statistics.median(ratios):.3f}  (goal <= 1.05)  all {[round(r, 3) for r in ratios]}")
+    print(f"  ratio mathlens/plain  median {statistics.median(ratios):.3f}  (goal <= 1.05)  "
+          f"all {[round(r, 3) for r in ratios]}")
     cr = [c / m for c, m in zip(cached_times, ml_times, strict=True)]
     print(f"cached re-run: median {statistics.median(cached_times):.2f} s, ratio to first run "
           f"{statistics.median(cr):.4f} (goal < 0.02), model calls {calls_cached}")

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from mathlens.models.base import GenerateConfig
-from mathlens.models.cache import ResponseCache
 from mathlens.models.model import RetryPolicy
 from mathlens.runs.records import ItemSource, ModelEntry
 from mathlens.runs.runner import base_manifest, build_models, execute

@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-    TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from mathlens.cli.common import JSON_OPTION, console, emit_json, user_errors
@@ -174,6 +173,8 @@ def run(
     else:
         if not sources:
             raise UserError("name at least one exam or dataset (see `mathlens list exams`)")
+        if fmt not in ("auto", "exam", "math", "gsm8k", "jsonl"):
+            raise UserError(f"--format must be one of auto, exam, math, gsm8k, jsonl (not {fmt!r})")
         mapping = dict(f.split("=", 1) for f in field or [] if "=" in f) or None
         items = [ItemSource(source=s, format=fmt, mapping=mapping, limit=limit, sample=sample, seed=seed)
                  for s in sources]
@@ -200,7 +201,7 @@ def run(
     manifest = manifest.model_copy(update={"total_tasks": len(tasks)})
     if dry_run:
         done = store.done_keys() if resume is not None else set()
-        doc = {"requests": len(tasks) - len(done), "total_requests": len(tasks), "already_done": len(done),
+        doc: dict[str, Any] = {"requests": len(tasks) - len(done), "total_requests": len(tasks), "already_done": len(done),
                "questions": sum(len(e.questions) for e in exams), "models": [m.spec for m in manifest.models],
                "configurations": manifest.configurations, "runs": manifest.runs,
                "estimated_prompt_tokens": estimate_prompt_tokens(tasks)}
@@ -211,9 +212,8 @@ def run(
                           f"{len(doc['configurations'])} configurations × {doc['runs']} runs × "
                           f"{len(doc['models'])} models), about {doc['estimated_prompt_tokens']} prompt tokens")
         return
-    if resume is None:
-        if store.records_path.exists() and store.records_path.stat().st_size > 0:
-            raise UserError(f"{store.root} already holds a run: use --resume {store.root} or another --out")
+    if resume is None and store.records_path.exists() and store.records_path.stat().st_size > 0:
+        raise UserError(f"{store.root} already holds a run: use --resume {store.root} or another --out")
     store.write_manifest(manifest)
     result = _execute(store, manifest, concurrency, retry, quiet or as_json)
     doc = summary_dict(store, result)

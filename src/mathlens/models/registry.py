@@ -44,7 +44,7 @@ def provider_class(name: str) -> type[Provider]:
     if name not in PROVIDERS:
         raise UnknownNameError("model provider", name, PROVIDERS)
     module, _, cls = PROVIDERS[name].partition(":")
-    return getattr(importlib.import_module(module), cls)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(module), cls)
 
 
 def parse_options(pairs: list[str] | None) -> dict[str, Any]:

@@ -17,15 +17,14 @@ VariantFn = Callable[[Question, dict[str, Any]], list[Variant]]
 
 def load_exams(manifest: Manifest) -> list[Exam]:
     return [
-        load_items(s.source, fmt=s.format, mapping=s.mapping, limit=s.limit, sample=s.sample,  # type: ignore[arg-type]
-                   seed=s.seed)
+        load_items(s.source, fmt=s.format, mapping=s.mapping, limit=s.limit, sample=s.sample, seed=s.seed)
         for s in manifest.items
     ]
 
 
 def _variant_fn() -> VariantFn:
     module = importlib.import_module("mathlens.solve.ablation")
-    return module.question_variants  # type: ignore[no-any-return]
+    return module.question_variants  # type: ignore[no-any-return,unused-ignore]
 
 
 def task_key(model: str, configuration: str, exam_id: str, question_id: str, variant: str, repeat: int) -> str:

@@ -84,7 +84,7 @@ class ItemSource(BaseModel):
     """How to reload an item set exactly: the arguments given to `load_items`."""
 
     source: str
-    format: str = "auto"
+    format: Literal["auto", "exam", "math", "gsm8k", "jsonl"] = "auto"
     mapping: dict[str, str] | None = None
     limit: int | None = None
     sample: int | None = None

@@ -77,7 +77,7 @@ def build_models(manifest: Manifest, cache: ResponseCache | None, retry: RetryPo
 
 
 async def _one(task: Task, model: Model) -> RunRecord:
-    common = {
+    common: dict[str, Any] = {
         "key": task.key, "model": task.model, "configuration": task.configuration, "exam_id": task.exam_id,
         "question_id": task.question_id, "variant": task.variant, "repeat": task.repeat,
         "messages": task.messages, "config": task.config, "retrieval": task.retrieval,

@@ -60,4 +60,4 @@ def get_configuration(name: str, options: dict[str, Any] | None = None) -> Confi
     factory = getattr(importlib.import_module(module), attr)
     if factory is Baseline:
         return Baseline(options=dict(options or {}))
-    return factory(options=dict(options or {}))  # type: ignore[no-any-return]
+    return factory(options=dict(options or {}))
