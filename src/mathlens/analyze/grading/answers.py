@@ -1,0 +1,270 @@
+"""Find the final answer of a response, and of each lettered part (a), (b)...
+
+The search tries, in order, the places where a solution states its result, and keeps the first
+that yields something:
+
+1. `\\boxed{...}` (the last one; nested braces are balanced);
+2. an answer line: `Final answer: ...`, `Answer: ...`, GSM8K's `A: ...` and `#### ...`;
+3. a phrase: "the (final) answer is ...";
+4. a closing sentence that starts with therefore / thus / hence / so / in conclusion, reduced to
+   what follows its last `=` or "is";
+5. the right-hand side of the last equation;
+6. the last number.
+
+The text found is cleaned (markdown emphasis, `$`/`\\(` delimiters, trailing punctuation, leading
+"approximately") but not interpreted: deciding what it means is `equivalence`'s job.
+
+    >>> extract_final_answer("So 3 + 4 = 7.\\nFinal answer: 7").text
+    '7'
+    >>> extract_final_answer("We get $\\\\boxed{\\\\frac{1}{2}}$.").how
+    'boxed'
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from mathlens.items.schema import Question
+
+How = Literal["boxed", "answer_line", "answer_is", "therefore", "last_equation", "last_number", "none"]
+
+MAX_RESPONSE_CHARS = 200_000  # longer responses are cut: only their end can hold the answer
+
+_BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_ANSWER_LINE = re.compile(
+    r"(?im)^[ \t>*_#-]*(?:final\s+answers?|answers?|ans\.?)[ \t*_]*[:：][ \t*_]*(?P<rest>.*)$"
+)
+_GSM_LINE = re.compile(r"(?m)^[ \t]*(?:A:|####)[ \t]*(?P<rest>.+)$")
+_ANSWER_IS = re.compile(
+    r"(?i)\b(?:the\s+)?(?:final\s+)?answer\s+(?:is|would\s+be|will\s+be)\s*:?\s*(?P<rest>[^\n]+)"
+)
+_THEREFORE = re.compile(
+    r"(?im)(?:^|(?<=[.!?]\s)|(?<=\n))[ \t*]*(?:therefore|thus|hence|so|consequently|in\s+conclusion)\b"
+    r"[ \t,:]*(?P<rest>[^\n]+)"
+)
+_NUMBER = re.compile(r"-?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?|-?\.\d+")
+_SENTENCE_END = re.compile(r"(?:\.(?=\s|$)|[!?;](?=\s|$))")
+_LEADING_FILLER = re.compile(
+    r"(?i)^(?:(?:is|are|was|equals|=|:|approximately|approx\.?|about|roughly|≈|~)\s*)+"
+)
+_PART_MARKER = r"(?:\*\*|__)?\s*(?:part\s*)?(?:\(\s*(?P<l1>{labels})\s*\)|(?P<l2>{labels})\s*[).:])(?:\*\*|__)?"
+
+
+class PartAnswer(BaseModel):
+    """The answer found for one lettered part."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    text: str | None
+    how: How
+
+
+class FinalAnswer(BaseModel):
+    """What a response gives as its answer.
+
+    `text` is the answer of the whole response (None when nothing was found), `raw` the text it
+    was cleaned from, `parts` one entry per lettered part found, `choice` the option label the
+    response names when the question is multiple choice.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str | None
+    how: How
+    raw: str | None = None
+    parts: list[PartAnswer] = []
+    choice: str | None = None
+
+    def part(self, label: str) -> PartAnswer | None:
+        """The answer of part `label`, if one was found."""
+        return next((p for p in self.parts if p.label == label), None)
+
+
+# -- locating ----------------------------------------------------------------------------------
+def last_boxed(text: str) -> str | None:
+    """The content of the last `\\boxed{...}` (balanced braces), or None.
+
+    >>> last_boxed(r"x = \\boxed{\\frac{a}{b}} and \\boxed{2}")
+    '2'
+    """
+    found = None
+    for m in _BOX.finditer(text):
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        if depth == 0:
+            found = text[m.end() : i - 1]
+    return found
+
+
+def _first_sentence(s: str) -> str:
+    m = _SENTENCE_END.search(s)
+    return s[: m.start()] if m else s
+
+
+def _after_last_link(s: str) -> str:
+    """`"the area is 12"` -> `"12"`; `"f'(x) = 2x"` stays (an equation is kept whole)."""
+    m = None
+    for m in re.finditer(r"(?i)\b(?:is|are|equals|gives|becomes|get|obtain)\b", s):
+        pass
+    if m is not None and "=" not in s[m.end():]:
+        return s[m.end():]
+    if "=" in s and re.search(r"[A-Za-z]{4,}", s.split("=")[0]):
+        return s.rsplit("=", 1)[1]  # prose before the last '=': keep its right-hand side
+    return s
+
+
+def _locate(text: str) -> tuple[str | None, How]:
+    boxed = last_boxed(text)
+    if boxed is not None and boxed.strip():
+        return boxed, "boxed"
+    lines = list(_ANSWER_LINE.finditer(text)) + list(_GSM_LINE.finditer(text))
+    if lines:
+        m = max(lines, key=lambda x: x.start())
+        rest = m.group("rest").strip()
+        if not rest.strip("*_ "):  # "Final answer:" alone: the answer is on the next line
+            tail = text[m.end():].strip().splitlines()
+            rest = tail[0] if tail else ""
+        if rest.strip("*_ "):
+            return rest, "answer_line"
+    said = list(_ANSWER_IS.finditer(text))
+    if said:
+        return _first_sentence(said[-1].group("rest")), "answer_is"
+    closing = list(_THEREFORE.finditer(text))
+    if closing:
+        return _after_last_link(_first_sentence(closing[-1].group("rest"))), "therefore"
+    eq_lines = [ln for ln in text.splitlines() if "=" in ln and ln.rsplit("=", 1)[1].strip()]
+    if eq_lines:
+        return _first_sentence(eq_lines[-1].rsplit("=", 1)[1]), "last_equation"
+    numbers = _NUMBER.findall(text)
+    if numbers:
+        return numbers[-1], "last_number"
+    return None, "none"
+
+
+# -- cleaning ----------------------------------------------------------------------------------
+def clean_answer(text: str) -> str:
+    """Strip presentation from an answer: emphasis, math delimiters, end punctuation, fillers.
+
+    >>> clean_answer("**$x = 3$.**")
+    'x = 3'
+    """
+    s = text.strip()
+    inner = last_boxed(s)
+    if inner is not None:
+        s = inner
+    s = re.sub(r"\*\*|__|`", "", s).strip()
+    for _ in range(3):
+        before = s
+        s = s.strip().rstrip(".,;:!").strip()
+        for left, right in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
+            if s.startswith(left) and s.endswith(right) and len(s) > len(left) + len(right) - 1:
+                s = s[len(left) : len(s) - len(right)]
+        if s.count("$") == 1 and s.startswith("$") is False and s.endswith("$"):
+            s = s[:-1]
+        s = _LEADING_FILLER.sub("", s)
+        if s == before:
+            break
+    return s.strip()
+
+
+# -- parts and choices -------------------------------------------------------------------------
+def _part_regex(labels: list[str]) -> re.Pattern[str]:
+    alt = "|".join(re.escape(lb) for lb in sorted(labels, key=len, reverse=True))
+    return re.compile(r"(?im)^[ \t>#*-]*" + _PART_MARKER.format(labels=alt))
+
+
+def split_parts(text: str, labels: list[str] | None = None) -> list[tuple[str, str]]:
+    """Split a response at its part markers: `[(label, segment), ...]` in order of appearance.
+
+    With `labels` (the question's parts) only those markers count; without, markers a, b, c...
+    count when at least (a) and (b) appear. Text before the first marker is dropped.
+    """
+    wanted = labels or list("abcdefgh")
+    pattern = _part_regex(wanted)
+    marks: list[tuple[int, int, str]] = []
+    for m in pattern.finditer(text):
+        label = (m.group("l1") or m.group("l2")).lower()
+        if any(label == seen for _, _, seen in marks):
+            continue  # a repeated marker (say, in a closing summary) is not a new part
+        marks.append((m.start(), m.end(), label))
+    if labels is None and not {"a", "b"} <= {lb for _, _, lb in marks}:
+        return []
+    out = []
+    for i, (_, end, label) in enumerate(marks):
+        stop = marks[i + 1][0] if i + 1 < len(marks) else len(text)
+        out.append((label, text[end:stop]))
+    return out
+
+
+def _inline_parts(line: str, labels: list[str] | None) -> list[tuple[str, str]]:
+    """Parts named inside one answer line: `(a) 3, (b) 5` -> `[("a", "3"), ("b", "5")]`."""
+    wanted = labels or list("abcdefgh")
+    alt = "|".join(re.escape(lb) for lb in sorted(wanted, key=len, reverse=True))
+    marks = list(re.finditer(r"(?i)\(\s*(" + alt + r")\s*\)", line))
+    if len(marks) < 2:
+        return []
+    out = []
+    for i, m in enumerate(marks):
+        stop = marks[i + 1].start() if i + 1 < len(marks) else len(line)
+        out.append((m.group(1).lower(), line[m.end():stop].strip().rstrip(",;").strip()))
+    return out
+
+
+def choice_label(answer: str | None, choices: dict[str, str]) -> str | None:
+    """The option label an answer names, if it names one: "D", "(D)", "D. 6kg", "option D".
+
+    >>> choice_label("(B) 12 apples", {"A": "10", "B": "12"})
+    'B'
+    >>> choice_label("12 apples", {"A": "10", "B": "12"}) is None
+    True
+    """
+    if not answer:
+        return None
+    labels = {k.strip().lower(): k for k in choices}
+    s = answer.strip()
+    m = re.match(r"(?i)^(?:(?:option|choice|answer)\s+)?\(?\s*([A-Za-z0-9]{1,3})\s*\)?(?=$|[\s.):,-])", s)
+    if m and m.group(1).lower() in labels:
+        label = m.group(1)
+        rest = s[m.end():].strip(" .):,-")
+        # A bare lowercase "a" opening a sentence ("a total of 6kg") is an article, not a label.
+        if not rest or label.isupper() or m.group(0).startswith(("(", "option", "choice", "Option", "Choice")):
+            return labels[label.lower()]
+    m = re.search(r"(?i)\b(?:option|choice)\s*\(?([A-Za-z0-9]{1,3})\)?\b", s)
+    if m and m.group(1).lower() in labels:
+        return labels[m.group(1).lower()]
+    return None
+
+
+# -- the public function -----------------------------------------------------------------------
+def extract_final_answer(text: str, question: Question | None = None) -> FinalAnswer:
+    """Find the final answer of `text`, of each of its parts, and its option label if any."""
+    text = (text or "")[-MAX_RESPONSE_CHARS:]
+    raw, how = _locate(text)
+    answer = clean_answer(raw) if raw is not None else None
+    labels = [p.label.lower() for p in question.parts] if question and question.parts else None
+    parts: list[PartAnswer] = []
+    if labels is not None or question is None:
+        inline = _inline_parts(raw, labels) if raw and how in ("answer_line", "boxed") else []
+        if inline:
+            parts = [PartAnswer(label=lb, text=clean_answer(t) or None, how=how) for lb, t in inline]
+        else:
+            for label, segment in split_parts(text, labels):
+                seg_raw, seg_how = _locate(segment)
+                parts.append(PartAnswer(label=label, text=clean_answer(seg_raw) if seg_raw else None,
+                                        how=seg_how))
+    choice = None
+    if question is not None and question.choices:
+        choice = choice_label(answer, question.choices)
+        if choice is None:
+            said = re.findall(r"(?i)\b(?:answer|option|choice)\s+(?:is\s+)?\(?([A-Za-z])\)?(?=[\s.,)]|$)", text)
+            known = {k.lower(): k for k in question.choices}
+            picked = [known[s.lower()] for s in said if s.lower() in known]
+            choice = picked[-1] if picked else None
+    return FinalAnswer(text=answer or None, how=how if answer else "none", raw=raw, parts=parts,
+                       choice=choice)

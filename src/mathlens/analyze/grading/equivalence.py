@@ -1,0 +1,237 @@
+"""Is a predicted answer the same as the reference? And is a response's answer correct?
+
+`equivalent(predicted, reference)` tries, cheapest first: an exact match after normalisation;
+answers in words ("diverges", "does not exist"); plain numbers with a tolerance; then symbolic
+comparison (`symbolic.compare_answers`) in a worker process under a time budget. Several accepted
+references, lettered parts and multiple-choice options are handled by `check_answer`.
+
+    >>> equivalent("0.5", "1/2").status
+    'equal'
+    >>> equivalent("The series diverges.", "diverges").method
+    'words'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from mathlens.analyze.grading.answers import FinalAnswer, How, choice_label, extract_final_answer
+from mathlens.analyze.grading.normalize import (
+    answer_word,
+    is_percent,
+    normalize_answer,
+    solutions_as_set,
+    to_number,
+)
+from mathlens.analyze.grading.symbolic import compare_answers
+from mathlens.items.schema import Question
+
+EquivalenceStatus = Literal["equal", "different", "unparseable", "timeout"]
+VerdictStatus = Literal["correct", "incorrect", "unparseable", "unverifiable", "no_reference"]
+ChoiceForm = Literal["label", "value_only", "none"]
+
+MAX_ANSWER_CHARS = 2000  # a longer "answer" is prose, not something to parse
+
+
+@dataclass(frozen=True)
+class EquivalenceConfig:
+    """Tolerances and budget. `value_only_choice` is the verdict for a multiple-choice response
+    that gives the option's value but not its label (the adaptivity seed counts it as wrong)."""
+
+    rel_tol: float = 1e-6
+    abs_tol: float = 1e-9
+    timeout_s: float = 3.0
+    value_only_choice: Literal["incorrect", "correct"] = "incorrect"
+
+
+DEFAULT_CONFIG = EquivalenceConfig()
+
+
+class EquivalenceResult(BaseModel):
+    """How two answers compare, with the forms they were compared in."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: EquivalenceStatus
+    method: str
+    predicted_form: str | None = None
+    reference_form: str | None = None
+    error: str = ""
+
+    @property
+    def equal(self) -> bool:
+        """True when the two answers were found equal."""
+        return self.status == "equal"
+
+
+def _numbers_equal(a: Fraction, b: Fraction, config: EquivalenceConfig) -> bool:
+    if a == b:
+        return True
+    diff = abs(float(a) - float(b))
+    return diff <= config.abs_tol or diff <= config.rel_tol * max(abs(float(a)), abs(float(b)))
+
+
+def equivalent(predicted: str, reference: str, config: EquivalenceConfig = DEFAULT_CONFIG) -> EquivalenceResult:
+    """Compare one predicted answer with one reference answer."""
+    pred, ref = predicted.strip(), reference.strip()
+    if not pred:
+        return EquivalenceResult(status="unparseable", method="none", error="predicted: empty")
+    if len(pred) > MAX_ANSWER_CHARS:
+        return EquivalenceResult(status="unparseable", method="none", error="predicted: too long to be an answer")
+    if normalize_answer(pred) == normalize_answer(ref):
+        return EquivalenceResult(status="equal", method="exact", predicted_form=pred, reference_form=ref)
+    ref_word, pred_word = answer_word(ref), answer_word(pred)
+    if ref_word is not None or pred_word is not None:
+        same = ref_word == pred_word
+        return EquivalenceResult(status="equal" if same else "different", method="words",
+                                 predicted_form=pred_word or pred, reference_form=ref_word or ref)
+    p_num, r_num = to_number(pred), to_number(ref)
+    if p_num is not None and r_num is not None:
+        same = _numbers_equal(p_num, r_num, config)
+        if not same and is_percent(pred) != is_percent(ref):
+            # 25% against 0.25: compare the fraction the percentage stands for as well
+            scaled = p_num / 100 if is_percent(pred) else p_num
+            other = r_num / 100 if is_percent(ref) else r_num
+            same = _numbers_equal(scaled, other, config)
+        return EquivalenceResult(status="equal" if same else "different", method="numeric",
+                                 predicted_form=str(p_num), reference_form=str(r_num))
+    from mathlens.analyze.verify.budget import run_bounded
+
+    pred = solutions_as_set(pred) or pred
+    ref = solutions_as_set(ref) or ref
+
+    outcome = run_bounded(compare_answers, pred, ref, config.rel_tol, timeout_s=config.timeout_s)
+    if outcome.status == "timeout":
+        return EquivalenceResult(status="timeout", method="symbolic", error=outcome.error)
+    if outcome.status != "ok":
+        return EquivalenceResult(status="unparseable", method="symbolic", error=outcome.error)
+    status, method, p_form, r_form, error = outcome.value
+    return EquivalenceResult(status=status, method=method, predicted_form=p_form, reference_form=r_form,
+                             error=error)
+
+
+# -- verdicts on responses ---------------------------------------------------------------------
+class ChoiceCheck(BaseModel):
+    """Multiple choice: the label given (or inferred from a value), and how it was given."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str | None
+    expected: str | None
+    form: ChoiceForm
+
+
+class PartVerdict(BaseModel):
+    """The verdict on one lettered part."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    status: VerdictStatus
+    predicted: str | None
+    reference: str | None
+    comparison: EquivalenceResult | None = None
+
+
+class AnswerVerdict(BaseModel):
+    """The verdict on a response's final answer, with everything it was based on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: VerdictStatus
+    predicted: str | None
+    reference: str | None
+    how: How = "none"
+    comparison: EquivalenceResult | None = None
+    parts: list[PartVerdict] = []
+    choice: ChoiceCheck | None = None
+    note: str = ""
+
+    @property
+    def correct(self) -> bool:
+        """True only for a `correct` verdict."""
+        return self.status == "correct"
+
+
+def _against(predicted: str | None, references: list[str], config: EquivalenceConfig
+             ) -> tuple[VerdictStatus, str | None, EquivalenceResult | None]:
+    """Compare with each accepted reference; the first equal one wins."""
+    if not references:
+        return "no_reference", None, None
+    if not predicted:
+        return "unparseable", references[0], None
+    best: EquivalenceResult | None = None
+    for ref in references:
+        result = equivalent(predicted, ref, config)
+        if result.equal:
+            return "correct", ref, result
+        if best is None or (best.status != "different" and result.status == "different"):
+            best = result
+    assert best is not None
+    status: VerdictStatus = {"different": "incorrect", "timeout": "unverifiable"}.get(  # type: ignore[assignment]
+        best.status, "unparseable")
+    if status == "unparseable" and best.error.startswith("reference"):
+        status = "unverifiable"  # our reference could not be read: not the response's fault
+    return status, references[0], best
+
+
+def _check_choice(fa: FinalAnswer, question: Question, config: EquivalenceConfig) -> AnswerVerdict:
+    choices = question.choices or {}
+    expected = None
+    for ref in question.answers:
+        expected = choice_label(ref, choices) if ref.strip() in choices or len(ref.strip()) <= 3 else None
+        if expected is None:
+            expected = next((k for k, v in choices.items() if equivalent(ref, v, config).equal), None)
+        if expected:
+            break
+    if expected is None:
+        return AnswerVerdict(status="no_reference", predicted=fa.text, reference=None, how=fa.how,
+                             note="no answer names one of the options")
+    if fa.choice is not None:
+        status: VerdictStatus = "correct" if fa.choice == expected else "incorrect"
+        return AnswerVerdict(status=status, predicted=fa.text, reference=expected, how=fa.how,
+                             choice=ChoiceCheck(label=fa.choice, expected=expected, form="label"))
+    if fa.text:
+        for label, value in choices.items():
+            if equivalent(fa.text, value, config).equal:
+                right = label == expected
+                status = config.value_only_choice if right else "incorrect"
+                return AnswerVerdict(
+                    status=status, predicted=fa.text, reference=expected, how=fa.how,
+                    choice=ChoiceCheck(label=label, expected=expected, form="value_only"),
+                    note=f"gave the value of option {label} instead of its label")
+    return AnswerVerdict(status="unparseable" if not fa.text else "incorrect", predicted=fa.text,
+                         reference=expected, how=fa.how,
+                         choice=ChoiceCheck(label=None, expected=expected, form="none"))
+
+
+def check_answer(response: str | None, question: Question, config: EquivalenceConfig = DEFAULT_CONFIG
+                 ) -> AnswerVerdict:
+    """Extract the final answer of `response` and compare it with the question's references.
+
+    Questions with lettered parts that carry answers are checked part by part: the whole is
+    `correct` when every part is, `incorrect` when any part is, else the weakest part status.
+    """
+    fa = extract_final_answer(response or "", question)
+    if question.choices:
+        return _check_choice(fa, question, config)
+    graded_parts = [p for p in question.parts if p.answer or p.answers]
+    if graded_parts:
+        verdicts = []
+        for part in graded_parts:
+            found = fa.part(part.label.lower())
+            refs = [a for a in [part.answer, *part.answers] if a]
+            predicted = found.text if found else (fa.text if len(graded_parts) == 1 else None)
+            status, ref, comparison = _against(predicted, refs, config)
+            verdicts.append(PartVerdict(label=part.label, status=status, predicted=predicted, reference=ref,
+                                        comparison=comparison))
+        statuses = {v.status for v in verdicts}
+        overall: VerdictStatus = ("correct" if statuses == {"correct"} else "incorrect" if "incorrect" in statuses
+                                  else "unparseable" if "unparseable" in statuses else "unverifiable")
+        return AnswerVerdict(status=overall, predicted=fa.text, reference=None, how=fa.how, parts=verdicts)
+    status, ref, comparison = _against(fa.text, list(question.answers), config)
+    return AnswerVerdict(status=status, predicted=fa.text, reference=ref, how=fa.how, comparison=comparison)
