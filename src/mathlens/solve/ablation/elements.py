@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from mathlens.solve.ablation.classify import classify, is_bare_number, normalize, notation_of
+from mathlens.solve.ablation.classify import MathType, classify, is_bare_number, normalize, notation_of
 from mathlens.solve.ablation.segments import Span, split_text
 
 ElementType = Literal["coordinate", "expression", "keyword", "notation", "linguistic"]
@@ -162,8 +162,8 @@ def _removal(text: str, start: int, end: int, clause: _Clause, gov: re.Pattern[s
 
 def _math_elements(text: str, spans: list[Span], cls: list[_Clause]) -> list[Element]:
     math = [s for s in spans if s.kind == "math"]
-    typed = [(s, classify(s.text, s.latex)) for s in math]
-    groups: dict[tuple[str, str], list[tuple[int, int, Span]]] = {}
+    typed: list[tuple[Span, MathType]] = [(s, classify(s.text, s.latex)) for s in math]
+    groups: dict[tuple[MathType, str], list[tuple[int, int, Span]]] = {}
     i = 0
     while i < len(typed):
         sp, kind = typed[i]
@@ -196,7 +196,7 @@ def _math_elements(text: str, spans: list[Span], cls: list[_Clause]) -> list[Ele
             out.append(Element("notation", label, "substitute", tuple(edits), True,
                                detail=note.words if note else ""))
         else:
-            out.append(Element(kind, label, "remove", tuple(edits), False))  # type: ignore[arg-type]
+            out.append(Element(kind, label, "remove", tuple(edits), False))
     return out
 
 
