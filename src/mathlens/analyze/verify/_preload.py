@@ -6,5 +6,6 @@ and the parsers already loaded instead of importing them again (about a second e
 
 from __future__ import annotations
 
-import sympy  # noqa: F401
+import latex2sympy2_extended  # noqa: F401
+import sympy
 import sympy.parsing.sympy_parser  # noqa: F401

@@ -11,10 +11,13 @@ call) and a worker that runs over its budget is killed and replaced.
 
 Design choices:
 
-* Workers come from the ``forkserver`` start method where available. The server process preloads
-  SymPy once (see ``_preload``), so a replacement worker is a cheap fork of an already-warm
-  process, and the workers never inherit the caller's threads or locks (a plain ``fork`` of a
-  process running torch or an HTTP client is not safe).
+* Each worker is a fresh interpreter started with ``subprocess`` (see ``_worker``), not a
+  ``multiprocessing`` child: it inherits none of the caller's threads or locks (a plain ``fork``
+  of a process running torch or an HTTP client is not safe) and never re-imports the caller's
+  ``__main__``. It imports SymPy and the parsers once (about half a second) and then serves
+  calls over a pipe for about 0.1 ms of overhead each. A killed worker's replacement is started
+  at once, so its start-up overlaps the caller's next work; start-up time never counts against
+  a call's budget.
 * The pool remembers which process created it. After ``os.fork()`` the child drops the inherited
   workers without touching them (their pipes belong to the parent) and builds its own pool.
 * Several threads may call ``run_bounded`` at once; each call holds one worker for its duration.
@@ -26,11 +29,13 @@ Design choices:
 from __future__ import annotations
 
 import atexit
-import multiprocessing as mp
+import contextlib
 import os
+import pickle
+import subprocess
+import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -39,7 +44,6 @@ from typing import Any, Literal
 BoundedStatus = Literal["ok", "timeout", "error"]
 
 DEFAULT_TIMEOUT_S = 2.0
-_PRELOAD = "mathlens.analyze.verify._preload"
 
 
 @dataclass(frozen=True)
@@ -63,77 +67,79 @@ class PoolConfig:
 
     max_workers: int = max(2, os.cpu_count() or 2)
     memory_mb: int | None = 2048
-    start_method: str | None = None  # None: forkserver where available, else spawn
 
 
-def _serve(conn: Connection, memory_mb: int | None) -> None:
-    """Worker loop: receive ``(fn, args)``, send back ``("ok", value)`` or ``("error", text)``."""
-    if memory_mb:
-        try:
-            import resource
+_STARTUP_TIMEOUT_S = 60.0
 
-            limit = memory_mb * 1024 * 1024
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        except (ImportError, ValueError, OSError):
-            pass  # not every platform lets a process lower its own limit; the time budget still holds
-    while True:
-        try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            return
-        if message is None:
-            return
-        fn, args = message
-        try:
-            reply: tuple[str, Any] = ("ok", fn(*args))
-        except MemoryError:
-            reply = ("error", "MemoryError: worker memory limit reached")
-        except RecursionError:
-            reply = ("error", "RecursionError: expression nested too deeply")
-        except BaseException as exc:  # noqa: BLE001 - any failure of untrusted work is reported as data
-            reply = ("error", f"{type(exc).__name__}: {exc}"[:500])
-        try:
-            conn.send(reply)
-        except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be pickled
-            try:
-                conn.send(("error", f"result could not be returned: {type(exc).__name__}: {exc}"[:500]))
-            except Exception:  # noqa: BLE001
-                traceback.print_exc()
-                return
+
+def _main_path() -> str:
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None) or ""
+    return os.path.abspath(path) if path and os.path.exists(path) else ""
 
 
 class _Worker:
-    """One worker process and the parent's end of its pipe."""
+    """One worker process and the parent's ends of its two pipes.
 
-    def __init__(self, ctx: Any, memory_mb: int | None) -> None:
-        parent, child = ctx.Pipe(duplex=True)
-        self.process = ctx.Process(target=_serve, args=(child, memory_mb), daemon=True,
-                                   name="mathlens-bounded")
-        self.process.start()
-        child.close()
-        self.conn: Connection = parent
+    The process is a fresh interpreter (``subprocess``), not a ``multiprocessing`` child: it
+    inherits no threads or locks and does not re-import the caller's ``__main__``.
+    """
+
+    def __init__(self, memory_mb: int | None) -> None:
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        code = ("from mathlens.analyze.verify._worker import main; "
+                f"main({to_child_r}, {from_child_w}, {int(memory_mb or 0)}, {_main_path()!r})")
+        env = dict(os.environ)
+        # The worker must import whatever module the work function lives in (tests, scripts).
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", code], pass_fds=(to_child_r, from_child_w), env=env,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, close_fds=True)
+        finally:
+            os.close(to_child_r)
+            os.close(from_child_w)
+        self.send_conn = Connection(to_child_w, readable=False)
+        self.recv_conn = Connection(from_child_r, writable=False)
+        self.ready = False
+
+    def wait_ready(self, timeout_s: float = _STARTUP_TIMEOUT_S) -> bool:
+        """Wait for the worker's first message (its imports are done)."""
+        if self.ready:
+            return True
+        try:
+            if self.recv_conn.poll(timeout_s):
+                self.recv_conn.recv_bytes()
+                self.ready = True
+        except (EOFError, OSError):
+            return False
+        return self.ready
 
     def alive(self) -> bool:
-        return self.process.is_alive()
+        return self.process.poll() is None
 
     def kill(self) -> None:
         try:
             self.process.kill()
-            self.process.join(timeout=1.0)
-        except (OSError, ValueError, AssertionError):
+            self.process.wait(timeout=2.0)
+        except (OSError, subprocess.TimeoutExpired):
             pass
-        self.conn.close()
+        self._close()
+
+    def _close(self) -> None:
+        for conn in (self.send_conn, self.recv_conn):
+            with contextlib.suppress(OSError):
+                conn.close()
 
     def stop(self) -> None:
         try:
-            self.conn.send(None)
-        except (OSError, ValueError):
-            pass
-        self.process.join(timeout=0.5)
-        if self.process.is_alive():
+            self.send_conn.send_bytes(b"stop")
+            self.process.wait(timeout=0.5)
+        except (OSError, ValueError, subprocess.TimeoutExpired):
             self.kill()
-        else:
-            self.conn.close()
+            return
+        self._close()
 
 
 class WorkerPool:
@@ -141,23 +147,11 @@ class WorkerPool:
 
     def __init__(self, config: PoolConfig | None = None) -> None:
         self.config = config or PoolConfig()
-        self._ctx = self._context(self.config.start_method)
         self._idle: list[_Worker] = []
         self._count = 0
         self._cond = threading.Condition()
         self._pid = os.getpid()
         self.replaced = 0  # workers killed after a timeout or crash (for benches and tests)
-
-    @staticmethod
-    def _context(method: str | None) -> Any:
-        methods = mp.get_all_start_methods()
-        if method is None:
-            method = "forkserver" if "forkserver" in methods else "spawn"
-        ctx = mp.get_context(method)
-        if method == "forkserver":
-            # Preload SymPy in the server (and leave out __main__, which may be a script with side effects).
-            ctx.set_forkserver_preload([_PRELOAD])
-        return ctx
 
     def _acquire(self) -> _Worker:
         with self._cond:
@@ -173,7 +167,7 @@ class WorkerPool:
                     break
                 self._cond.wait()
         try:
-            return _Worker(self._ctx, self.config.memory_mb)
+            return _Worker(self.config.memory_mb)
         except BaseException:
             with self._cond:
                 self._count -= 1
@@ -193,22 +187,34 @@ class WorkerPool:
         start = time.perf_counter()
         try:
             worker = self._acquire()
-        except Exception as exc:  # noqa: BLE001 - cannot start a process: report, do not raise
+        except Exception as exc:
             return Bounded("error", error=f"could not start worker: {exc}")
         try:
-            worker.conn.send((fn, args))
-        except Exception as exc:  # noqa: BLE001 - pickling failed before anything was written
+            data = pickle.dumps((fn, args), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
             self._release(worker)
             return Bounded("error", error=f"could not send work: {type(exc).__name__}: {exc}"[:500])
-        if not worker.conn.poll(max(timeout_s, 0.0)):
+        if not worker.wait_ready():
+            worker.kill()
+            self._release(None)
+            return Bounded("error", error="worker did not start")
+        start = time.perf_counter()  # the budget covers the work, not the worker's start-up
+        try:
+            worker.send_conn.send_bytes(data)
+        except (OSError, ValueError) as exc:
+            worker.kill()
+            self._release(None)
+            return Bounded("error", error=f"worker pipe closed: {exc}")
+        if not worker.recv_conn.poll(max(timeout_s, 0.0)):
             worker.kill()
             self._release(None)
             self.replaced += 1
+            self._spare()
             return Bounded("timeout", error=f"over the {timeout_s:g} s budget",
                            elapsed_s=time.perf_counter() - start)
         try:
-            status, payload = worker.conn.recv()
-        except Exception as exc:  # noqa: BLE001 - the worker died (segfault, kill) mid-call
+            status, payload = pickle.loads(worker.recv_conn.recv_bytes())
+        except Exception as exc:
             worker.kill()
             self._release(None)
             self.replaced += 1
@@ -220,12 +226,26 @@ class WorkerPool:
             return Bounded("ok", value=payload, elapsed_s=elapsed)
         return Bounded("error", error=str(payload), elapsed_s=elapsed)
 
+    def _spare(self) -> None:
+        """Start a replacement right away, so its start-up overlaps the caller's next work."""
+        with self._cond:
+            if self._count >= self.config.max_workers:
+                return
+            self._count += 1
+        try:
+            worker = _Worker(self.config.memory_mb)
+        except Exception:
+            self._release(None)
+            return
+        self._release(worker)
+
     def warm(self, n: int = 1) -> None:
         """Start up to ``n`` workers ahead of time, so the first calls do not pay for it."""
         started = []
         for _ in range(min(n, self.config.max_workers)):
             started.append(self._acquire())
         for worker in started:
+            worker.wait_ready()
             self._release(worker)
 
     def shutdown(self) -> None:
@@ -281,39 +301,9 @@ def run_bounded(fn: Callable[..., Any], *args: Any, timeout_s: float = DEFAULT_T
     return get_pool().call(fn, args, timeout_s)
 
 
-def _forget_inherited_forkserver() -> None:
-    """Make the forked child start a fork server of its own instead of using the parent's.
-
-    The standard library keeps the server's pid in module state; in a forked child that pid is
-    not the child's own, and the next worker start fails with ECHILD. Resetting the state (the
-    child's copy of the liveness pipe is closed; the parent's copy keeps the server running)
-    makes ``ensure_running`` start a fresh server. Private attributes: guarded, best effort.
-    """
-    try:
-        from multiprocessing import forkserver
-
-        server = getattr(forkserver, "_forkserver", None)
-        if server is None or getattr(server, "_forkserver_pid", None) is None:
-            return
-        fd = server._forkserver_alive_fd
-        if fd is not None:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        server._forkserver_alive_fd = None
-        server._forkserver_pid = None
-        server._forkserver_address = None
-        server._inherited_fds = None
-        server._lock = threading.Lock()
-    except Exception:  # noqa: BLE001 - the pool then reports "could not start worker" as data
-        pass
-
-
 def _after_fork_in_child() -> None:
     global _pool, _pool_lock
     _pool_lock = threading.Lock()
-    _forget_inherited_forkserver()
     if _pool is not None:
         _pool.abandon()
         _pool = None

@@ -1,0 +1,143 @@
+"""Find the math in a prose response: LaTeX between delimiters, and runs of plain notation.
+
+A plain run is a maximal stretch of math tokens (numbers, single letters, operators, brackets,
+known function names, ``dx``, ``lim``, ``f_x``...) on one line; an English word of two or more
+letters ends it. A run is kept when it has an operator, a relation or a function call, so that
+"Step 2" or a lone article "a" is not math. A ``$`` right before a digit is currency, not a
+LaTeX delimiter, when the would-be LaTeX content starts or ends with a space (``$5 and $15``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class MathSpan:
+    """A stretch of math in a text: ``text[start:end]`` is `raw`; `text` is the math inside it
+    (delimiters removed)."""
+
+    text: str
+    start: int
+    end: int
+    notation: Literal["plain", "latex"]
+    display: bool = False
+
+    @property
+    def has_relation(self) -> bool:
+        """True when the snippet states something (``=``, ``<``, ...), i.e. can be checked."""
+        return bool(re.search(r"(?<![-<>!])(=|<|>|\\le|\\ge|\\neq|\\approx|≤|≥|≠)", self.text.replace("->", "")))
+
+
+_LATEX_BLOCKS = re.compile(
+    r"\$\$(?P<dd>.+?)\$\$|\\\[(?P<br>.+?)\\\]|\\\((?P<pa>.+?)\\\)"
+    r"|\\begin\{(?P<env>equation|align|gather|multline|eqnarray)\*?\}(?P<envbody>.+?)\\end\{(?P=env)\*?\}"
+    r"|(?<![\\$])\$(?P<d>[^$]+?)(?<!\\)\$(?!\$)",
+    re.S,
+)
+
+MATH_WORDS = frozenset({
+    "sin", "cos", "tan", "cot", "sec", "csc", "arcsin", "arccos", "arctan", "asin", "acos", "atan",
+    "sinh", "cosh", "tanh", "ln", "log", "exp", "sqrt", "cbrt", "abs", "lim", "pi", "theta", "alpha",
+    "beta", "lambda", "mu", "sigma", "phi", "inf", "infinity", "oo", "integral", "int", "grad", "nabla",
+    "dx", "dy", "dz", "dt", "du", "dv", "dr", "max", "min", "floor", "ceil", "gcd", "lcm", "mod",
+})
+_TOKEN = re.compile(
+    r"(?P<num>\d+(?:[.,]\d+)*(?:\.\d+)?)"
+    r"|(?P<word>[A-Za-z]+(?:_\{?[A-Za-z0-9]+\}?)?'*)"
+    r"|(?P<op>->|<=|>=|!=|[-+*/^=<>!|∫√∂∇π≤≥≠×·÷−→²³°%≈'])"
+    r"|(?P<open>[(\[{⟨])|(?P<close>[)\]}⟩])"
+    r"|(?P<comma>,)|(?P<space>[ \t]+)|(?P<other>.|\n)",
+)
+_STRONG_OPS = set("+*/^=<>!|∫√∂∇≤≥≠×·÷−→²³≈%") | {"->", "<=", ">=", "!="}
+
+
+def extract_math(text: str, max_spans: int = 2000) -> list[MathSpan]:
+    """Spans of math in `text`, in order; LaTeX spans first claim their region."""
+    spans: list[MathSpan] = []
+    taken: list[tuple[int, int]] = []
+    for m in _LATEX_BLOCKS.finditer(text):
+        group = next(g for g in ("dd", "br", "pa", "envbody", "d") if m.group(g) is not None)
+        body = m.group(group)
+        if group == "d" and (body[0].isspace() or body[-1].isspace()) and re.match(r"\d", body):
+            continue  # "$5 and $" is currency
+        if group == "d" and re.match(r"\d", body) and not re.search(r"[\\^_{}=+*/-]", body):
+            continue  # "$20" written twice on a line: still currency
+        spans.append(MathSpan(body.strip(), m.start(group), m.end(group), "latex",
+                              display=group in ("dd", "br", "envbody")))
+        taken.append((m.start(), m.end()))
+        if len(spans) >= max_spans:
+            return spans
+    masked = _mask(text, taken)
+    spans.extend(_plain_spans(masked, max_spans - len(spans)))
+    spans.sort(key=lambda s: s.start)
+    return spans
+
+
+def _mask(text: str, taken: list[tuple[int, int]]) -> str:
+    chars = list(text)
+    for start, end in taken:
+        for i in range(start, end):
+            if chars[i] != "\n":
+                chars[i] = "\x00"
+    # Currency signs next to digits are not part of the math.
+    return re.sub(r"\$(?=\s?\d)", " ", "".join(chars))
+
+
+def _is_math_word(word: str) -> bool:
+    base = word.rstrip("'")
+    if len(base) == 1 or "_" in base:
+        return True
+    low = base.lower()
+    return low in MATH_WORDS or bool(re.fullmatch(r"d[a-z]", low))
+
+
+def _plain_spans(text: str, budget: int) -> list[MathSpan]:
+    spans: list[MathSpan] = []
+    run_start: int | None = None
+    run_end = 0
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup
+        mathy = kind in ("num", "op", "open", "close") or (kind == "word" and _is_math_word(m.group()))
+        if mathy:
+            if run_start is None:
+                run_start = m.start()
+            run_end = m.end()
+        elif kind in ("space", "comma") and run_start is not None:
+            continue
+        else:
+            if run_start is not None:
+                span = _finish(text, run_start, run_end)
+                if span is not None:
+                    spans.append(span)
+                    if len(spans) >= budget:
+                        return spans
+            run_start = None
+    if run_start is not None:
+        span = _finish(text, run_start, run_end)
+        if span is not None:
+            spans.append(span)
+    return spans
+
+
+def _finish(text: str, start: int, end: int) -> MathSpan | None:
+    raw = text[start:end]
+    # Trim brackets that open or close outside the run ("(so x = 2" -> "x = 2").
+    while raw and raw[0] in "([{" and raw.count(raw[0]) > raw.count({"(": ")", "[": "]", "{": "}"}[raw[0]]):
+        raw, start = raw[1:].lstrip(), start + 1 + (len(raw[1:]) - len(raw[1:].lstrip()))
+    while raw and raw[-1] in ")]}" and raw.count(raw[-1]) > raw.count({")": "(", "]": "[", "}": "{"}[raw[-1]]):
+        raw, end = raw[:-1].rstrip(), end - 1 - (len(raw[:-1]) - len(raw[:-1].rstrip()))
+    raw = raw.rstrip(" ,")
+    end = start + len(raw)
+    if not raw or not re.search(r"[A-Za-z0-9]", raw):
+        return None
+    ops = {t.group() for t in _TOKEN.finditer(raw) if t.lastgroup == "op"}
+    call = re.search(r"[A-Za-z]\s*\(", raw) and any(w in raw for w in MATH_WORDS)
+    # A lone minus ("-5") or a hyphenated word pair is not enough to count as math.
+    if not (ops & _STRONG_OPS) and not call and not re.search(r"\d\s*-\s*\d|[a-z]\s*-\s*\d", raw):
+        return None
+    if re.fullmatch(r"[A-Za-z]\)?|\(?[A-Za-z0-9]\)", raw):
+        return None
+    return MathSpan(raw, start, end, "plain")

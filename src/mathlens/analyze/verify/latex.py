@@ -1,0 +1,137 @@
+"""LaTeX (``\\frac``, ``\\sqrt``, ``\\int``, ``\\lim``, ``\\nabla f``) into SymPy.
+
+The conversion itself is latex2sympy2_extended's (the parser behind Math-Verify); this module
+rewrites the notation it drops or misreads (primes, partial-derivative names, ``\\nabla f``,
+degrees) and parses with evaluation off, so that the caller can bound the tree first.
+"""
+
+from __future__ import annotations
+
+import re
+
+import sympy
+from latex2sympy2_extended import latex2sympy
+from latex2sympy2_extended.latex2sympy2 import ConversionConfig
+
+_CONVERSION = ConversionConfig(lowercase_symbols=False)
+
+_SPACING = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])|\\[,;:! ]|\\q?quad(?![a-zA-Z])|"
+                      r"\\displaystyle(?![a-zA-Z])|\\limits(?![a-zA-Z])")
+_BOXED = re.compile(r"\\(?:boxed|fbox)\{")
+_PARTIAL = re.compile(r"\\frac\{\s*\\partial(?:\^\{?(\d)\}?)?\s*([a-zA-Z])\s*\}\{\s*\\partial\s*([a-z])"
+                      r"(?:\^\{?(\d)\}?)?\s*(?:\\partial\s*([a-z]))?\s*\}")
+_DY_DX = re.compile(r"\\frac\{\s*d(?:\^\{?(\d)\}?)?\s*([a-zA-Z])\s*\}\{\s*d\s*([a-z])(?:\^\{?\d\}?)?\s*\}")
+_PRIME = re.compile(r"([a-zA-Z])('+|\^\{?\\prime\}?)\s*\(")
+_PRIME_BARE = re.compile(r"\b([yuv])('+)(?![\w(])")
+_NABLA = re.compile(r"\\nabla\s*([a-zA-Z])")
+_DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?")
+_TEXT = re.compile(r"\\(?:text|mathrm|textbf|mbox)\{\s*([^{}]*)\}")
+
+
+def normalize(text: str) -> str:
+    """Rewrite the LaTeX constructs latex2sympy2 drops or misreads."""
+    s = _SPACING.sub(" ", text)
+    s = _unwrap_boxed(s)
+    s = s.replace(r"\dfrac", r"\frac").replace(r"\tfrac", r"\frac")
+    s = _PARTIAL.sub(_partial_name, s)
+    s = _DY_DX.sub(_total_derivative, s)
+    s = _PRIME.sub(lambda m: f"zzqprime{_prime_order(m.group(2))}{m.group(1)}(", s)
+    s = _PRIME_BARE.sub(lambda m: rf"\frac{{d}}{{dx}} {m.group(1)}(x)", s)
+    s = _NABLA.sub(r"\\nabla_{\1}", s)
+    s = _DEGREES.sub(r"\\cdot\\frac{\\pi}{180}", s)
+    s = _TEXT.sub(lambda m: m.group(1) if m.group(1).strip() in ("", "and", "or") else " ", s)
+    s = s.replace("\\%", "\\cdot\\frac{1}{100}")
+    return s.strip()
+
+
+def _prime_order(mark: str) -> int:
+    return mark.count("'") or 1
+
+
+def _partial_name(m: re.Match[str]) -> str:
+    order = int(m.group(1) or 1)
+    first, second = m.group(3), m.group(5)
+    if second:
+        return f"{m.group(2)}_{{{first}{second}}}"
+    return f"{m.group(2)}_{{{first * max(order, int(m.group(4) or 1))}}}"
+
+
+def _total_derivative(m: re.Match[str]) -> str:
+    order = int(m.group(1) or 1)
+    name, var = m.group(2), m.group(3)
+    wrt = var if order == 1 else f"{var}^{order}"
+    top = "d" if order == 1 else f"d^{order}"
+    return rf"\frac{{{top}}}{{d{wrt}}} {name}({var})"
+
+
+def _unwrap_boxed(s: str) -> str:
+    for _ in range(5):
+        m = _BOXED.search(s)
+        if m is None:
+            return s
+        depth = 0
+        for i in range(m.end() - 1, len(s)):
+            if s[i] == "{":
+                depth += 1
+            elif s[i] == "}":
+                depth -= 1
+                if depth == 0:
+                    s = s[:m.start()] + s[m.end():i] + s[i + 1:]
+                    break
+        else:
+            return s
+    return s
+
+
+_PRIME_CALL = re.compile(r"zzqprime(\d)([a-zA-Z])\(")
+
+
+def parse_side(text: str) -> sympy.Basic:
+    """Parse one (normalised) LaTeX side without evaluating numbers where possible."""
+    text = text.strip()
+    primes = list(_PRIME_CALL.finditer(text))
+    if primes:
+        return _parse_with_primes(text)
+    try:
+        with sympy.evaluate(False):
+            value = latex2sympy(text, conversion_config=_CONVERSION)
+    except Exception:
+        # A few rules (mixed fractions such as 2\frac12) fail unevaluated; without powers or
+        # factorials nothing in the side can grow, so an evaluated parse is safe.
+        if "^" in text or "!" in text or "binom" in text:
+            raise
+        value = latex2sympy(text, conversion_config=_CONVERSION)
+    if not isinstance(value, sympy.Basic):
+        raise TypeError(f"not a mathematical value: {type(value).__name__}")
+    return value
+
+
+def _parse_with_primes(text: str) -> sympy.Basic:
+    """Replace ``f'(x)`` by a placeholder symbol, parse, then put ``Derivative(f(x), x)`` back."""
+    replacements: dict[sympy.Symbol, sympy.Basic] = {}
+    out: list[str] = []
+    pos = 0
+    for n, m in enumerate(_PRIME_CALL.finditer(text)):
+        close = text.find(")", m.end())
+        if close < 0:
+            raise ValueError("unbalanced bracket after a prime")
+        args = [a.strip() for a in text[m.end():close].split(",") if a.strip()]
+        if not args or not all(re.fullmatch(r"[a-zA-Z0-9.+-]+", a) for a in args):
+            raise ValueError("unsupported arguments of a primed function")
+        placeholder = f"zzqplaceholder{chr(ord('a') + n % 26)}"
+        fn = sympy.Function(m.group(2))
+        syms = [sympy.sympify(a) for a in args]
+        var = syms[0] if isinstance(syms[0], sympy.Symbol) else sympy.Symbol("x")
+        deriv: sympy.Basic = sympy.Derivative(fn(var), (var, int(m.group(1))))
+        if var != syms[0]:
+            deriv = sympy.Subs(deriv, var, syms[0])
+        replacements[sympy.Symbol(placeholder)] = deriv
+        out.append(text[pos:m.start()])
+        out.append(f" \\mathrm{{{placeholder}}} ")
+        pos = close + 1
+    out.append(text[pos:])
+    with sympy.evaluate(False):
+        value = latex2sympy("".join(out), conversion_config=_CONVERSION)
+    if not isinstance(value, sympy.Basic):
+        raise TypeError(f"not a mathematical value: {type(value).__name__}")
+    return value.xreplace(replacements)

@@ -1,0 +1,260 @@
+"""Parse a math snippet written in plain keyboard notation or LaTeX into SymPy, within bounds.
+
+Two verbs:
+
+* ``parse_math(text, notation="auto")`` -> ``Parsed``: one expression, equation (or chain of
+  relations), vector/point, interval or set. The work runs in a killable worker under a time
+  budget; input over the length, nesting, tree-size or number-growth caps is ``unverifiable``.
+* ``extract_math(text)`` -> ``list[MathSpan]``: where the math is in a prose response.
+
+    >>> parse_math("f_x = 2xy").kind
+    'equation'
+    >>> str(parse_math(r"\\frac{d}{dx} x^2").value)
+    'Derivative(x**2, x)'
+
+Callers that already run inside a worker (the step verifier batches a whole solution into one
+bounded call) use ``parse_math_unbounded``, which applies the same caps but no time budget.
+"""
+
+from __future__ import annotations
+
+import pickle
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import sympy
+
+from mathlens.analyze.verify import latex as latex_reader
+from mathlens.analyze.verify import plain as plain_reader
+from mathlens.analyze.verify.budget import run_bounded
+from mathlens.analyze.verify.extract import MathSpan, extract_math
+from mathlens.analyze.verify.limits import DEFAULT_LIMITS, ParseLimits, check_text, check_tree
+from mathlens.analyze.verify.text import find_close, split_relations, split_top_level, strip_delimiters
+
+__all__ = ["MathSpan", "Parsed", "detect_notation", "extract_math", "parse_math", "parse_math_unbounded"]
+
+ParseStatus = Literal["ok", "unparseable", "unverifiable"]
+Kind = Literal["expr", "equation", "vector", "interval", "set", "text"]
+Notation = Literal["auto", "plain", "latex"]
+
+PARSE_TIMEOUT_S = 2.0
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """The parse of one snippet.
+
+    `value` is a SymPy object (evaluated: ``2*3`` is ``6``, but derivatives, integrals and limits
+    stay unevaluated); for a relation it is ``Eq``/``Lt``/..., for a chain ``a = b = c`` an ``And``
+    of the pairwise relations, with every side in `sides` and the operators in `relations`.
+    `raw` is the same parse before evaluation (used for syntactic depth).
+    """
+
+    status: ParseStatus
+    value: Any = None
+    kind: Kind = "text"
+    error: str = ""
+    notation: Literal["plain", "latex"] = "plain"
+    sides: tuple[Any, ...] = field(default_factory=tuple)
+    relations: tuple[str, ...] = field(default_factory=tuple)
+    raw: Any = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the snippet parsed."""
+        return self.status == "ok"
+
+
+_LATEX_HINT = re.compile(r"\\[a-zA-Z]+|[_^]\{|\\[{}]")
+# Raw plain input may not reach Python's eval with these: dunder names, our helper prefix,
+# attribute access, string quotes (a prime is a single quote after a letter, handled first).
+_UNSAFE = re.compile(r"__|zzq|[A-Za-z_)\]]\s*\.\s*[A-Za-z_]|\"|`|\blambda\b|\bimport\b|[;@#$\\]")
+_BAD_QUOTE = re.compile(r"(?<![A-Za-z'])'")
+_RELATION_OPS = {"=": sympy.Eq, "!=": sympy.Ne, "<": sympy.Lt, "<=": sympy.Le, ">": sympy.Gt,
+                 ">=": sympy.Ge, "≈": sympy.Eq}
+_UNION = re.compile(r"\s+U\s+|∪|\\cup")
+_PLAIN_VECTOR = re.compile(r"(?:(?<=^)|(?<=[=(,\s]))<\s*([^<>=;]*,[^<>=;]*)>")
+
+
+def detect_notation(text: str) -> Literal["plain", "latex"]:
+    """``latex`` when the snippet has a backslash command or a braced sub/superscript."""
+    return "latex" if _LATEX_HINT.search(text) else "plain"
+
+
+def parse_math(text: str, notation: Notation = "auto", timeout_s: float = PARSE_TIMEOUT_S,
+               limits: ParseLimits = DEFAULT_LIMITS) -> Parsed:
+    """Parse one snippet under a time budget; never raises and never hangs.
+
+    Over-budget or over-limit input gives ``status="unverifiable"``; text that is not math
+    gives ``status="unparseable"``.
+    """
+    if not isinstance(text, str):
+        return Parsed("unparseable", error=f"not text: {type(text).__name__}")
+    quick = _precheck(text, limits)
+    if quick is not None:
+        return quick
+    result = run_bounded(_parse_to_bytes, text, notation, limits, timeout_s=timeout_s)
+    if result.status == "ok":
+        parsed: Parsed = loads_unevaluated(result.value)
+        return parsed
+    reason = "over the time budget" if result.status == "timeout" else result.error
+    return Parsed("unverifiable", kind="text", error=reason, notation=_resolve(text, notation))
+
+
+def dumps(value: Any) -> bytes:
+    """Pickle SymPy values for the trip out of a worker (see ``loads_unevaluated``)."""
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def loads_unevaluated(data: bytes) -> Any:
+    """Unpickle with SymPy evaluation off.
+
+    SymPy rebuilds an object on unpickling by calling its constructor, which would evaluate an
+    unevaluated tree (``Eq(-8, -8)`` would come back as ``True``, ``2*(-1)*4`` as ``-8``).
+    Already-evaluated objects come back unchanged, since their arguments are canonical.
+    """
+    with sympy.evaluate(False):
+        return pickle.loads(data)
+
+
+def _parse_to_bytes(text: str, notation: Notation, limits: ParseLimits) -> bytes:
+    return dumps(parse_math_unbounded(text, notation, limits))
+
+
+def _resolve(text: str, notation: Notation) -> Literal["plain", "latex"]:
+    return detect_notation(text) if notation == "auto" else notation
+
+
+def _precheck(text: str, limits: ParseLimits) -> Parsed | None:
+    stripped = strip_delimiters(text)
+    if not stripped:
+        return Parsed("unparseable", error="empty")
+    reason = check_text(stripped, limits)
+    if reason is not None:
+        return Parsed("unverifiable", error=reason, notation=detect_notation(stripped[:200]))
+    return None
+
+
+def parse_math_unbounded(text: str, notation: Notation = "auto",
+                         limits: ParseLimits = DEFAULT_LIMITS) -> Parsed:
+    """Same as ``parse_math`` with the size caps but without a time budget (for use inside a
+    worker process)."""
+    quick = _precheck(text, limits)
+    if quick is not None:
+        return quick
+    s = strip_delimiters(text)
+    which = _resolve(s, notation)
+    try:
+        if which == "plain":
+            if _UNSAFE.search(s) or _BAD_QUOTE.search(s):
+                return Parsed("unparseable", error="characters not allowed in plain notation", notation=which)
+            norm = plain_reader.normalize(s)
+            if "'" in norm:
+                return Parsed("unparseable", error="a quote that is not a derivative prime", notation=which)
+            norm = _PLAIN_VECTOR.sub(lambda m: f"zzqvec({m.group(1)})", norm)
+        else:
+            norm = latex_reader.normalize(s)
+        side_texts, ops = split_relations(norm, latex=which == "latex")
+        if any(not t.strip() for t in side_texts):
+            return Parsed("unparseable", error="a relation with an empty side", notation=which)
+        raw_sides = [_parse_side(t, which) for t in side_texts]
+    except RecursionError:
+        return Parsed("unverifiable", error="expression nested too deeply", notation=which)
+    except Exception as exc:
+        return Parsed("unparseable", error=f"{type(exc).__name__}: {exc}"[:300], notation=which)
+    for side in raw_sides:
+        reason = check_tree(side, limits)
+        if reason is not None:
+            return Parsed("unverifiable", error=reason, notation=which)
+    try:
+        sides = tuple(evaluate(side) for side in raw_sides)
+    except Exception as exc:
+        return Parsed("unparseable", error=f"{type(exc).__name__}: {exc}"[:300], notation=which)
+    value, kind = _assemble(sides, ops)
+    raw_value, _ = _assemble(tuple(raw_sides), ops)
+    return Parsed("ok", value=value, kind=kind, notation=which, sides=sides, relations=tuple(ops),
+                  raw=raw_value)
+
+
+def _parse_side(text: str, which: str) -> sympy.Basic:
+    s = text.strip()
+    container = _container(s, which)
+    if container is not None:
+        return container
+    if which == "plain":
+        return plain_reader.parse_side(s)
+    return latex_reader.parse_side(s)
+
+
+def _container(s: str, which: str) -> sympy.Basic | None:
+    """Points/vectors ``(a, b)``, ``\\langle a, b \\rangle``; intervals ``[a, b)``; unions."""
+    if which == "latex" and s.startswith(r"\langle") and s.endswith(r"\rangle"):
+        inner = s[len(r"\langle"):-len(r"\rangle")]
+        return sympy.Tuple(*(_parse_side(p, which) for p in split_top_level(inner)))
+    parts = _UNION.split(s)
+    if len(parts) > 1:
+        pieces = [_interval(p.strip(), which, force=True) for p in parts]
+        if all(p is not None for p in pieces):
+            return sympy.Union(*pieces, evaluate=False)
+        return None
+    return _interval(s, which, force=False)
+
+
+def _interval(s: str, which: str, force: bool) -> sympy.Basic | None:
+    if len(s) < 5 or s[0] not in "([" or s[-1] not in ")]" or find_close(s, 0) != len(s) - 1:
+        return None
+    inner = split_top_level(s[1:-1])
+    if len(inner) < 2:
+        return None
+    items = [_parse_side(p, which) for p in inner]
+    if s[0] == "(" and s[-1] == ")" and not force:
+        return sympy.Tuple(*items)
+    if len(items) != 2:
+        return sympy.Tuple(*items) if s[0] == "[" and s[-1] == "]" else None
+    return sympy.Interval(items[0], items[1], left_open=s[0] == "(", right_open=s[-1] == ")")
+
+
+_HOLD = (sympy.Derivative, sympy.Integral, sympy.Limit, sympy.Sum, sympy.Product)
+
+
+def evaluate(expr: sympy.Basic) -> sympy.Basic:
+    """Rebuild an unevaluated tree bottom-up so that arithmetic is done (``2*3`` -> ``6``) while
+    calculus operators stay unevaluated; decimals become exact rationals of their digits."""
+    if isinstance(expr, sympy.Float):
+        return sympy.Rational(sympy.sstr(expr, full_prec=False))
+    if not isinstance(expr, sympy.Basic) or expr.is_Atom or not expr.args:
+        return expr
+    if isinstance(expr, sympy.Subs):
+        return expr
+    args = [evaluate(a) if isinstance(a, sympy.Basic) else a for a in expr.args]
+    if isinstance(expr, sympy.core.relational.Relational):
+        return expr.func(*args, evaluate=False)
+    if isinstance(expr, _HOLD):
+        return expr.func(*args)
+    if isinstance(expr, sympy.Union | sympy.Interval | sympy.Tuple | sympy.FiniteSet):
+        return expr.func(*args)
+    try:
+        return expr.func(*args)
+    except TypeError:
+        return expr
+
+
+def _assemble(sides: tuple[sympy.Basic, ...], ops: list[str]) -> tuple[Any, Kind]:
+    if not ops:
+        return sides[0], _kind_of(sides[0])
+    pairs = [_RELATION_OPS[op](sides[i], sides[i + 1], evaluate=False) for i, op in enumerate(ops)]
+    value = pairs[0] if len(pairs) == 1 else sympy.And(*pairs, evaluate=False)
+    return value, "equation"
+
+
+def _kind_of(value: sympy.Basic) -> Kind:
+    if isinstance(value, sympy.Tuple) or (isinstance(value, sympy.MatrixBase) and 1 in value.shape):
+        return "vector"
+    if isinstance(value, sympy.Interval | sympy.Union):
+        return "interval"
+    if isinstance(value, sympy.FiniteSet):
+        return "set"
+    if isinstance(value, sympy.core.relational.Relational):
+        return "equation"
+    return "expr"

@@ -1,0 +1,121 @@
+"""String helpers shared by the plain and LaTeX readers: brackets, top-level splitting, delimiters."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+_PAIRS = {"(": ")", "[": "]", "{": "}"}
+
+
+def find_close(s: str, open_at: int) -> int | None:
+    """Index of the bracket closing the one at `open_at` (any bracket kind counts), or None."""
+    depth = 0
+    for i in range(open_at, len(s)):
+        ch = s[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
+def replace_calls(s: str, pattern: re.Pattern[str], build: Callable[[re.Match[str], str], str]) -> str:
+    """Replace every ``NAME(...)`` matched by `pattern` (which ends at the open bracket) by
+    ``build(match, inner_text)``."""
+    out: list[str] = []
+    pos = 0
+    while True:
+        m = pattern.search(s, pos)
+        if m is None:
+            break
+        close = find_close(s, m.end() - 1)
+        if close is None:
+            break
+        out.append(s[pos:m.start()])
+        out.append(build(m, s[m.end():close]))
+        pos = close + 1
+    out.append(s[pos:])
+    return "".join(out)
+
+
+# Relations, longest spelling first so that "<=" is not read as "<".
+PLAIN_RELATIONS = ("<=", ">=", "!=", "≈", "=", "<", ">")
+LATEX_RELATIONS = {r"\leq": "<=", r"\le": "<=", r"\geq": ">=", r"\ge": ">=", r"\neq": "!=",
+                   r"\ne": "!=", r"\approx": "≈", r"\lt": "<", r"\gt": ">", "=": "=", "<": "<",
+                   ">": ">", r"\equiv": "="}
+
+
+def split_relations(s: str, latex: bool = False) -> tuple[list[str], list[str]]:
+    """Split `s` at relations outside brackets: ``"a = b < c"`` -> (["a", "b", "c"], ["=", "<"]).
+
+    ``->`` (a limit arrow) is not a relation; in LaTeX only a relation followed by a non-letter
+    counts (``\\le`` but not ``\\left``).
+    """
+    sides: list[str] = []
+    ops: list[str] = []
+    depth = 0
+    start = 0
+    i = 0
+    spellings = sorted(LATEX_RELATIONS, key=len, reverse=True) if latex else list(PLAIN_RELATIONS)
+    while i < len(s):
+        ch = s[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            hit = _relation_at(s, i, spellings, latex)
+            if hit is not None:
+                sides.append(s[start:i])
+                ops.append(LATEX_RELATIONS[hit] if latex else hit)
+                i += len(hit)
+                start = i
+                continue
+        i += 1
+    sides.append(s[start:])
+    return sides, ops
+
+
+def _relation_at(s: str, i: int, spellings: list[str], latex: bool) -> str | None:
+    if s.startswith("->", i) or (i > 0 and s[i] == ">" and s[i - 1] == "-"):
+        return None
+    for sp in spellings:
+        if s.startswith(sp, i):
+            if latex and sp.startswith("\\") and i + len(sp) < len(s) and s[i + len(sp)].isalpha():
+                continue
+            return sp
+    return None
+
+
+def split_top_level(s: str, sep: str = ",") -> list[str]:
+    """Split at `sep` outside brackets."""
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    for i, ch in enumerate(s):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(depth - 1, 0)
+        elif ch == sep and depth == 0:
+            parts.append(s[start:i])
+            start = i + 1
+    parts.append(s[start:])
+    return parts
+
+
+_DELIMS = ((r"$$", r"$$"), (r"\[", r"\]"), (r"\(", r"\)"), ("$", "$"))
+
+
+def strip_delimiters(s: str) -> str:
+    """Remove math delimiters, a boxed wrapper, and trailing sentence punctuation."""
+    s = s.strip()
+    for left, right in _DELIMS:
+        if s.startswith(left) and s.endswith(right) and len(s) >= len(left) + len(right):
+            s = s[len(left):len(s) - len(right)].strip()
+            break
+    s = s.rstrip(" .;,")
+    return s
