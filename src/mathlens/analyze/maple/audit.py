@@ -86,9 +86,7 @@ def load_audit_data(path: Path | str, limit: int | None = None, seed: int = 0) -
     try:
         samples = _bigbench(path) if path.suffix == ".jsonl" else _processbench(path)
     except (KeyError, TypeError, ValueError) as exc:
-        raise UserError(
-            f"{path}: not ProcessBench or BIG-Bench Mistake data ({type(exc).__name__}: {exc})"
-        ) from None
+        raise UserError(f"{path}: not ProcessBench or BIG-Bench Mistake data ({type(exc).__name__}: {exc})") from None
     samples = [s for s in samples if s.steps]
     if limit is not None and limit < len(samples):
         picked = sorted(random.Random(seed).sample(range(len(samples)), limit))
@@ -116,12 +114,8 @@ class AuditMetrics(BaseModel):
     judged_acc_erroneous: float | None = None
     judged_acc_error_free: float | None = None
     judged_f1: float | None = None
-    erroneous_outcomes: dict[str, int] = Field(
-        default_factory=dict, description="exact/early/late/missed/unjudged"
-    )
-    error_free_outcomes: dict[str, int] = Field(
-        default_factory=dict, description="correct/false_alarm/unjudged"
-    )
+    erroneous_outcomes: dict[str, int] = Field(default_factory=dict, description="exact/early/late/missed/unjudged")
+    error_free_outcomes: dict[str, int] = Field(default_factory=dict, description="correct/false_alarm/unjudged")
 
 
 def harmonic_f1(a: float | None, b: float | None) -> float | None:

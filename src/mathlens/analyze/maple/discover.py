@@ -96,9 +96,7 @@ def discover_clusters(
     silhouettes: dict[int, float] = {}
     if k is not None:
         if not 1 <= k <= n:
-            raise UserError(
-                f"--discover-labels K must be between 1 and the number of reflections ({n}), got {k}"
-            )
+            raise UserError(f"--discover-labels K must be between 1 and the number of reflections ({n}), got {k}")
         model, selection = _kmeans(x, k, seed), "fixed"
         if 1 < k < n:
             silhouettes[k] = float(silhouette_score(x, model.labels_))

@@ -69,7 +69,7 @@ def judge_reply_model(label_ids: tuple[str, ...], n_steps: int, estimate_vr: boo
         labels=(list[label_type], Field(min_length=1, max_length=3)),
         reason=(str, Field(max_length=MAX_REASON_CHARS)),
     )
-    fields: dict[str, Any] = {"erroneous_steps": (list[step_cls], Field(max_length=max(n_steps, 1)))}  # type: ignore[valid-type]
+    fields: dict[str, Any] = {"erroneous_steps": (list[step_cls], Field(max_length=max(n_steps, 1)))}
     if estimate_vr:
         fields["validity"] = (float, Field(ge=0.0, le=1.0))
         fields["redundancy"] = (float, Field(ge=0.0, le=1.0))
@@ -113,9 +113,7 @@ async def judge_steps(
     out = await generate_structured(model, messages, cls, config or GenerateConfig(max_tokens=384))
     raw = [r[:MAX_RAW_CHARS] for r in out.raw]
     if out.status != "ok" or out.value is None:
-        return StepJudgement(
-            status="unjudged", error=f"{out.status}: {out.error}", raw=raw, attempts=out.attempts
-        )
+        return StepJudgement(status="unjudged", error=f"{out.status}: {out.error}", raw=raw, attempts=out.attempts)
     result = judgement_from_reply(out.value)
     return result.model_copy(update={"raw": raw, "attempts": out.attempts})
 

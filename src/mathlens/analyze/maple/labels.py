@@ -44,9 +44,7 @@ class Label(BaseModel):
     @model_validator(mode="after")
     def _check_id(self) -> Label:
         if not _ID.match(self.id):
-            raise ValueError(
-                f"label id {self.id!r} must be lower_snake_case (a-z, 0-9, _), at most 64 characters"
-            )
+            raise ValueError(f"label id {self.id!r} must be lower_snake_case (a-z, 0-9, _), at most 64 characters")
         return self
 
 
@@ -88,9 +86,7 @@ class LabelSet(BaseModel):
         unknown = sorted(set(weights) - set(self.ids))
         if unknown:
             raise UserError(f"weights name labels not in set {self.id!r}: {unknown}; known: {self.ids}")
-        labels = [
-            lab.model_copy(update={"weight": float(weights.get(lab.id, lab.weight))}) for lab in self.labels
-        ]
+        labels = [lab.model_copy(update={"weight": float(weights.get(lab.id, lab.weight))}) for lab in self.labels]
         return LabelSet(id=self.id, version=self.version, source=self.source, labels=labels)
 
     def by_severity(self) -> list[Label]:
@@ -131,7 +127,5 @@ def save_label_set(labels: LabelSet, path: Path | str) -> Path:
     if path.suffix == ".json":
         path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     else:
-        path.write_text(
-            yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8"
-        )
+        path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8")
     return path

@@ -1,0 +1,161 @@
+"""Results tables by MATH level and subject, CSV files, and the data of the seed's Figures 3 and 5.
+
+Accuracy is over solutions whose answer could be checked (correct / incorrect / unparseable);
+MAPLE means are over scored solutions (a correct answer scores 0, as the seed only labels wrong
+ones), and separately over scored wrong answers. Every mean carries a percentile bootstrap CI.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from mathlens.analyze.maple.results import GroupRow, SolutionMaple
+from mathlens.stats.bootstrap import bootstrap_ci
+
+CHECKED = ("correct", "incorrect", "unparseable")
+#: Level and subject order used by MATH.
+SUBJECT_ORDER = (
+    "Prealgebra",
+    "Algebra",
+    "Number Theory",
+    "Counting & Probability",
+    "Geometry",
+    "Intermediate Algebra",
+    "Precalculus",
+)
+
+
+@dataclass(frozen=True)
+class BootstrapConfig:
+    """Resampling settings for every CI in the tables."""
+
+    n_resamples: int = 2000
+    confidence: float = 0.95
+    seed: int = 0
+
+
+def _group_key(sol: SolutionMaple, by: str) -> str:
+    if by == "level":
+        return str(sol.level) if sol.level is not None else "unknown"
+    if by == "subject":
+        return sol.subject or "unknown"
+    return "all"
+
+
+def _order(by: str) -> Callable[[str], Any]:
+    if by == "level":
+        return lambda g: (g == "unknown", int(g) if g.isdigit() else 0, g)
+    if by == "subject":
+        rank = {s: i for i, s in enumerate(SUBJECT_ORDER)}
+        return lambda g: (g == "unknown", rank.get(g, len(rank)), g)
+    return lambda g: g
+
+
+def group_rows(
+    solutions: Sequence[SolutionMaple], by: Literal["level", "subject", "all"], boot: BootstrapConfig | None = None
+) -> list[GroupRow]:
+    """One row per (model, group) with accuracy, mean MAPLE and mean e, each with a bootstrap CI."""
+    boot = boot or BootstrapConfig()
+    groups: dict[tuple[str, str], list[SolutionMaple]] = defaultdict(list)
+    for sol in solutions:
+        groups[(sol.model, _group_key(sol, by))].append(sol)
+    order = _order(by)
+    rows = []
+    for model, group in sorted(groups, key=lambda k: (k[0], order(k[1]))):
+        sols = groups[(model, group)]
+        checked = [s for s in sols if s.answer_status in CHECKED]
+        scored = [s for s in checked if s.status == "ok" and s.maple is not None]
+        wrong = [s for s in scored if s.answer_status != "correct"]
+
+        def ci(values: Iterable[float]) -> Any:
+            return bootstrap_ci(list(values), n_resamples=boot.n_resamples, confidence=boot.confidence, seed=boot.seed)
+
+        labels: Counter[str] = Counter()
+        for s in scored:
+            labels.update(s.counts)
+        rows.append(
+            GroupRow(
+                model=model,
+                by=by,
+                group=group,
+                n=len(checked),
+                n_correct=sum(s.answer_status == "correct" for s in checked),
+                n_scored=len(scored),
+                n_unjudged=sum(s.status == "unjudged" for s in checked),
+                accuracy=ci(float(s.answer_status == "correct") for s in checked),
+                mean_maple=ci(s.maple for s in scored if s.maple is not None),
+                mean_maple_incorrect=ci(s.maple for s in wrong if s.maple is not None),
+                mean_e=ci(s.e for s in scored if s.e is not None),
+                label_counts=dict(sorted(labels.items())),
+            )
+        )
+    return rows
+
+
+def figure_data(rows: Sequence[GroupRow]) -> list[dict[str, Any]]:
+    """Flat points for a two-panel plot (accuracy and mean MAPLE per group, one series per model)."""
+    out = []
+    for row in rows:
+        out.append(
+            {
+                "model": row.model,
+                row.by: row.group,
+                "n": row.n,
+                "accuracy": row.accuracy.estimate,
+                "accuracy_low": row.accuracy.low,
+                "accuracy_high": row.accuracy.high,
+                "maple": row.mean_maple.estimate,
+                "maple_low": row.mean_maple.low,
+                "maple_high": row.mean_maple.high,
+            }
+        )
+    return out
+
+
+CSV_COLUMNS = (
+    "model",
+    "by",
+    "group",
+    "n",
+    "n_correct",
+    "n_scored",
+    "n_unjudged",
+    "accuracy",
+    "accuracy_low",
+    "accuracy_high",
+    "mean_maple",
+    "mean_maple_low",
+    "mean_maple_high",
+    "mean_maple_incorrect",
+    "mean_maple_incorrect_low",
+    "mean_maple_incorrect_high",
+    "mean_e",
+)
+
+
+def _csv_row(row: GroupRow) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        k: getattr(row, k) for k in ("model", "by", "group", "n", "n_correct", "n_scored", "n_unjudged")
+    }
+    for name in ("accuracy", "mean_maple", "mean_maple_incorrect"):
+        ci = getattr(row, name)
+        out[name], out[f"{name}_low"], out[f"{name}_high"] = ci.estimate, ci.low, ci.high
+    out["mean_e"] = row.mean_e.estimate
+    # An empty cell, never "nan", where a value does not exist.
+    return {k: ("" if v is None else v) for k, v in out.items()}
+
+
+def write_csv(rows: Sequence[GroupRow], path: Path) -> Path:
+    """Write a results table as CSV (one line per row, empty cells for undefined values)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(CSV_COLUMNS))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(_csv_row(row))
+    return path

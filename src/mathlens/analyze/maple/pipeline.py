@@ -1,0 +1,414 @@
+"""The MAPLE analysis of a run: answer check, reflection, step labels, score, tables.
+
+Stages (seed 001_c607caa65db8a290.txt, sections 3.1-3.3), for every solution of the run:
+
+1. The final answer is checked against the reference (grading's `check_answer`); a correct answer
+   scores MAPLE = 0 and is not judged (unless `judge_correct`), as the seed labels wrong ones only.
+2. Each wrong solution's model reflects on it, shown the reference solution (`reflect`).
+3. Optional label discovery clusters the reflections into a draft label set (`discover`); judging
+   in the same run still uses the given label set, because cluster labels need a human to name
+   and weigh them first (re-run with `--labels` on the edited draft).
+4. The judge labels the erroneous steps of the solution as segmented by the flow analysis; judge-free
+   detectors add "incoherent output" and "no solution".
+5. e, v, r and MAPLE are computed and stored, with the label counts, per solution.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from mathlens.analyze.maple.aggregate import BootstrapConfig, figure_data, group_rows, write_csv
+from mathlens.analyze.maple.detect import IncoherenceConfig, incoherence, is_no_solution
+from mathlens.analyze.maple.judge import JudgedStep, judge_steps, reflect
+from mathlens.analyze.maple.labels import INCOHERENT, NO_SOLUTION, LabelSet, default_labels
+from mathlens.analyze.maple.results import MapleResult, SolutionMaple
+from mathlens.analyze.maple.score import DEFAULT_FLOOR, Variant, maple_score
+from mathlens.analyze.maple.vr import VR, ValidityMode, VRSource, vr_from_flow
+from mathlens.errors import UserError
+from mathlens.items.schema import Question
+from mathlens.models.base import GenerateConfig
+from mathlens.models.cache import ResponseCache
+from mathlens.models.model import Model
+from mathlens.models.registry import get_model
+from mathlens.runs.plan import load_exams
+from mathlens.runs.records import RunRecord
+from mathlens.runs.store import RunStore
+
+CHECKED = ("correct", "incorrect", "unparseable")
+
+
+@dataclass(frozen=True)
+class MapleOptions:
+    """Everything that shapes a MAPLE analysis (stored in the result's `options`)."""
+
+    judge: str | None = None
+    judge_options: dict[str, Any] = field(default_factory=dict)
+    reflector: str | None = None
+    labels: LabelSet | None = None
+    variant: Variant = "printed"
+    vr_source: VRSource = "flow"
+    validity_mode: ValidityMode = "share"
+    reasoneval_path: str | None = None
+    floor: float = DEFAULT_FLOOR
+    discover: int | Literal["auto"] | None = None
+    embedder: str | None = None
+    reflect: bool = True
+    judge_correct: bool = False
+    judge_tokens: int = 384
+    reflect_tokens: int = 160
+    cache: bool = True
+    boot: BootstrapConfig = field(default_factory=BootstrapConfig)
+    incoherence: IncoherenceConfig = field(default_factory=IncoherenceConfig)
+
+    def summary(self) -> dict[str, Any]:
+        """The options as plain data, for the stored result."""
+        return {
+            "judge": self.judge,
+            "reflector": self.reflector,
+            "variant": self.variant,
+            "vr_source": self.vr_source,
+            "validity_mode": self.validity_mode,
+            "floor": self.floor,
+            "discover": self.discover,
+            "embedder": self.embedder,
+            "reflect": self.reflect,
+            "judge_correct": self.judge_correct,
+            "judge_tokens": self.judge_tokens,
+            "reflect_tokens": self.reflect_tokens,
+            "reasoneval_path": self.reasoneval_path,
+            "bootstrap": vars(self.boot),
+        }
+
+
+def segment(text: str) -> list[str]:
+    """The solution's steps as the flow analysis segments them."""
+    from mathlens.analyze.flow.segment import segment_steps
+
+    return [s.text for s in segment_steps(text)]
+
+
+def flow_vr(text: str, question: str, mode: ValidityMode) -> VR:
+    """v and r from the flow analysis (symbolic step checks and reasoning graph)."""
+    from mathlens.analyze.flow import analyze_solution
+
+    try:
+        return vr_from_flow(analyze_solution(text, question=question), mode)
+    except Exception as exc:  # an analysis failure is recorded on the solution, not raised
+        return VR(v=None, r=None, source="flow", error=f"{type(exc).__name__}: {exc}")
+
+
+def detector_labels(
+    steps: list[str], text: str, has_answer: bool, labels: LabelSet, cfg: IncoherenceConfig
+) -> list[JudgedStep]:
+    """Judge-free labels: incoherent steps (or the whole text), and no solution at the last step."""
+    out: list[JudgedStep] = []
+    if labels.get(INCOHERENT) is not None:
+        for i, step in enumerate(steps, start=1):
+            hits = incoherence(step, cfg)
+            if hits:
+                out.append(
+                    JudgedStep(
+                        step=i,
+                        labels=[INCOHERENT],
+                        source="detector",
+                        reason="; ".join(f"{h.check}: {h.detail}" for h in hits),
+                    )
+                )
+        if not out and steps:
+            hits = incoherence(text, cfg)
+            if hits:
+                out.append(
+                    JudgedStep(
+                        step=len(steps),
+                        labels=[INCOHERENT],
+                        source="detector",
+                        reason="whole text: " + "; ".join(f"{h.check}: {h.detail}" for h in hits),
+                    )
+                )
+    if labels.get(NO_SOLUTION) is not None and is_no_solution(text, has_answer):
+        out.append(
+            JudgedStep(step=max(len(steps), 1), labels=[NO_SOLUTION], source="detector", reason="no final answer found")
+        )
+    return out
+
+
+def merge_labels(*groups: list[JudgedStep]) -> list[JudgedStep]:
+    """Union of labels per step (a label counts once per step whoever gave it)."""
+    merged: dict[int, JudgedStep] = {}
+    for group in groups:
+        for s in group:
+            if s.step in merged:
+                old = merged[s.step]
+                merged[s.step] = old.model_copy(
+                    update={
+                        "labels": list(dict.fromkeys([*old.labels, *s.labels])),
+                        "reason": "; ".join(r for r in (old.reason, s.reason) if r),
+                    }
+                )
+            else:
+                merged[s.step] = s
+    return [merged[k] for k in sorted(merged)]
+
+
+def label_counts(steps: list[JudgedStep]) -> dict[str, int]:
+    """f_l: the number of steps that carry each label."""
+    return dict(Counter(label for s in steps for label in s.labels))
+
+
+@dataclass
+class _Context:
+    options: MapleOptions
+    labels: LabelSet
+    judge: Model
+    reflectors: dict[str, Model]
+
+
+def _base(rec: RunRecord, q: Question | None) -> SolutionMaple:
+    return SolutionMaple(
+        key=rec.key,
+        model=rec.model,
+        exam_id=rec.exam_id,
+        question_id=rec.question_id,
+        variant=rec.variant.name,
+        repeat=rec.repeat,
+        level=q.level if q else None,
+        subject=q.subject if q else None,
+        answer_status="error",
+        truncated=rec.truncated,
+    )
+
+
+def _vr(ctx: _Context, sol: SolutionMaple, text: str, question: str) -> VR:
+    source = ctx.options.vr_source
+    if source == "flow":
+        return flow_vr(text, question, ctx.options.validity_mode)
+    if source == "judge":
+        j = sol.judgement
+        if j is None or j.validity is None or j.redundancy is None:
+            return VR(v=None, r=None, source="judge", error="the judge gave no validity/redundancy")
+        return VR(v=j.validity, r=j.redundancy, source="judge", v_basis="judge estimate", r_basis="judge estimate")
+    from mathlens.analyze.maple.reasoneval import score_solution
+
+    s = score_solution(ctx.options.reasoneval_path, question, sol.steps)
+    return VR(
+        v=s.validity, r=s.redundancy, source="reasoneval", v_basis="min step validity", r_basis="max step redundancy"
+    )
+
+
+async def score_record(ctx: _Context, rec: RunRecord, q: Question | None) -> SolutionMaple:
+    """The full MAPLE treatment of one run record."""
+    from mathlens.analyze.grading.equivalence import check_answer
+
+    sol = _base(rec, q)
+    if rec.status != "ok" or rec.response is None or q is None:
+        why = rec.error or ("no response" if q is not None else "question not found in the run's items")
+        return sol.model_copy(update={"status": "error", "error": why})
+    text, question = rec.response, rec.variant.question_text or q.prompt_text()
+    verdict = check_answer(text, q)
+    steps = segment(text)
+    detected = detector_labels(steps, text, verdict.predicted is not None, ctx.labels, ctx.options.incoherence)
+    sol = sol.model_copy(
+        update={
+            "answer_status": verdict.status,
+            "predicted": verdict.predicted,
+            "reference": verdict.reference or (q.answers[0] if q.answers else None),
+            "steps": steps,
+            "detected": detected,
+        }
+    )
+    if verdict.status not in CHECKED:
+        return sol.model_copy(update={"status": "unverifiable", "error": f"answer check: {verdict.status}"})
+    opts = ctx.options
+    correct = verdict.status == "correct"
+    if correct and not opts.judge_correct:
+        vr = flow_vr(text, question, opts.validity_mode) if opts.vr_source == "flow" else VR(None, None, "")
+        return sol.model_copy(
+            update={
+                "e": 0.0,
+                "maple": 0.0,
+                "v": vr.v,
+                "r": vr.r,
+                "vr_source": vr.source,
+                "v_basis": vr.v_basis or "not needed: correct answer",
+                "r_basis": vr.r_basis or "not needed: correct answer",
+            }
+        )
+    if not correct and opts.reflect:
+        reflector = ctx.reflectors.get(rec.model) or ctx.judge
+        sol.reflection = await reflect(
+            reflector, question, text, q.solution, sol.reference, GenerateConfig(max_tokens=opts.reflect_tokens)
+        )
+    sol.judgement = await judge_steps(
+        ctx.judge,
+        ctx.labels,
+        question,
+        steps,
+        q.solution,
+        sol.reference,
+        GenerateConfig(max_tokens=opts.judge_tokens),
+        estimate_vr=opts.vr_source == "judge",
+    )
+    if sol.judgement.status != "ok":
+        return sol.model_copy(update={"status": "unjudged", "error": sol.judgement.error})
+    merged = merge_labels(sol.judgement.steps, detected)
+    counts = label_counts(merged)
+    try:
+        vr = _vr(ctx, sol, text, question)
+    except UserError:
+        raise
+    except Exception as exc:  # a backend failure on one solution is data
+        vr = VR(v=None, r=None, source=opts.vr_source, error=f"{type(exc).__name__}: {exc}")
+    update: dict[str, Any] = {
+        "step_labels": merged,
+        "counts": counts,
+        "vr_source": vr.source,
+        "v": vr.v,
+        "r": vr.r,
+        "v_basis": vr.v_basis,
+        "r_basis": vr.r_basis,
+    }
+    if vr.v is None or vr.r is None:
+        return sol.model_copy(update={**update, "status": "error", "error": vr.error or "no v/r"})
+    parts = maple_score(counts, ctx.labels.weights(), vr.v, vr.r, opts.variant, opts.floor)
+    return sol.model_copy(
+        update={
+            **update,
+            "e": parts.e,
+            "maple": parts.maple,
+            "v_used": parts.v_used,
+            "r_used": parts.r_used,
+            "status": "ok",
+        }
+    )
+
+
+def _models(store: RunStore, options: MapleOptions) -> tuple[Model, dict[str, Model], str]:
+    manifest = store.manifest()
+    cache = ResponseCache() if options.cache else None
+    judge_spec = options.judge or (manifest.judge.spec if manifest.judge else None) or manifest.models[0].spec
+    judge_opts = options.judge_options or (manifest.judge.options if manifest.judge and not options.judge else {})
+    judge = get_model(judge_spec, judge_opts, cache=cache)
+    reflectors: dict[str, Model] = {}
+    if options.reflector:
+        shared = get_model(options.reflector, {}, cache=cache)
+        reflectors = {m.spec: shared for m in manifest.models}
+    else:
+        reflectors = {m.spec: get_model(m.spec, m.options, cache=cache) for m in manifest.models}
+    return judge, reflectors, options.reflector or "the solving model"
+
+
+def _discover(options: MapleOptions, solutions: list[SolutionMaple]) -> tuple[dict[str, Any], LabelSet]:
+    from mathlens.analyze.maple.discover import discover_clusters, draft_label_set
+    from mathlens.solve.retrieval.embed import get_embedder
+
+    texts = [s.reflection.text for s in solutions if s.reflection is not None and s.reflection.status == "ok"]
+    embedder = get_embedder(options.embedder)
+    k = None if options.discover == "auto" else int(options.discover or 0)
+    found = discover_clusters(texts, embedder.embed(texts), k=k)
+    return {**found.model_dump(), "embedder": embedder.identity}, draft_label_set(found)
+
+
+async def analyze_run(
+    store: RunStore, options: MapleOptions | None = None, on_solution: Callable[[SolutionMaple], None] | None = None
+) -> MapleResult:
+    """Run every MAPLE stage over `store`'s records and write `analysis/maple.json` plus CSV tables."""
+    options = options or MapleOptions()
+    labels = options.labels or default_labels()
+    if options.vr_source == "reasoneval":
+        from mathlens.analyze.maple.reasoneval import check_path
+
+        check_path(options.reasoneval_path)  # fail before any model call
+    if options.discover is not None and not options.reflect:
+        raise UserError("label discovery clusters reflections: it cannot be combined with --no-reflect")
+    start = time.perf_counter()
+    manifest = store.manifest()
+    questions = {(exam.id, q.id): q for exam in load_exams(manifest) for q in exam.questions}
+    judge, reflectors, reflector_name = _models(store, options)
+    ctx = _Context(options=options, labels=labels, judge=judge, reflectors=reflectors)
+
+    async def one(rec: RunRecord) -> SolutionMaple:
+        sol = await score_record(ctx, rec, questions.get((rec.exam_id, rec.question_id)))
+        if on_solution is not None:
+            on_solution(sol)
+        return sol
+
+    try:
+        solutions = list(await asyncio.gather(*(one(r) for r in store.records())))
+    finally:
+        await judge.aclose()
+    discovery, draft = (None, None)
+    totals: Counter[str] = Counter()
+    for sol in solutions:
+        totals.update(sol.counts)
+    if options.discover is not None:
+        discovery, draft = _discover(options, solutions)
+    result = MapleResult(
+        run_id=manifest.run_id,
+        labels=labels,
+        judge=judge.spec,
+        reflector=reflector_name,
+        variant=options.variant,
+        vr_source=options.vr_source,
+        floor=options.floor,
+        options=options.summary(),
+        solutions=solutions,
+        overall=group_rows(solutions, "all", options.boot),
+        by_level=group_rows(solutions, "level", options.boot),
+        by_subject=group_rows(solutions, "subject", options.boot),
+        label_totals=dict(sorted(totals.items())),
+        discovery=discovery,
+        seconds=time.perf_counter() - start,
+    )
+    result = result.model_copy(
+        update={"figure3": figure_data(result.by_level), "figure5": figure_data(result.by_subject)}
+    )
+    write_outputs(store, result, draft)
+    return result
+
+
+def write_outputs(store: RunStore, result: MapleResult, draft: LabelSet | None = None) -> None:
+    """`maple.json`, the CSV tables, the figure data, and the draft label set of a discovery."""
+    from mathlens.analyze.maple.labels import save_label_set
+
+    store.write_analysis("maple", result)
+    write_csv(result.by_level, store.analysis_dir / "maple_by_level.csv")
+    write_csv(result.by_subject, store.analysis_dir / "maple_by_subject.csv")
+    store.write_analysis("maple_figure3", {"x": "level", "points": result.figure3})
+    store.write_analysis("maple_figure5", {"x": "subject", "points": result.figure5})
+    if draft is not None:
+        save_label_set(draft, store.analysis_dir / "maple_labels_draft.yaml")
+
+
+def analyze(store: RunStore, options: dict[str, Any]) -> dict[str, Any]:
+    """Analyzer-registry entry point: `options` may hold `judge`, `variant`, `vr_source`, `labels` (a path)."""
+    from mathlens.analyze.maple.labels import load_label_set
+
+    opts = MapleOptions()
+    changes: dict[str, Any] = {k: v for k, v in options.items() if k in ("judge", "variant", "vr_source", "reflect")}
+    if options.get("labels"):
+        changes["labels"] = load_label_set(options["labels"])
+    result = asyncio.run(analyze_run(store, replace(opts, **changes)))
+    return summary(result)
+
+
+def summary(result: MapleResult) -> dict[str, Any]:
+    """A short account of a MAPLE result (what `mathlens maple` prints)."""
+    sols = result.solutions
+    return {
+        "run_id": result.run_id,
+        "judge": result.judge,
+        "variant": result.variant,
+        "vr_source": result.vr_source,
+        "labels": f"{result.labels.id} v{result.labels.version}",
+        "solutions": len(sols),
+        "statuses": dict(Counter(s.status for s in sols)),
+        "answers": dict(Counter(s.answer_status for s in sols)),
+        "overall": [r.model_dump(mode="json") for r in result.overall],
+        "label_totals": result.label_totals,
+        "seconds": round(result.seconds, 2),
+    }

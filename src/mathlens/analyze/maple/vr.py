@@ -1,0 +1,93 @@
+"""Solution validity v and redundancy r for the MAPLE score, from one of three sources.
+
+* `flow` (default): our own analysis of the solution (mathlens.analyze.flow).
+  v = share of the steps whose symbolic check could decide that are valid (mode `share`), or 0/1
+  as the minimum over those steps (mode `min`, the solution-level rule ReasonEval uses). With no
+  decidable step, v = 1 and `v_basis = "no-verifiable-steps"`: nothing shows the solution invalid,
+  and the basis is stored beside the score so such solutions can be filtered.
+  r = share of steps that the reasoning graph marks as not leading to the answer.
+* `judge`: the judge's own estimates (asked for in the same request as the step labels).
+* `reasoneval`: the ReasonEval checkpoint at a user-given local path (see reasoneval.py).
+
+The floor that keeps the score defined (r or v = 0 as a divisor) is applied by `score.maple_score`,
+not here: the values stored as v and r are the measured ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+VRSource = Literal["flow", "judge", "reasoneval"]
+VR_SOURCES: tuple[VRSource, ...] = ("flow", "judge", "reasoneval")
+ValidityMode = Literal["share", "min"]
+
+
+@dataclass(frozen=True)
+class VR:
+    """Validity and redundancy with where they came from (`None` when the source gave nothing)."""
+
+    v: float | None
+    r: float | None
+    source: str
+    v_basis: str = ""
+    r_basis: str = ""
+    error: str = ""
+
+
+def validity_from_checks(checks: Sequence[bool | None], mode: ValidityMode = "share") -> tuple[float, str]:
+    """v from per-step checks (True valid, False invalid, None undecided), and its basis.
+
+    >>> validity_from_checks([True, False, None, True])
+    (0.6666666666666666, '2/3 decidable steps valid')
+    >>> validity_from_checks([True, False], mode="min")
+    (0.0, 'min over 2 decidable steps')
+    >>> validity_from_checks([None])
+    (1.0, 'no-verifiable-steps')
+    """
+    decided = [c for c in checks if c is not None]
+    if not decided:
+        return 1.0, "no-verifiable-steps"
+    if mode == "min":
+        return (1.0 if all(decided) else 0.0), f"min over {len(decided)} decidable steps"
+    valid = sum(decided)
+    return valid / len(decided), f"{valid}/{len(decided)} decidable steps valid"
+
+
+def redundancy_from_steps(n_steps: int, redundant: Sequence[int]) -> tuple[float, str]:
+    """r = share of the `n_steps` steps listed in `redundant` (distinct, in range), and its basis.
+
+    >>> redundancy_from_steps(4, [1, 3, 3])
+    (0.5, '2/4 steps off the path to the answer')
+    """
+    if n_steps <= 0:
+        return 0.0, "no steps"
+    hits = {i for i in redundant if 0 <= i < n_steps or 1 <= i <= n_steps}
+    share = min(len(hits), n_steps) / n_steps
+    return share, f"{min(len(hits), n_steps)}/{n_steps} steps off the path to the answer"
+
+
+def _step_check(step: Any) -> bool | None:
+    """True/False/None from one flow step's verification (status words `valid`/`invalid`/other)."""
+    ver = getattr(step, "verification", None)
+    if ver is None:
+        return None
+    status = getattr(ver, "status", ver if isinstance(ver, str) else None)
+    if status in ("valid", "ok", "correct", True):
+        return True
+    if status in ("invalid", "incorrect", "wrong", False):
+        return False
+    return None
+
+
+def vr_from_flow(flow: Any, mode: ValidityMode = "share") -> VR:
+    """v and r from a `FlowResult` of `mathlens.analyze.flow.analyze_solution`."""
+    steps = list(getattr(flow, "steps", []) or [])
+    v, v_basis = validity_from_checks([_step_check(s) for s in steps], mode)
+    metrics = getattr(flow, "metrics", None)
+    redundant = getattr(metrics, "redundant_steps", None)
+    if redundant is None:
+        redundant = getattr(flow, "redundant_steps", []) or []
+    r, r_basis = redundancy_from_steps(len(steps), list(redundant))
+    return VR(v=v, r=r, source="flow", v_basis=v_basis, r_basis=r_basis)

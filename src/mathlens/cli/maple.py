@@ -1,0 +1,222 @@
+"""`mathlens maple RUN` (MAPLE score of a run) and `mathlens maple-audit DATA` (judge vs human labels)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import typer
+from rich.table import Table
+
+from mathlens.analyze.maple.aggregate import BootstrapConfig
+from mathlens.analyze.maple.audit import AuditReport, load_audit_data, run_audit
+from mathlens.analyze.maple.labels import LabelSet, default_labels, load_label_set
+from mathlens.analyze.maple.pipeline import MapleOptions, analyze_run, summary
+from mathlens.analyze.maple.results import GroupRow, MapleResult
+from mathlens.analyze.maple.score import VARIANTS, Variant
+from mathlens.analyze.maple.vr import VR_SOURCES, ValidityMode, VRSource
+from mathlens.cli.common import JSON_OPTION, console, emit_json, out_console, user_errors
+from mathlens.errors import UserError
+from mathlens.models.base import GenerateConfig
+from mathlens.models.cache import ResponseCache
+from mathlens.models.registry import get_model, parse_options
+from mathlens.runs.store import RunStore
+
+
+def _labels(path: Path | None, weights: list[str] | None) -> LabelSet:
+    labels = load_label_set(path) if path else default_labels()
+    if weights:
+        parsed = parse_options(weights)
+        try:
+            labels = labels.with_weights({k: float(v) for k, v in parsed.items()})
+        except (TypeError, ValueError):
+            raise UserError(f"--weight values must be numbers: {weights}") from None
+    return labels
+
+
+def _discover(value: str | None) -> int | Literal["auto"] | None:
+    if value is None:
+        return None
+    if value == "auto":
+        return "auto"
+    if not value.isdigit() or int(value) < 1:
+        raise UserError(f"--discover-labels takes a number of clusters or 'auto', not {value!r}")
+    return int(value)
+
+
+def _table(title: str, rows: list[GroupRow]) -> Table:
+    table = Table(title=title)
+    for col in ("model", "group", "n", "accuracy", "MAPLE (all)", "MAPLE (wrong)", "unjudged"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(
+            r.model,
+            r.group,
+            str(r.n),
+            r.accuracy.format(),
+            r.mean_maple.format(),
+            r.mean_maple_incorrect.format(),
+            str(r.n_unjudged),
+        )
+    return table
+
+
+def _print_result(result: MapleResult, store: RunStore) -> None:
+    doc = summary(result)
+    console.print(
+        f"[bold]MAPLE[/] of run {result.run_id}: judge {result.judge}, variant {result.variant}, "
+        f"v/r from {result.vr_source}, labels {doc['labels']}"
+    )
+    console.print(f"solutions: {doc['statuses']}; answers: {doc['answers']}")
+    out_console.print(_table("Overall", result.overall))
+    out_console.print(_table("By MATH level", result.by_level))
+    out_console.print(_table("By subject", result.by_subject))
+    if result.label_totals:
+        console.print("label counts: " + ", ".join(f"{k} {v}" for k, v in result.label_totals.items()))
+    console.print(f"written: {store.analysis_dir}/maple.json, maple_by_level.csv, maple_by_subject.csv")
+    if result.discovery:
+        console.print(
+            f"label discovery: {result.discovery['k']} clusters; edit "
+            f"{store.analysis_dir}/maple_labels_draft.yaml and re-run with --labels"
+        )
+
+
+@user_errors
+def maple(
+    run_dir: Path = typer.Argument(..., help="A run directory (from `mathlens run`)."),
+    judge: str = typer.Option(None, "--judge", help="Judge model [the run's --judge, else its model]."),
+    judge_option: list[str] = typer.Option(None, "-J", help="Judge model option key=value."),
+    reflector: str = typer.Option(None, "--reflector", help="Model that reflects on wrong answers [the solver]."),
+    labels: Path = typer.Option(None, "--labels", help="Label set file (YAML/JSON) [the seven defaults]."),
+    weight: list[str] = typer.Option(None, "--weight", help="Override a penalty weight: label_id=number."),
+    discover: str = typer.Option(None, "--discover-labels", help="Cluster reflections: K clusters, or 'auto'."),
+    embedder: str = typer.Option(None, "--embedder", help="Embedder for label discovery [local MiniLM]."),
+    variant: str = typer.Option("printed", "--variant", help="printed: tanh(e·v/r); prose: tanh(e·r/v)."),
+    vr: str = typer.Option("flow", "--vr", help="Source of v and r: flow, judge or reasoneval."),
+    validity_mode: str = typer.Option("share", "--validity", help="flow validity: share or min."),
+    reasoneval: Path = typer.Option(None, "--reasoneval", help="Local ReasonEval checkpoint folder (--vr reasoneval)."),
+    floor: float = typer.Option(0.05, "--floor", help="Lower bound of the divisor (r or v)."),
+    judge_correct: bool = typer.Option(False, "--judge-correct", help="Also judge solutions with a right answer."),
+    no_reflect: bool = typer.Option(False, "--no-reflect", help="Skip the self-reflection stage."),
+    max_tokens: int = typer.Option(384, "--max-tokens", help="Token cap of each judge reply."),
+    reflect_tokens: int = typer.Option(160, "--reflect-tokens", help="Token cap of each reflection."),
+    resamples: int = typer.Option(2000, "--resamples", help="Bootstrap resamples per CI."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the response cache."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Error labels, step judging and the MAPLE score for every solution of a run, by level and subject."""
+    if variant not in VARIANTS:
+        raise UserError(f"--variant must be one of {', '.join(VARIANTS)}, not {variant!r}")
+    if vr not in VR_SOURCES:
+        raise UserError(f"--vr must be one of {', '.join(VR_SOURCES)}, not {vr!r}")
+    if validity_mode not in ("share", "min"):
+        raise UserError(f"--validity must be share or min, not {validity_mode!r}")
+    if not 0 < floor <= 1:
+        raise UserError(f"--floor must lie in (0, 1], not {floor}")
+    store = RunStore(run_dir)
+    store.manifest()  # a clear error before anything else when RUN is not a run
+    options = MapleOptions(
+        judge=judge,
+        judge_options=parse_options(judge_option),
+        reflector=reflector,
+        labels=_labels(labels, weight),
+        variant=cast(Variant, variant),
+        vr_source=cast(VRSource, vr),
+        validity_mode=cast(ValidityMode, validity_mode),
+        reasoneval_path=str(reasoneval) if reasoneval else None,
+        floor=floor,
+        discover=_discover(discover),
+        embedder=embedder,
+        reflect=not no_reflect,
+        judge_correct=judge_correct,
+        judge_tokens=max_tokens,
+        reflect_tokens=reflect_tokens,
+        cache=not no_cache,
+        boot=BootstrapConfig(n_resamples=resamples),
+    )
+    result = asyncio.run(analyze_run(store, options))
+    if as_json:
+        emit_json(
+            {
+                **summary(result),
+                "by_level": [r.model_dump(mode="json") for r in result.by_level],
+                "by_subject": [r.model_dump(mode="json") for r in result.by_subject],
+                "analysis": str(store.analysis_dir / "maple.json"),
+            }
+        )
+    else:
+        _print_result(result, store)
+
+
+def _print_audit(report: AuditReport) -> None:
+    m = report.metrics
+
+    def pct(x: float | None) -> str:
+        return "n/a" if x is None else f"{100 * x:.1f}%"
+
+    console.print(
+        f"[bold]judge audit[/] {report.judge} on {report.data} ({report.source}, {m.n} solutions, "
+        f"{m.n_erroneous} erroneous, {m.n_error_free} error-free, {m.n_unjudged} unjudged)"
+    )
+    table = Table()
+    for col in ("", "erroneous acc.", "error-free acc.", "F1"):
+        table.add_column(col)
+    table.add_row("all", pct(m.acc_erroneous), pct(m.acc_error_free), pct(m.f1))
+    table.add_row("judged only", pct(m.judged_acc_erroneous), pct(m.judged_acc_error_free), pct(m.judged_f1))
+    out_console.print(table)
+    console.print(f"erroneous: {m.erroneous_outcomes}; error-free: {m.error_free_outcomes}")
+    if report.label_confusion:
+        conf = Table(title="where the judge put each label (relative to the human first error)")
+        for col in ("label", "before", "at", "after", "error-free solution"):
+            conf.add_column(col)
+        for label, row in report.label_confusion.items():
+            conf.add_row(label, *(str(row[k]) for k in ("before", "at", "after", "error_free")))
+        out_console.print(conf)
+
+
+@user_errors
+def maple_audit(
+    data: Path = typer.Argument(..., help="processbench_*.json or a BIG-Bench Mistake .jsonl file."),
+    judge: str = typer.Option(..., "--judge", help="Judge model to audit."),
+    judge_option: list[str] = typer.Option(None, "-J", help="Judge model option key=value."),
+    labels: Path = typer.Option(None, "--labels", help="Label set file [the seven defaults]."),
+    limit: int = typer.Option(None, "--limit", min=1, help="A seeded random sample of N solutions."),
+    seed: int = typer.Option(0, "--seed", help="Sampling seed for --limit."),
+    max_tokens: int = typer.Option(384, "--max-tokens", help="Token cap of each judge reply."),
+    out: Path = typer.Option(None, "--out", help="Also write the full report (every item) as JSON here."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the response cache."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Audit a judge: its first erroneous step vs human first-error labels (ProcessBench metrics)."""
+    label_set = _labels(labels, None)
+    samples = load_audit_data(data, limit=limit, seed=seed)
+    model = get_model(judge, parse_options(judge_option), cache=None if no_cache else ResponseCache())
+    start = time.perf_counter()
+    metrics, confusion, items = asyncio.run(run_audit(samples, model, label_set, GenerateConfig(max_tokens=max_tokens)))
+    report = AuditReport(
+        data=str(data),
+        source=samples[0].source if samples else "",
+        judge=judge,
+        labels=f"{label_set.id} v{label_set.version}",
+        metrics=metrics,
+        label_confusion=confusion,
+        items=items,
+        seconds=time.perf_counter() - start,
+    )
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    if as_json:
+        doc: dict[str, Any] = report.model_dump(mode="json", exclude={"items"})
+        doc["n_items"] = len(items)
+        emit_json(doc)
+    else:
+        _print_audit(report)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `maple` and `maple-audit` to the CLI."""
+    app.command("maple")(maple)
+    app.command("maple-audit")(maple_audit)
