@@ -1,0 +1,165 @@
+"""Dimension percentages, the seed's Tables 1 and 2, and the two-way ANOVAs over them.
+
+A response's score on a dimension is the share of the dimension's possible points it earned:
+100 * sum(item scores) / sum(item maxima). Items scored -1 (Q2, Q3 "responds negatively") take
+points away, so an adaptivity percentage can fall below zero. A response counts in Table 1 and the
+ANOVAs only when every item of the dimension was scored (`complete`); partly or wholly unscored
+responses are counted and reported, not averaged in.
+
+Table 1: mean dimension percentage by model x learner performance level (with bootstrap CIs).
+Table 2: for each adaptivity sub-metric (CK, CCS, DL, LA, SE, Expl, Exam, Prac, SBS), the
+percentage of scored responses meeting the criterion (score >= 1), by context condition and model.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from mathlens.stats.anova import AnovaResult, two_way_anova
+from mathlens.stats.bootstrap import CI, bootstrap_ci
+
+from .design import Cell
+from .judge import ScoreSet
+from .rubric import DIMENSIONS, Rubric
+
+
+class DimensionScore(BaseModel):
+    """One response on one dimension."""
+
+    key: str
+    model: str
+    condition: int
+    profile_id: str
+    performance: str
+    grade: int
+    question_id: str
+    dimension: str
+    points: int
+    possible: int
+    percent: float | None
+    status: Literal["complete", "partial", "unscored"]
+    n_items: int
+    n_scored: int
+
+
+class Table1Row(BaseModel):
+    model: str
+    performance: str
+    dimension: str
+    mean_percent: CI
+    n: int
+    excluded: int
+
+
+class Table2Row(BaseModel):
+    model: str
+    condition: int
+    code: str
+    item_id: str
+    percent_satisfied: float | None
+    n: int
+
+
+class TutorStats(BaseModel):
+    """What `mathlens tutor stats` writes to `analysis/tutor_stats.json`."""
+
+    source: str
+    rubric: str
+    responses: int
+    excluded: dict[str, int]
+    table1: list[Table1Row]
+    table2: list[Table2Row]
+    anova: dict[str, dict[str, AnovaResult]] = Field(
+        default_factory=dict, description="dimension -> design ('performance x model', ...) -> result")
+
+
+def dimension_scores(cells: Sequence[Cell], scores: ScoreSet, rubric: Rubric) -> list[DimensionScore]:
+    """Every response x dimension with its points and completeness."""
+    got = {(s.response_key, s.item_id): s for s in scores.scores}
+    out = []
+    for cell in cells:
+        for dim in DIMENSIONS:
+            items = rubric.by_dimension(dim)
+            scored = [(i, got[(cell.key, i.id)]) for i in items
+                      if (cell.key, i.id) in got and got[(cell.key, i.id)].status == "ok"]
+            points = sum(int(s.score or 0) for _, s in scored)
+            possible = sum(i.max_value for i, _ in scored)
+            status: Literal["complete", "partial", "unscored"] = (
+                "complete" if len(scored) == len(items) else "partial" if scored else "unscored")
+            out.append(DimensionScore(
+                key=cell.key, model=cell.model, condition=cell.condition, profile_id=cell.profile.id,
+                performance=cell.profile.performance, grade=cell.profile.grade, question_id=cell.question.id,
+                dimension=dim, points=points, possible=possible,
+                percent=100.0 * points / possible if status == "complete" and possible else None,
+                status=status, n_items=len(items), n_scored=len(scored)))
+    return out
+
+
+def table1(rows: Sequence[DimensionScore], seed: int = 0, n_resamples: int = 2000) -> list[Table1Row]:
+    """Mean dimension percentage by model x performance level, complete responses only."""
+    groups: dict[tuple[str, str, str], list[DimensionScore]] = defaultdict(list)
+    for r in rows:
+        groups[(r.model, r.performance, r.dimension)].append(r)
+    out = []
+    for (model, perf, dim), rs in sorted(groups.items()):
+        vals = [r.percent for r in rs if r.percent is not None]
+        out.append(Table1Row(model=model, performance=perf, dimension=dim,
+                             mean_percent=bootstrap_ci(vals, n_resamples=n_resamples, seed=seed),
+                             n=len(vals), excluded=len(rs) - len(vals)))
+    return out
+
+
+def table2(cells: Sequence[Cell], scores: ScoreSet, rubric: Rubric) -> list[Table2Row]:
+    """Percentage meeting each adaptivity criterion by model and condition (model `all` pools them)."""
+    by_key = {c.key: c for c in cells}
+    counts: dict[tuple[str, int, str], list[bool]] = defaultdict(list)
+    items = {i.id: i for i in rubric.by_dimension("adaptivity")}
+    for s in scores.scores:
+        cell = by_key.get(s.response_key)
+        item = items.get(s.item_id)
+        if cell is None or item is None or s.status != "ok" or s.score is None:
+            continue
+        hit = item.satisfied(s.score)
+        counts[(cell.model, cell.condition, item.id)].append(hit)
+        counts[("all", cell.condition, item.id)].append(hit)
+    conditions = sorted({c.condition for c in cells})
+    models = [*sorted({c.model for c in cells}), "all"]
+    out = []
+    for model in models:
+        for cond in conditions:
+            for item in items.values():
+                hits = counts.get((model, cond, item.id), [])
+                out.append(Table2Row(model=model, condition=cond, code=item.code, item_id=item.id,
+                                     percent_satisfied=100.0 * sum(hits) / len(hits) if hits else None, n=len(hits)))
+    return out
+
+
+def anovas(rows: Sequence[DimensionScore], alpha: float = 0.05) -> dict[str, dict[str, AnovaResult]]:
+    """Per dimension: performance x model, and performance x condition."""
+    out: dict[str, dict[str, AnovaResult]] = {}
+    for dim in DIMENSIONS:
+        data = [{"percent": r.percent, "performance": r.performance, "model": r.model, "condition": f"c{r.condition}"}
+                for r in rows if r.dimension == dim and r.percent is not None]
+        if not data:
+            continue
+        out[dim] = {
+            "performance x model": two_way_anova(data, "percent", "performance", "model", alpha=alpha),
+            "performance x condition": two_way_anova(data, "percent", "performance", "condition", alpha=alpha),
+        }
+    return out
+
+
+def tutor_stats(cells: Sequence[Cell], scores: ScoreSet, rubric: Rubric, alpha: float = 0.05,
+                seed: int = 0) -> TutorStats:
+    """Tables 1 and 2 and the ANOVAs for one score source."""
+    rows = dimension_scores(cells, scores, rubric)
+    excluded: dict[str, int] = {}
+    for r in rows:
+        if r.status != "complete":
+            excluded[r.dimension] = excluded.get(r.dimension, 0) + 1
+    return TutorStats(source=scores.source, rubric=rubric.name, responses=len(cells), excluded=excluded,
+                      table1=table1(rows, seed=seed), table2=table2(cells, scores, rubric), anova=anovas(rows, alpha))
