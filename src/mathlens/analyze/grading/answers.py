@@ -8,8 +8,11 @@ that yields something:
 3. a phrase: "the (final) answer is ...";
 4. a closing sentence that starts with therefore / thus / hence / so / in conclusion, reduced to
    what follows its last `=` or "is";
-5. the right-hand side of the last equation;
-6. the last number.
+5. the last equation, reduced to its right-hand side unless its left side is a bare name
+   (`x = 4` stays whole, `f'(3) = 6` gives `6`);
+6. the last statement "... is <something with math in it>";
+7. the last number;
+8. a response (or part) that is one short line is its own answer.
 
 The text found is cleaned (markdown emphasis, `$`/`\\(` delimiters, trailing punctuation, leading
 "approximately") but not interpreted: deciding what it means is `equivalence`'s job.
@@ -27,9 +30,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from mathlens.analyze.grading.normalize import answer_word
 from mathlens.items.schema import Question
 
-How = Literal["boxed", "answer_line", "answer_is", "therefore", "last_equation", "last_number", "none"]
+How = Literal["boxed", "answer_line", "answer_is", "therefore", "last_equation", "last_statement",
+              "last_number", "whole", "none"]
 
 MAX_RESPONSE_CHARS = 200_000  # longer responses are cut: only their end can hold the answer
 
@@ -42,7 +47,7 @@ _ANSWER_IS = re.compile(
     r"(?i)\b(?:the\s+)?(?:final\s+)?answer\s+(?:is|would\s+be|will\s+be)\s*:?\s*(?P<rest>[^\n]+)"
 )
 _THEREFORE = re.compile(
-    r"(?im)(?:^|(?<=[.!?]\s)|(?<=\n))[ \t*]*(?:therefore|thus|hence|so|consequently|in\s+conclusion)\b"
+    r"(?im)(?:^|(?<=[.!?,;]\s)|(?<=\n))[ \t*]*(?:therefore|thus|hence|so|consequently|in\s+conclusion)\b"
     r"[ \t,:]*(?P<rest>[^\n]+)"
 )
 _NUMBER = re.compile(r"-?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?|-?\.\d+")
@@ -50,6 +55,7 @@ _SENTENCE_END = re.compile(r"(?:\.(?=\s|$)|[!?;](?=\s|$))")
 _LEADING_FILLER = re.compile(
     r"(?i)^(?:(?:is|are|was|equals|=|:|approximately|approx\.?|about|roughly|≈|~)\s*)+"
 )
+_LABEL_PREFIX = re.compile(r"^[A-Za-z][A-Za-z ]{2,30}:\s+(?=\S)")  # "Limit: 3", "Total cost: 12"
 _PART_MARKER = r"(?:\*\*|__)?\s*(?:part\s*)?(?:\(\s*(?P<l1>{labels})\s*\)|(?P<l2>{labels})\s*[).:])(?:\*\*|__)?"
 
 
@@ -107,19 +113,30 @@ def _first_sentence(s: str) -> str:
     return s[: m.start()] if m else s
 
 
+_LINK = re.compile(r"(?i)\b(?:is|are|equals|gives|becomes|get|obtain)\b")
+_BARE_NAME = re.compile(r"^\s*[A-Za-z](?:_?\w)?'*\s*$")
+_MATHY = re.compile(r"[\d=<>()\[\]{}^/*+\\√π∞-]")
+
+
+def _reduce_equation(s: str) -> str:
+    """`f'(3) = 6` -> `6`; `c = sqrt(9+16) = 5` -> `5`; `x = 4` stays whole."""
+    sides = s.split("=")
+    if len(sides) == 2 and _BARE_NAME.match(sides[0]) and sides[1].strip():
+        return s
+    return sides[-1] if sides[-1].strip() else s
+
+
 def _after_last_link(s: str) -> str:
-    """`"the area is 12"` -> `"12"`; `"f'(x) = 2x"` stays (an equation is kept whole)."""
-    m = None
-    for m in re.finditer(r"(?i)\b(?:is|are|equals|gives|becomes|get|obtain)\b", s):
-        pass
-    if m is not None and "=" not in s[m.end():]:
-        return s[m.end():]
-    if "=" in s and re.search(r"[A-Za-z]{4,}", s.split("=")[0]):
-        return s.rsplit("=", 1)[1]  # prose before the last '=': keep its right-hand side
-    return s
+    """`"the area is 12"` -> `"12"`; equations are reduced by `_reduce_equation`."""
+    links = list(_LINK.finditer(s))
+    if links and "=" not in s[links[-1].end():]:
+        return s[links[-1].end():]
+    if links:
+        s = s[links[-1].end():]
+    return _reduce_equation(s) if "=" in s else s
 
 
-def _locate(text: str) -> tuple[str | None, How]:
+def _locate(text: str, allow_whole: bool = True) -> tuple[str | None, How]:
     boxed = last_boxed(text)
     if boxed is not None and boxed.strip():
         return boxed, "boxed"
@@ -140,7 +157,16 @@ def _locate(text: str) -> tuple[str | None, How]:
         return _after_last_link(_first_sentence(closing[-1].group("rest"))), "therefore"
     eq_lines = [ln for ln in text.splitlines() if "=" in ln and ln.rsplit("=", 1)[1].strip()]
     if eq_lines:
-        return _first_sentence(eq_lines[-1].rsplit("=", 1)[1]), "last_equation"
+        return _after_last_link(_first_sentence(eq_lines[-1])), "last_equation"
+    statements = [sn for sn in re.split(r"(?<=[.!?])\s+|\n", text) if _LINK.search(sn)]
+    if statements:
+        stated = _after_last_link(_first_sentence(statements[-1]))
+        if _MATHY.search(stated):
+            return stated, "last_statement"
+    stripped = text.strip()
+    if (allow_whole and stripped and "\n" not in stripped and len(stripped) <= 40
+            and (_MATHY.search(stripped) or answer_word(stripped))):
+        return stripped, "whole"
     numbers = _NUMBER.findall(text)
     if numbers:
         return numbers[-1], "last_number"
@@ -168,6 +194,7 @@ def clean_answer(text: str) -> str:
         if s.count("$") == 1 and s.startswith("$") is False and s.endswith("$"):
             s = s[:-1]
         s = _LEADING_FILLER.sub("", s)
+        s = _LABEL_PREFIX.sub("", s)
         if s == before:
             break
     return s.strip()
@@ -255,7 +282,7 @@ def extract_final_answer(text: str, question: Question | None = None) -> FinalAn
             parts = [PartAnswer(label=lb, text=clean_answer(t) or None, how=how) for lb, t in inline]
         else:
             for label, segment in split_parts(text, labels):
-                seg_raw, seg_how = _locate(segment)
+                seg_raw, seg_how = _locate(segment.strip(" :.-*\t\n"))
                 parts.append(PartAnswer(label=label, text=clean_answer(seg_raw) if seg_raw else None,
                                         how=seg_how))
     choice = None

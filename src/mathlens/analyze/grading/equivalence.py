@@ -13,6 +13,7 @@ references, lettered parts and multiple-choice options are handled by `check_ans
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
@@ -179,6 +180,17 @@ def _against(predicted: str | None, references: list[str], config: EquivalenceCo
     return status, references[0], best
 
 
+def _names_value(answer: str, value: str, config: EquivalenceConfig) -> bool:
+    """The answer is the option's value, or states it among other words ("a total of 6kg")."""
+    if equivalent(answer, value, config).equal:
+        return True
+    compact = re.sub(r"\s+", "", value)
+    if not compact:
+        return False
+    pattern = r"(?<![\w.])" + r"\s*".join(map(re.escape, compact)) + r"(?![\w.]*\d)"
+    return re.search(pattern, answer) is not None
+
+
 def _check_choice(fa: FinalAnswer, question: Question, config: EquivalenceConfig) -> AnswerVerdict:
     choices = question.choices or {}
     expected = None
@@ -197,7 +209,7 @@ def _check_choice(fa: FinalAnswer, question: Question, config: EquivalenceConfig
                              choice=ChoiceCheck(label=fa.choice, expected=expected, form="label"))
     if fa.text:
         for label, value in choices.items():
-            if equivalent(fa.text, value, config).equal:
+            if _names_value(fa.text, value, config):
                 right = label == expected
                 status = config.value_only_choice if right else "incorrect"
                 return AnswerVerdict(

@@ -25,7 +25,7 @@ import sympy
 
 ComparePayload = tuple[str, str, str | None, str | None, str]  # status, method, pred form, ref form, error
 
-_LATEX_HINT = re.compile(r"\\[A-Za-z]|\\[{}()\[\]]|[_^]\{|\$")
+_LATEX_HINT = re.compile(r"\\[A-Za-z]|\\[{}()\[\],;:! ]|[_^]\{|\$")
 
 
 def looks_latex(text: str) -> bool:
@@ -46,7 +46,7 @@ def _from_latex(text: str) -> tuple[Any, str]:
     # Math-Verify reads \langle a, b \rangle as its last entry; as a tuple it compares like a point.
     body = re.sub(r"\\langle\b", "(", body)
     body = re.sub(r"\\rangle\b", ")", body)
-    found = parse(f"${body}$", parsing_timeout=None)  # type: ignore[arg-type]
+    found = parse(f"${body}$", parsing_timeout=None)
     for item in found:
         if isinstance(item, (sympy.Basic, sympy.MatrixBase)):
             return item, ""
@@ -67,27 +67,27 @@ def to_sympy(text: str, latex: bool) -> tuple[Any, str]:
     """Parse one answer into SymPy: `(value, "")`, or `(None, reason)`."""
     try:
         return _from_latex(text) if latex else _from_project_parser(text, "plain")
-    except Exception as exc:  # noqa: BLE001 - a parser failure on model output is data
+    except Exception as exc:
         return None, f"{type(exc).__name__}: {exc}"[:300]
 
 
 def _is_name(lhs: Any) -> bool:
-    return isinstance(lhs, (sympy.Symbol, sympy.Function, sympy.Derivative, sympy.Indexed)) or (
-        isinstance(lhs, sympy.core.function.AppliedUndef)
-    )
+    return isinstance(lhs, (sympy.Symbol, sympy.Function, sympy.Derivative, sympy.Indexed,
+                            sympy.core.function.AppliedUndef))
 
-
-def plain_symbols(value: Any) -> Any:
-    """Replace every symbol by a plain one of the same name.
+def plain_symbols(value: Any, fold_case: bool = False) -> Any:
+    """Replace every symbol by a plain one of the same name (lower-cased with `fold_case`).
 
     The two parsers attach different assumptions to symbols (`x` real in one, bare in the
     other), and SymPy treats symbols with different assumptions as different variables.
+    Math-Verify also lower-cases LaTeX symbols (`C` becomes `c`), hence the case folding.
     """
     if not isinstance(value, sympy.Basic):
         return value
     try:
-        return value.xreplace({s: sympy.Symbol(s.name) for s in value.free_symbols if isinstance(s, sympy.Symbol)})
-    except Exception:  # noqa: BLE001 - leave exotic objects as they are
+        return value.xreplace({s: sympy.Symbol(s.name.lower() if fold_case else s.name)
+                               for s in value.free_symbols if isinstance(s, sympy.Symbol)})
+    except Exception:
         return value
 
 
@@ -105,15 +105,15 @@ def _mv_equal(p: Any, r: Any) -> bool:
     from math_verify import verify
 
     try:
-        return bool(verify(r, p, float_rounding=6, timeout_seconds=None))  # type: ignore[arg-type]
-    except Exception:  # noqa: BLE001 - fall through to our own checks
+        return bool(verify(r, p, float_rounding=6, timeout_seconds=None))
+    except Exception:
         return False
 
 
 def _zero(expr: Any) -> bool:
     try:
         return bool(sympy.simplify(expr) == 0)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return False
 
 
@@ -162,7 +162,12 @@ def compare_answers(pred: str, ref: str, rel_tol: float = 1e-6) -> ComparePayloa
         return "unparseable", "none", p_form, None, f"reference: {r_err}"
     if p is None:
         return "unparseable", "none", None, r_form, f"predicted: {p_err}"
-    p, r = align(plain_symbols(p), plain_symbols(r))
+    p, r = plain_symbols(p), plain_symbols(r)
+    names_p = {s.name for s in getattr(p, "free_symbols", ())}
+    names_r = {s.name for s in getattr(r, "free_symbols", ())}
+    if names_p != names_r and {n.lower() for n in names_p} == {n.lower() for n in names_r}:
+        p, r = plain_symbols(p, fold_case=True), plain_symbols(r, fold_case=True)
+    p, r = align(p, r)
     if _mv_equal(p, r):
         return "equal", "math_verify", p_form, r_form, ""
     try:
@@ -170,6 +175,6 @@ def compare_answers(pred: str, ref: str, rel_tol: float = 1e-6) -> ComparePayloa
             return "equal", "symbolic", p_form, r_form, ""
         if _sample_equal(p, r, rel_tol):
             return "equal", "numeric_sampling", p_form, r_form, ""
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return "different", "symbolic", p_form, r_form, f"{type(exc).__name__}: {exc}"[:300]
     return "different", "symbolic", p_form, r_form, ""
