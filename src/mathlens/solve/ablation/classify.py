@@ -17,9 +17,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-MathType = Literal["coordinate", "notation", "expression"]
+MathType = Literal["coordinate", "notation", "expression", "skip"]
 
-_NUM = (r"[-−+]?(?:\d+(?:\.\d+)?|\.\d+)(?:/\d+)?(?:π|pi)?|[-−+]?\d*(?:π|pi)(?:/\d+)?"
+_NUM = (r"[-−+]?(?:\d+(?:\.\d+)?|\.\d+)(?:/\d+)?(?:π|pi)?|[-−+]?\d*(?:π|pi|e)(?:/\d+)?"
         r"|[-−+]?(?:∞|inf(?:inity)?)")
 # Angle-bracket vectors are expressions (the seed lists "coordinate vectors" with f(x) and ∇f).
 _TUPLE = rf"[\(\[](?:{_NUM})(?:,(?:{_NUM}))+[\)\]]"
@@ -106,13 +106,21 @@ def notation_of(norm: str) -> Notation | None:
     return None
 
 
+_FUNCTION_NAME = re.compile(r"(?:sin|cos|tan|sec|csc|cot|arcsin|arccos|arctan|sinh|cosh|tanh|ln|log|exp|sqrt"
+                            r"|d[a-zθ])")
+_UNIT = re.compile(r"(?:[A-Za-z]{2,5}|m|s|h|g)/[A-Za-z]{1,5}(?:\^\d|²|³)?")
+
+
 def classify(text: str, latex: bool) -> MathType:
-    """The element type of one math span (see the module docstring)."""
+    """The element type of one math span (see the module docstring); `skip` for a bare function
+    name ("where ln is the natural logarithm") or a unit ("in ft/s"), which are not elements."""
     norm = normalize(text, latex)
     if _COORD.match(norm) or _QUANTITY.match(text.strip()):
         return "coordinate"
     if notation_of(norm) is not None:
         return "notation"
+    if _FUNCTION_NAME.fullmatch(norm) or _UNIT.fullmatch(norm):
+        return "skip"
     return "expression"
 
 

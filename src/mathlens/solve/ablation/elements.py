@@ -49,7 +49,7 @@ KEYWORD_SYNONYMS: dict[str, str] = {
 _KEYWORD_RE = re.compile(r"\b(" + "|".join(sorted(KEYWORD_SYNONYMS, key=len, reverse=True)) + r")\b", re.I)
 
 _COORD_GOV = re.compile(
-    r"(?:\s+|^)(?:(?:passing\s+)?(?:at|through|near|about|around|on|over|for|when|where|if|with|as|in|to|"
+    r"(?:\s+|^)(?:(?:at\s+)?(?:the\s+)?points?\s+where|(?:passing\s+)?(?:at|through|near|about|around|on|over|for|when|where|if|with|as|in|to|"
     r"from|between)(?:\s+the)?(?:\s+(?:points?|intervals?|values?|coordinates?|region|location))?|"
     r"(?:the\s+)?points?)\s*$", re.I)
 _EXPR_GOV = re.compile(
@@ -63,6 +63,9 @@ _LABEL = re.compile(r"(?<!\S)\((?:[a-z]|[ivx]+)\)(?=\s)")
 _TERMINAL = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)[.?!](?=\s|$)")
 _PUNCT_MARK = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)[.?!;:](?=\s|$)")
 _EMPHASIS = re.compile(r"\b(?!(?:I|II|III|IV|V|VI)\b)[A-Z]{2,}\b")
+_AND_AFTER = re.compile(r"[ \t]*,?[ \t]+and[ \t]+")
+_AND_BEFORE = re.compile(r"[ \t]*,?[ \t]+and[ \t]+$")
+_LINGUISTIC_ORDER = ("punctuation", "casing", "word order")
 _INTERVAL_JOIN = re.compile(r"^\s+(?:to|and)\s+$", re.I)
 _INTERVAL_OPEN = re.compile(r"\b(?:from|between)\s+$", re.I)
 
@@ -132,6 +135,15 @@ def _removal(text: str, start: int, end: int, clause: _Clause, gov: re.Pattern[s
     gs = start
     if gov is not None and (m := gov.search(text, clause.start, start)) and m.end() == start:
         gs = m.start()
+    # "Let u = <1, 2> and v = <3, 4>": with no governing word of its own (or only the clause's
+    # lead-in), an element joined by "and" goes with the conjunction and the lead-in stays.
+    if gs == start or not text[clause.start:gs].strip():
+        after_and = _AND_AFTER.match(text, end)
+        if after_and and any(s.start == after_and.end() for s in math):
+            return Edit(start, after_and.end())
+        before_and = _AND_BEFORE.search(text, clause.start, start)
+        if before_and and before_and.end() == start and any(s.end == before_and.start() for s in math):
+            return Edit(before_and.start(), end)
     at_clause_start = text[clause.start:gs].strip() == "" or _LABEL.fullmatch(text[clause.start:gs].strip())
     rest = text[clause.start:gs] + text[end:clause.end]
     other_math = any(s.start >= clause.start and s.end <= clause.end and not (s.start >= gs and s.end <= end)
@@ -162,7 +174,7 @@ def _removal(text: str, start: int, end: int, clause: _Clause, gov: re.Pattern[s
 
 def _math_elements(text: str, spans: list[Span], cls: list[_Clause]) -> list[Element]:
     math = [s for s in spans if s.kind == "math"]
-    typed: list[tuple[Span, MathType]] = [(s, classify(s.text, s.latex)) for s in math]
+    typed: list[tuple[Span, MathType]] = [(s, k) for s in math if (k := classify(s.text, s.latex)) != "skip"]
     groups: dict[tuple[MathType, str], list[tuple[int, int, Span]]] = {}
     i = 0
     while i < len(typed):
@@ -274,7 +286,8 @@ def _sentence_starts(text: str, prose: list[Span]) -> list[int]:
     """Positions of the first letter of each sentence or part, when that letter is in prose."""
     starts = []
     prose_at = {i for s in prose for i in range(s.start, s.end)}
-    cands = [0] + [s.start + m.end() for s in prose for m in re.finditer(r"[.?!]\s+|\n|\(\w{1,3}\)\s+", s.text)]
+    cands = [0] + [s.start + m.end() for s in prose for m in re.finditer(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)[.?!]\s+|\n|\(\w{1,3}\)\s+",
+                                                                    s.text)]
     for c in cands:
         while c < len(text) and text[c] in " \t\"“":
             c += 1
@@ -329,4 +342,5 @@ def extract_elements(text: str) -> list[Element]:
     elements = _math_elements(text, spans, cls) + _keyword_elements(text, spans, cls) + \
         _linguistic_elements(text, spans)
     order = {t: i for i, t in enumerate(ELEMENT_TYPES)}
-    return sorted(elements, key=lambda e: (order[e.type], e.edits[0].start if e.edits else 0))
+    return sorted(elements, key=lambda e: (order[e.type], _LINGUISTIC_ORDER.index(e.text)
+                                           if e.type == "linguistic" else e.edits[0].start))

@@ -23,7 +23,7 @@ _LEAD_PUNCT = re.compile(r"^[\"“‘']+")
 MATH_SYMBOLS = set("∇∂∫∬∭∮∑Σ∏√∛πθαβγδλμσφωε≤≥≠≈→←↦∞·×÷⟨⟩‖∈∉⊂⊆∪∩°′″ⁱ²³⁻¹^=+*/<>|_−")
 _MATH_WORDS = {
     "sin", "cos", "tan", "sec", "csc", "cot", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
-    "ln", "log", "exp", "sqrt", "lim", "dx", "dy", "dz", "dt", "du", "dv", "dr", "dθ", "pi", "e",
+    "ln", "log", "exp", "sqrt", "lim", "dx", "dy", "dz", "dt", "du", "dv", "dr", "dθ", "pi", "e", "infinity",
 }
 _PART_LABEL = re.compile(r"^\((?:[a-z]|[ivx]+|\d{1,2})\)$")
 _HYPHEN_WORD = re.compile(r"^[A-Za-z]+(?:-[A-Za-z]+)+$")
@@ -31,8 +31,8 @@ _ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th)$", re.I)
 _CALL = re.compile(r"^[A-Za-z]{1,6}'*\(")
 _VAR_TUPLE = re.compile(r"^\(\s*[A-Za-z](?:\s*,\s*[A-Za-z])+\s*\)$")
 _PRIME = re.compile(r"^[A-Za-z]'+$")
-_LEADING_OPS = ("=", "<", ">", "^", "+", "-", "*", "/", "≤", "≥", "→", "−", "·", "(")
-_TRAILING_OPS = ("=", "<", ">", "^", "+", "-", "*", "/", "≤", "≥", "→", "−", "·")
+_LEADING_OPS = ("=", "<", ">", "^", "+", "-", "*", "/", "≤", "≥", "→", "−", "·", "(", ".")
+_TRAILING_OPS = ("=", "<", ">", "^", "+", "-", "*", "/", "≤", "≥", "→", "−", "·", ".")
 _PROSE_WORD = re.compile(r"[A-Za-z]{3,}\s+[A-Za-z]{3,}")
 
 
@@ -75,7 +75,7 @@ def token_class(core: str) -> Literal["math", "var", "prose"]:
         return "prose"
     if any(c in MATH_SYMBOLS for c in core) or any(c.isdigit() for c in core):
         return "math"
-    if core.startswith("-") or core in {"(", ")"}:
+    if core.startswith("-") or core in {"(", ")", "."}:
         return "math"
     if _CALL.match(core) or _VAR_TUPLE.match(core) or _PRIME.match(core):
         return "math"
@@ -135,7 +135,9 @@ def _tokens(text: str, start: int, end: int) -> list[_Tok]:
         lead = _LEAD_PUNCT.match(text[s:e])
         if lead:
             s += lead.end()
-        trail = _TRAIL_PUNCT.search(text[s:e])
+        # A lone "." with blanks on both sides is a dot product ("u . v"), not a full stop.
+        dot = text[s:e] == "." and s > 0 and text[s - 1].isspace() and e < len(text) and text[e].isspace()
+        trail = None if dot else _TRAIL_PUNCT.search(text[s:e])
         # A trailing period is sentence punctuation ("x = 2."); "2.5" has none at its end.
         if trail:
             e -= len(trail.group(0))
@@ -174,7 +176,7 @@ def _runs(toks: list[_Tok]) -> list[tuple[int, int]]:
                 toks[s].core.startswith(_LEADING_OPS) and toks[s - 1].core not in {"a", "I"}:
             s -= 1
         # Operators dangling at either edge are prose dashes, not math ("limits - and").
-        while j > s and toks[j - 1].core in {"-", "–", "—", "+", "="}:
+        while j > s and toks[j - 1].core in {"-", "–", "—", "+", "=", "->", "→", "<", ">"}:
             j -= 1
         while s < j and toks[s].core in {"-", "–", "—", "+", "="}:
             s += 1

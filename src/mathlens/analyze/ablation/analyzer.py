@@ -1,0 +1,122 @@
+"""Sensitivity of a stored run: question metrics, the exam table, flags — no model calls.
+
+`compute_sensitivity(store, config)` reads the run's records and questions and returns a
+`SensitivityReport`; `run_sensitivity(store, options)` is the analyzer-registry entry point that
+also writes `analysis/sensitivity.json` and `analysis/sensitivity_exams.csv`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import replace
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from mathlens.analyze.ablation.divergence import TOKEN_PATTERN
+from mathlens.analyze.ablation.flags import FlagConfig
+from mathlens.analyze.ablation.metrics import QuestionSensitivity, SensitivityConfig, question_sensitivity
+from mathlens.analyze.ablation.outcomes import answer_source
+from mathlens.analyze.ablation.tables import ExamRow, exam_rows, rows_csv
+from mathlens.errors import UserError
+from mathlens.items.schema import Exam, Question
+from mathlens.runs.records import RunRecord
+from mathlens.runs.store import RunStore
+
+VECTORISER_NOTE = (
+    "TF-IDF (scikit-learn, l2 norm, smooth idf) fitted per question, model, configuration and repeat on the "
+    f"original response plus the responses to that question's variants; tokens: {TOKEN_PATTERN!r}, lowercased"
+)
+
+
+class SensitivityReport(BaseModel):
+    """Everything `mathlens sensitivity` computes for one run."""
+
+    run_id: str
+    status: str
+    note: str = ""
+    ablation: dict[str, Any] | None = None
+    vectoriser: str = VECTORISER_NOTE
+    thresholds: dict[str, Any] = Field(default_factory=dict)
+    bootstrap: dict[str, Any] = Field(default_factory=dict)
+    n_records: int = 0
+    n_questions: int = 0
+    answer_source: str = ""
+    flow_source: str | None = None
+    exams: list[ExamRow] = Field(default_factory=list)
+    questions: list[QuestionSensitivity] = Field(default_factory=list)
+
+
+def config_from_options(options: dict[str, Any] | None) -> SensitivityConfig:
+    """Build a `SensitivityConfig` from analyzer options (the keys are the field names, plus
+    `complexity_max`, `phrase_sensitivity_max` and `flag_meaning_preserving_flips`)."""
+    options = dict(options or {})
+    flag_keys = {"complexity_max", "phrase_sensitivity_max", "flag_meaning_preserving_flips"}
+    known = {"flow", "answers", "n_resamples", "confidence", "seed"} | flag_keys
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise UserError(f"unknown sensitivity option(s): {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    flags = FlagConfig(**{k: options[k] for k in flag_keys if k in options})
+    base = SensitivityConfig(flags=flags)
+    return replace(base, **{k: options[k] for k in known - flag_keys if k in options})
+
+
+def _question_index(store: RunStore) -> tuple[dict[tuple[str, str], Question], dict[str, tuple[str, str | None]],
+                                              str]:
+    from mathlens.runs.plan import load_exams
+
+    try:
+        exams: list[Exam] = load_exams(store.manifest())
+    except UserError as exc:
+        # Metrics need only the records; the question is used for answer extraction and names.
+        return {}, {}, f"questions not reloaded ({exc}); final answers read without them"
+    questions = {(e.id, q.id): q for e in exams for q in e.questions}
+    return questions, {e.id: (e.name, e.course) for e in exams}, ""
+
+
+def compute_sensitivity(store: RunStore, config: SensitivityConfig | None = None) -> SensitivityReport:
+    """Recompute every sensitivity metric of the run in `store` from its records."""
+    config = config or SensitivityConfig()
+    manifest = store.manifest()
+    records: list[RunRecord] = list(store.records())
+    questions, exams, note = _question_index(store)
+    groups: dict[tuple[str, str, str, str], list[RunRecord]] = defaultdict(list)
+    for r in records:
+        groups[(r.model, r.configuration, r.exam_id, r.question_id)].append(r)
+    results = [question_sensitivity(rs, questions.get((key[2], key[3])), config) for key, rs in groups.items()]
+    has_variants = any(r.variant.name != "original" for r in records)
+    status = "ok" if has_variants else "no_variants"
+    if not records:
+        status, note = "empty", "the run has no records yet"
+    elif not has_variants:
+        note = note or "the run has no ablation variants (run it with --ablate); only consistency is reported"
+    return SensitivityReport(
+        run_id=manifest.run_id, status=status, note=note, ablation=manifest.ablation,
+        thresholds={"complexity_max": config.flags.complexity_max,
+                    "phrase_sensitivity_max": config.flags.phrase_sensitivity_max,
+                    "flag_meaning_preserving_flips": config.flags.flag_meaning_preserving_flips},
+        bootstrap={"n_resamples": config.n_resamples, "confidence": config.confidence, "seed": config.seed,
+                   "resampled": "questions"},
+        n_records=len(records), n_questions=len(results),
+        answer_source=answer_source(),
+        flow_source=next((q.flow_source for q in results if q.flow_source), None),
+        exams=exam_rows(results, exams, config), questions=results,
+    )
+
+
+def write_report(store: RunStore, report: SensitivityReport) -> None:
+    """Write `analysis/sensitivity.json` and the exam table `analysis/sensitivity_exams.csv`."""
+    store.write_analysis("sensitivity", report)
+    path = store.analysis_dir / "sensitivity_exams.csv"
+    tmp = path.with_suffix(".csv.tmp")
+    tmp.write_text(rows_csv(report.exams), encoding="utf-8")
+    tmp.replace(path)
+
+
+def run_sensitivity(store: RunStore, options: dict[str, Any]) -> dict[str, Any]:
+    """Analyzer-registry entry point: compute, write, and return a short summary."""
+    report = compute_sensitivity(store, config_from_options(options))
+    write_report(store, report)
+    flagged = [f"{q.exam_id}/{q.question_id}" for q in report.questions if q.flags]
+    return {"status": report.status, "questions": report.n_questions, "exam_rows": len(report.exams),
+            "flagged": flagged, "note": report.note}

@@ -1,0 +1,255 @@
+"""Question-level sensitivity metrics (calculus seed 000, §3.3, Table 2).
+
+For one question answered by one model under one configuration, with each repeat's original
+response compared against the responses to that repeat's variants:
+
+* robustness R = mean over single-element ablations of cos(v_orig, v_abl_i) (eq. 1), with the
+  sample standard deviation of those cosines;
+* phrase sensitivity PS = max_i (1 − cos(v_orig, v_abl_i)) (eq. 4) and the element that gave it;
+* impact factor of each element = 1 − cos (averaged over repeats), ranked, as in the seed's
+  "Important phrase: (-1, 4)  Impact: 0.630" lines;
+* beyond the seed: the share of ablations that flipped the final answer, the share that changed
+  the reasoning pattern, and the mean token-level Levenshtein distance.
+
+Element pairs and paraphrases are summarised separately and never enter R or PS, so numbers stay
+comparable with the seed's single-element procedure.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from statistics import fmean, stdev
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from mathlens.analyze.ablation.consistency import Consistency, repeat_consistency
+from mathlens.analyze.ablation.divergence import sequence_distance, tfidf_cosines, token_levenshtein
+from mathlens.analyze.ablation.flags import Flag, FlagConfig, question_flags
+from mathlens.analyze.ablation.outcomes import AnswerStatus, FlowSummary, compare_answers, summarize_flow
+from mathlens.items.schema import Question
+from mathlens.runs.records import RunRecord
+
+PairStatus = Literal["ok", "error", "empty", "no_original"]
+QuestionStatus = Literal["ok", "no_variants", "no_original"]
+
+
+@dataclass(frozen=True)
+class SensitivityConfig:
+    """What to compute. `flow=False` skips step and pattern analysis, `answers=False` the flips."""
+
+    flow: bool = True
+    answers: bool = True
+    flags: FlagConfig = field(default_factory=FlagConfig)
+    n_resamples: int = 2000
+    confidence: float = 0.95
+    seed: int = 0
+
+
+class PairDivergence(BaseModel):
+    """One (original, variant) response pair of one repeat."""
+
+    variant: str
+    kind: str
+    element_type: str | None = None
+    element_text: str | None = None
+    meaning_preserving: bool = False
+    repeat: int = 0
+    status: PairStatus = "ok"
+    note: str = ""
+    cosine: float | None = None
+    levenshtein: float | None = None
+    answer: AnswerStatus | None = None
+    original_answer: str | None = None
+    variant_answer: str | None = None
+    answer_method: str | None = None
+    steps_original: int | None = None
+    steps_variant: int | None = None
+    step_change: int | None = None
+    pattern_distance: float | None = None
+    pattern_changed: bool | None = None
+    truncated: bool = False
+
+
+class Impact(BaseModel):
+    """An element's impact factor, 1 − cos, averaged over repeats; rank 1 is the largest."""
+
+    rank: int
+    variant: str
+    element_type: str | None
+    element_text: str | None
+    impact: float
+    n: int
+
+
+class KindSummary(BaseModel):
+    """Pairs or paraphrases, summarised apart from the single-element ablations."""
+
+    n: int
+    robustness: float | None = None
+    robustness_sd: float | None = None
+    max_divergence: float | None = None
+    answer_flip_rate: float | None = None
+    n_answer_compared: int = 0
+
+
+class QuestionSensitivity(BaseModel):
+    """Every sensitivity metric of one question for one model and configuration."""
+
+    model: str
+    configuration: str
+    exam_id: str
+    question_id: str
+    status: QuestionStatus
+    note: str = ""
+    n_repeats: int = 0
+    n_ablations: int = 0
+    n_failed_pairs: int = 0
+    robustness: float | None = None
+    robustness_sd: float | None = None
+    phrase_sensitivity: float | None = None
+    ps_variant: str | None = None
+    ps_element_type: str | None = None
+    ps_element_text: str | None = None
+    mean_levenshtein: float | None = None
+    impact: list[Impact] = Field(default_factory=list)
+    answer_flip_rate: float | None = None
+    n_answer_compared: int = 0
+    meaning_preserving_flips: int = 0
+    n_meaning_preserving_compared: int = 0
+    pattern_change_rate: float | None = None
+    n_pattern_compared: int = 0
+    step_count: float | None = None
+    complexity: float | None = None
+    flow_source: str | None = None
+    pairs: KindSummary | None = None
+    paraphrases: KindSummary | None = None
+    consistency: Consistency | None = None
+    flags: list[Flag] = Field(default_factory=list)
+    details: list[PairDivergence] = Field(default_factory=list)
+
+
+def _text(rec: RunRecord) -> str | None:
+    return rec.response if rec.status == "ok" and rec.response is not None else None
+
+
+def _pairs_for_repeat(original: RunRecord | None, variants: list[RunRecord], question: Question | None,
+                      config: SensitivityConfig) -> list[PairDivergence]:
+    out: list[PairDivergence] = []
+    base = _text(original) if original is not None else None
+    ok = [(v, _text(v)) for v in variants]
+    usable = [(v, t) for v, t in ok if t is not None]
+    cosines = tfidf_cosines(base, [t for _, t in usable]).values if base is not None else ()
+    cos_of = {id(v): c for (v, _), c in zip(usable, cosines, strict=True)}
+    flow_o: FlowSummary | None = summarize_flow(base, question) if base is not None and config.flow else None
+    for v, t in ok:
+        pd = PairDivergence(variant=v.variant.name, kind=v.variant.kind, element_type=v.variant.element_type,
+                            element_text=v.variant.element_text, meaning_preserving=v.variant.meaning_preserving,
+                            repeat=v.repeat, truncated=v.truncated or bool(original and original.truncated))
+        if base is None:
+            out.append(pd.model_copy(update={"status": "no_original",
+                                             "note": "the original prompt's response is missing or failed"}))
+            continue
+        if t is None:
+            out.append(pd.model_copy(update={"status": "error", "note": v.error or "no response"}))
+            continue
+        cos = cos_of[id(v)]
+        if cos is None:
+            out.append(pd.model_copy(update={"status": "empty", "note": "both responses have no tokens"}))
+            continue
+        upd: dict[str, object] = {"cosine": cos, "levenshtein": token_levenshtein(base, t)}
+        if config.answers:
+            cmp = compare_answers(base, t, question)
+            upd |= {"answer": cmp.status, "original_answer": cmp.original, "variant_answer": cmp.variant,
+                    "answer_method": cmp.method}
+        if flow_o is not None:
+            flow_v = summarize_flow(t, question)
+            upd |= {"steps_original": flow_o.step_count, "steps_variant": flow_v.step_count,
+                    "step_change": flow_v.step_count - flow_o.step_count}
+            if flow_o.pattern is not None and flow_v.pattern is not None:
+                dist = sequence_distance(flow_o.pattern, flow_v.pattern)
+                upd |= {"pattern_distance": dist, "pattern_changed": dist > 0}
+        out.append(pd.model_copy(update=upd))
+    return out
+
+
+def _kind_summary(pairs: list[PairDivergence]) -> KindSummary | None:
+    if not pairs:
+        return None
+    cos = [p.cosine for p in pairs if p.status == "ok" and p.cosine is not None]
+    ans = [p for p in pairs if p.answer in ("same", "flipped")]
+    return KindSummary(
+        n=len(pairs), robustness=fmean(cos) if cos else None, robustness_sd=stdev(cos) if len(cos) > 1 else None,
+        max_divergence=max(1 - c for c in cos) if cos else None,
+        answer_flip_rate=sum(p.answer == "flipped" for p in ans) / len(ans) if ans else None,
+        n_answer_compared=len(ans),
+    )
+
+
+def _impacts(pairs: list[PairDivergence]) -> list[Impact]:
+    by_variant: dict[str, list[PairDivergence]] = defaultdict(list)
+    for p in pairs:
+        if p.cosine is not None:
+            by_variant[p.variant].append(p)
+    rows = [(fmean(1 - p.cosine for p in ps if p.cosine is not None), name, ps) for name, ps in by_variant.items()]
+    rows.sort(key=lambda r: (-r[0], r[1]))
+    return [Impact(rank=i, variant=name, element_type=ps[0].element_type, element_text=ps[0].element_text,
+                   impact=value, n=len(ps)) for i, (value, name, ps) in enumerate(rows, start=1)]
+
+
+def question_sensitivity(records: list[RunRecord], question: Question | None,
+                         config: SensitivityConfig | None = None) -> QuestionSensitivity:
+    """Metrics for the records of one (model, configuration, exam, question)."""
+    config = config or SensitivityConfig()
+    first = records[0]
+    head = {"model": first.model, "configuration": first.configuration, "exam_id": first.exam_id,
+            "question_id": first.question_id}
+    by_repeat: dict[int, list[RunRecord]] = defaultdict(list)
+    for r in records:
+        by_repeat[r.repeat].append(r)
+    originals = {k: next((r for r in rs if r.variant.name == "original"), None) for k, rs in by_repeat.items()}
+    details: list[PairDivergence] = []
+    for k in sorted(by_repeat):
+        variants = [r for r in by_repeat[k] if r.variant.name != "original"]
+        details += _pairs_for_repeat(originals[k], variants, question, config)
+    texts = [t for k in sorted(originals) if (o := originals[k]) is not None and (t := _text(o)) is not None]
+    flows = [summarize_flow(t, question) for t in texts] if config.flow else []
+    steps = fmean(f.step_count for f in flows) if flows else None
+    cx = [f.complexity for f in flows if f.complexity is not None]
+    complexity = fmean(cx) if cx else None
+    consistency = repeat_consistency(texts, question, config.answers) if len(by_repeat) > 1 else None
+    common = {**head, "n_repeats": len(by_repeat), "step_count": steps, "complexity": complexity,
+              "flow_source": flows[0].source if flows else None, "consistency": consistency}
+    if not details:
+        return QuestionSensitivity(**common, status="no_variants", note="the run has no variants of this question")
+    if not texts:
+        return QuestionSensitivity(**common, status="no_original", details=details,
+                                   note="no usable response to the original prompt")
+    single = [p for p in details if p.kind == "ablation"]
+    ok = [p for p in single if p.status == "ok" and p.cosine is not None]
+    cos = [p.cosine for p in ok if p.cosine is not None]
+    impacts = _impacts(ok)
+    answered = [p for p in single if p.answer in ("same", "flipped")]
+    patterned = [p for p in single if p.pattern_changed is not None]
+    preserving = [p for p in details if p.meaning_preserving and p.answer in ("same", "flipped")]
+    flips_mp = sum(p.answer == "flipped" for p in preserving)
+    ps = impacts[0].impact if impacts else None
+    return QuestionSensitivity(
+        **common, status="ok", n_ablations=len(single), n_failed_pairs=sum(p.status != "ok" for p in details),
+        robustness=fmean(cos) if cos else None, robustness_sd=stdev(cos) if len(cos) > 1 else None,
+        phrase_sensitivity=ps, ps_variant=impacts[0].variant if impacts else None,
+        ps_element_type=impacts[0].element_type if impacts else None,
+        ps_element_text=impacts[0].element_text if impacts else None,
+        mean_levenshtein=fmean(p.levenshtein for p in ok if p.levenshtein is not None) if ok else None,
+        impact=impacts,
+        answer_flip_rate=sum(p.answer == "flipped" for p in answered) / len(answered) if answered else None,
+        n_answer_compared=len(answered), meaning_preserving_flips=flips_mp,
+        n_meaning_preserving_compared=len(preserving),
+        pattern_change_rate=sum(bool(p.pattern_changed) for p in patterned) / len(patterned) if patterned else None,
+        n_pattern_compared=len(patterned),
+        pairs=_kind_summary([p for p in details if p.kind == "pair"]),
+        paraphrases=_kind_summary([p for p in details if p.kind == "paraphrase"]),
+        flags=question_flags(complexity, ps, flips_mp, config.flags),
+        details=details,
+    )

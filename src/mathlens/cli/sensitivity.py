@@ -1,0 +1,72 @@
+"""`mathlens sensitivity RUN`: robustness, phrase sensitivity and impact factors from stored records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from mathlens.analyze.ablation import SensitivityReport, compute_sensitivity, config_from_options, write_report
+from mathlens.cli.common import JSON_OPTION, console, emit_json, out_console, user_errors
+from mathlens.runs.store import RunStore
+
+
+def _num(x: float | None, digits: int = 3) -> str:
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def _print(report: SensitivityReport, top: int) -> None:
+    console.print(f"run {report.run_id}: {report.n_questions} question(s), status {report.status}"
+                  + (f" — {report.note}" if report.note else ""))
+    table = Table(title="Exam level (mean ± sd [95% CI])")
+    for col in ("Course", "Exam", "Model", "Config", "Robustness", "Complexity", "Step count", "Phrase sens.",
+                "Flagged"):
+        table.add_column(col)
+    for r in report.exams:
+        cells = []
+        for m in (r.robustness, r.complexity, r.step_count, r.phrase_sensitivity):
+            ci = f" [{_num(m.ci_low)}, {_num(m.ci_high)}]" if m.ci_low is not None else ""
+            cells.append(f"{_num(m.mean)} ± {_num(m.sd)}{ci}" if m.mean is not None else "—")
+        table.add_row(r.course or "", r.exam, r.model, r.configuration, *cells,
+                      f"{r.flagged_questions}/{r.n_questions}")
+    out_console.print(table)
+    for q in report.questions:
+        head = (f"{q.exam_id}/{q.question_id} [{q.configuration}] R={_num(q.robustness)}"
+                f" ± {_num(q.robustness_sd)}  PS={_num(q.phrase_sensitivity)}"
+                f"  flips={_num(q.answer_flip_rate, 2)}  pattern changes={_num(q.pattern_change_rate, 2)}")
+        out_console.print(head, highlight=False)
+        for imp in q.impact[:top]:
+            out_console.print(f"    Important phrase: {imp.element_text}  ({imp.element_type})"
+                              f"  Impact: {imp.impact:.3f}", highlight=False, markup=False)
+        for flag in q.flags:
+            out_console.print(f"    flag {flag.name}: {flag.reason}", highlight=False, markup=False)
+
+
+@user_errors
+def sensitivity(
+    run_dir: Path = typer.Argument(..., help="A run directory (made with `mathlens run --ablate`)."),
+    complexity_max: float = typer.Option(20.0, help="Flag questions whose complexity is above this."),
+    ps_max: float = typer.Option(0.5, "--ps-max", help="Flag questions whose phrase sensitivity is above this."),
+    no_flow: bool = typer.Option(False, "--no-flow", help="Skip step counts and reasoning patterns."),
+    resamples: int = typer.Option(2000, help="Bootstrap resamples for the exam-level intervals."),
+    seed: int = typer.Option(0, help="Bootstrap seed."),
+    top: int = typer.Option(5, help="Impact factors shown per question."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Recompute ablation sensitivity metrics from a run's stored records (no model calls) and
+    write analysis/sensitivity.json and analysis/sensitivity_exams.csv."""
+    store = RunStore(run_dir)
+    config = config_from_options({"complexity_max": complexity_max, "phrase_sensitivity_max": ps_max,
+                                  "flow": not no_flow, "n_resamples": resamples, "seed": seed})
+    report = compute_sensitivity(store, config)
+    write_report(store, report)
+    if as_json:
+        emit_json(report)
+        return
+    _print(report, top)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `mathlens sensitivity`."""
+    app.command("sensitivity")(sensitivity)
