@@ -79,7 +79,8 @@ def tfidf_cosines(reference: str, others: Sequence[str]) -> Cosines:
         if not tokens[0] and not tokens[i]:
             out.append(None)
         else:
-            out.append(float(min(1.0, max(0.0, sim))))
+            # Rounding keeps float noise (0.9999999999999998) out of 1 - cos.
+            out.append(round(float(min(1.0, max(0.0, sim))), 12))
     return Cosines(tuple(out))
 
 
@@ -91,7 +92,7 @@ def pairwise_cosines(texts: Sequence[str]) -> list[float]:
         return []
     matrix = _vectorizer().fit_transform(list(texts))
     gram = (matrix @ matrix.T).toarray()
-    return [float(np.clip(gram[i, j], 0.0, 1.0)) for i, j in itertools.combinations(range(len(texts)), 2)
+    return [round(float(np.clip(gram[i, j], 0.0, 1.0)), 12) for i, j in itertools.combinations(range(len(texts)), 2)
             if tokens[i] or tokens[j]]
 
 

@@ -140,8 +140,10 @@ def _pairs_for_repeat(original: RunRecord | None, variants: list[RunRecord], que
     base = _text(original) if original is not None else None
     ok = [(v, _text(v)) for v in variants]
     usable = [(v, t) for v, t in ok if t is not None]
-    cosines = tfidf_cosines(base, [t for _, t in usable]).values if base is not None else ()
-    cos_of = {id(v): c for (v, _), c in zip(usable, cosines, strict=True)}
+    cos_of: dict[int, float | None] = {}
+    if base is not None:
+        cosines = tfidf_cosines(base, [t for _, t in usable]).values
+        cos_of = {id(v): c for (v, _), c in zip(usable, cosines, strict=True)}
     flow_o: FlowSummary | None = summarize_flow(base, question) if base is not None and config.flow else None
     for v, t in ok:
         pd = PairDivergence(variant=v.variant.name, kind=v.variant.kind, element_type=v.variant.element_type,

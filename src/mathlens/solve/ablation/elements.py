@@ -65,6 +65,7 @@ _PUNCT_MARK = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)[.?!;:](?=\s|$)")
 _EMPHASIS = re.compile(r"\b(?!(?:I|II|III|IV|V|VI)\b)[A-Z]{2,}\b")
 _AND_AFTER = re.compile(r"[ \t]*,?[ \t]+and[ \t]+")
 _AND_BEFORE = re.compile(r"[ \t]*,?[ \t]+and[ \t]+$")
+_START_AFTER = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)[.?!]\s+|\n|\(\w{1,3}\)\s+")
 _LINGUISTIC_ORDER = ("punctuation", "casing", "word order")
 _INTERVAL_JOIN = re.compile(r"^\s+(?:to|and)\s+$", re.I)
 _INTERVAL_OPEN = re.compile(r"\b(?:from|between)\s+$", re.I)
@@ -207,7 +208,7 @@ def _math_elements(text: str, spans: list[Span], cls: list[_Clause]) -> list[Ele
             note = notation_of(normalize(first.text, first.latex))
             out.append(Element("notation", label, "substitute", tuple(edits), True,
                                detail=note.words if note else ""))
-        else:
+        elif kind in ("coordinate", "expression"):
             out.append(Element(kind, label, "remove", tuple(edits), False))
     return out
 
@@ -286,8 +287,7 @@ def _sentence_starts(text: str, prose: list[Span]) -> list[int]:
     """Positions of the first letter of each sentence or part, when that letter is in prose."""
     starts = []
     prose_at = {i for s in prose for i in range(s.start, s.end)}
-    cands = [0] + [s.start + m.end() for s in prose for m in re.finditer(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)[.?!]\s+|\n|\(\w{1,3}\)\s+",
-                                                                    s.text)]
+    cands = [0] + [s.start + m.end() for s in prose for m in _START_AFTER.finditer(s.text)]
     for c in cands:
         while c < len(text) and text[c] in " \t\"“":
             c += 1
