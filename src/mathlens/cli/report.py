@@ -1,0 +1,73 @@
+"""`mathlens report` (write one self-contained HTML report) and `mathlens view` (serve runs locally)."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import typer
+
+from mathlens.cli.common import JSON_OPTION, console, emit_json, user_errors
+from mathlens.errors import UserError
+from mathlens.report import write_report
+from mathlens.report.context import ReportOptions
+
+
+def _options(title: str | None, only: str | None, complexity: float, sensitivity: float) -> ReportOptions:
+    sections = tuple(s.strip() for s in only.split(",") if s.strip()) if only else None
+    return ReportOptions(title=title, sections=sections, complexity_threshold=complexity,
+                         sensitivity_threshold=sensitivity)
+
+
+@user_errors
+def report(
+    runs: list[Path] = typer.Argument(..., help="One or more run directories (several are compared)."),
+    out: Path = typer.Option(None, "--out", "-o", help="HTML file [RUN/report.html, or ./report.html for several]."),
+    title: str = typer.Option(None, "--title", help="Page title."),
+    only: str = typer.Option(None, "--sections", help="Comma-separated section ids to include (default: all)."),
+    complexity: float = typer.Option(20.0, "--complexity-threshold", help="Flag complexity above this."),
+    sensitivity: float = typer.Option(0.5, "--sensitivity-threshold", help="Flag phrase sensitivity above this."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Write one HTML file with everything the runs and their analyses found (opens offline)."""
+    if not runs:
+        raise UserError("name at least one run directory")
+    target = out or (runs[0] / "report.html" if len(runs) == 1 else Path("report.html"))
+    rep = write_report(runs, target, _options(title, only, complexity, sensitivity))
+    doc = {"out": str(target), **rep.summary()}
+    if as_json:
+        emit_json(doc)
+        return
+    console.print(f"[bold]report:[/] {target}  ({len(rep.sections)} sections, {len(rep.questions)} questions)")
+    if rep.skipped:
+        console.print("not shown: " + ", ".join(f"{i} ({why})" for i, why in rep.skipped), highlight=False)
+
+
+@user_errors
+def view(
+    runs_dir: Path = typer.Argument(Path("runs"), help="A folder of run directories, or one run."),
+    port: int = typer.Option(8765, "--port", "-p", help="Port on 127.0.0.1 (0: any free port)."),
+    lifetime: float = typer.Option(None, "--lifetime", help="Stop after this many seconds (default: until Ctrl-C)."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Serve an index of runs and each run's report on http://127.0.0.1:PORT/ (local only)."""
+    from mathlens.report.server import ViewServer, ViewState, find_runs, serve
+
+    if not runs_dir.is_dir():
+        raise UserError(f"{runs_dir} is not a folder")
+    try:
+        server = ViewServer(ViewState(runs_dir), port)
+    except OSError as exc:
+        raise UserError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror or exc})") from None
+    names = sorted(find_runs(runs_dir))
+    if as_json:
+        emit_json({"url": server.url, "runs": names, "lifetime_s": lifetime})
+    else:
+        console.print(f"serving {len(names)} run(s) from {runs_dir} at [bold]{server.url}[/] (Ctrl-C stops)")
+    with contextlib.suppress(KeyboardInterrupt):
+        serve(server, lifetime)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report)
+    app.command("view")(view)

@@ -1,0 +1,37 @@
+"""HTML report of one or more runs: `write_report(["runs/a"], "report.html")`.
+
+The page is one self-contained file (inline CSS, script and SVG; nothing is fetched when it is
+viewed). Sections live in `mathlens.report.sections` and are listed in
+`mathlens.report.registry.SECTIONS`; each reads its own analysis file and is skipped when that
+file is absent.
+
+    >>> from mathlens.report import write_report          # doctest: +SKIP
+    >>> write_report(["runs/demo"], "runs/demo/report.html")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from mathlens.report.context import ReportOptions
+from mathlens.report.loader import load_runs
+from mathlens.report.render import Report, build_report
+
+__all__ = ["Report", "ReportOptions", "build_report", "make_report", "write_report"]
+
+
+def make_report(run_dirs: Sequence[Path | str], options: ReportOptions | None = None) -> Report:
+    """Load the runs and build their report (raises `UserError` for a directory that is not a run)."""
+    return build_report(load_runs([Path(p) for p in run_dirs]), options)
+
+
+def write_report(run_dirs: Sequence[Path | str], out: Path | str, options: ReportOptions | None = None) -> Report:
+    """Build the report of `run_dirs` and write its HTML to `out` (parent folders are created)."""
+    report = make_report(run_dirs, options)
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(report.html(), encoding="utf-8")
+    tmp.replace(path)
+    return report

@@ -1,0 +1,48 @@
+"""What every section builder receives: the runs, their question views, the report options."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from mathlens.report.loader import QuestionView, Response, RunData
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """Settings of one report. Flag thresholds follow the calculus seed's instructor scenario (§7.3)."""
+
+    title: str | None = None
+    #: complexity score above which a solution is flagged "too dense"
+    complexity_threshold: float = 20.0
+    #: phrase sensitivity above which a question is flagged "unstable under rephrasing"
+    sensitivity_threshold: float = 0.5
+    #: longest response text shown on the page (the rest is cut, and said so)
+    max_response_chars: int = 20_000
+    #: section ids to include (None: all)
+    sections: tuple[str, ...] | None = None
+
+
+@dataclass
+class ReportContext:
+    """Runs, question views and options; also hands out page-unique element ids."""
+
+    runs: list[RunData]
+    views: list[QuestionView]
+    options: ReportOptions = field(default_factory=ReportOptions)
+    _ids: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def uid(self, *parts: str) -> str:
+        """A page-unique id made from `parts` (used for tables, charts and their CSV names)."""
+        base = re.sub(r"[^A-Za-z0-9_-]+", "-", "-".join(parts)).strip("-").lower() or "x"
+        n = self._ids.get(base, 0)
+        self._ids[base] = n + 1
+        return base if n == 0 else f"{base}-{n + 1}"
+
+    @property
+    def multi_run(self) -> bool:
+        return len(self.runs) > 1
+
+    def response_label(self, resp: Response) -> str:
+        """How a response is named on the page (with its run when several runs are compared)."""
+        return resp.full_label if self.multi_run else resp.label

@@ -1,0 +1,159 @@
+"""Load what a report needs from run directories: manifest, records, questions, analyses.
+
+Everything is read once; analysis files are parsed on first use. Per-question views group the
+records of every run by (exam, question), so a report over several runs puts their responses to
+the same question side by side.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from mathlens.errors import UserError
+from mathlens.items.schema import Exam, Question
+from mathlens.report.lookup import index_by_key
+from mathlens.runs.plan import load_exams
+from mathlens.runs.records import Manifest, RunRecord
+from mathlens.runs.store import RunStore
+
+
+@dataclass
+class RunData:
+    """One run as the report sees it. `label` tells runs apart when several are compared."""
+
+    root: Path
+    manifest: Manifest
+    records: list[RunRecord]
+    exams: dict[str, Exam]
+    label: str
+    notes: list[str] = field(default_factory=list)
+    _analyses: dict[str, Any] = field(default_factory=dict, repr=False)
+    _indexes: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def analysis_names(self) -> list[str]:
+        """Names of the analysis files present (`analysis/<name>.json`)."""
+        d = self.root / "analysis"
+        return sorted(p.stem for p in d.glob("*.json")) if d.is_dir() else []
+
+    def analysis(self, name: str) -> Any | None:
+        """The parsed `analysis/<name>.json`, or None when absent or unreadable (noted once)."""
+        if name not in self._analyses:
+            path = self.root / "analysis" / f"{name}.json"
+            value: Any = None
+            if path.exists():
+                try:
+                    value = json.loads(path.read_text(encoding="utf-8"))
+                except (OSError, ValueError) as exc:
+                    self.notes.append(f"analysis/{name}.json could not be read ({type(exc).__name__}); skipped")
+            self._analyses[name] = value
+        return self._analyses[name]
+
+    def entries(self, name: str, key: str) -> list[dict[str, Any]]:
+        """Every per-record entry of analysis `name` for record `key` (empty when it has none)."""
+        if name not in self._indexes:
+            self._indexes[name] = index_by_key(self.analysis(name))
+        return self._indexes[name].get(key, [])
+
+    def entry(self, name: str, key: str) -> dict[str, Any] | None:
+        """The (last) per-record entry of analysis `name` for record `key`, if the analysis has one."""
+        found = self.entries(name, key)
+        return found[-1] if found else None
+
+    def question(self, exam_id: str, question_id: str) -> Question | None:
+        exam = self.exams.get(exam_id)
+        if exam is None:
+            return None
+        return next((q for q in exam.questions if q.id == question_id), None)
+
+
+@dataclass(frozen=True)
+class Response:
+    """One record placed in a question view."""
+
+    run: RunData
+    record: RunRecord
+
+    @property
+    def label(self) -> str:
+        rec = self.record
+        parts = [rec.model, rec.configuration]
+        if self.run.manifest.runs > 1:
+            parts.append(f"repeat {rec.repeat + 1}")
+        return " · ".join(parts)
+
+    @property
+    def full_label(self) -> str:
+        """`label` with the run named (for reports over several runs)."""
+        return f"{self.run.label} · {self.label}"
+
+
+@dataclass
+class QuestionView:
+    """Every response to one question across the runs of a report."""
+
+    exam_id: str
+    question_id: str
+    question: Question | None
+    text: str
+    originals: list[Response] = field(default_factory=list)
+    variants: list[Response] = field(default_factory=list)
+
+    @property
+    def anchor(self) -> str:
+        return "q-" + "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in f"{self.exam_id}-{self.question_id}")
+
+
+def load_run(path: Path | str, label: str | None = None) -> RunData:
+    """Read a run directory (raises `UserError` when it is not one)."""
+    store = RunStore(path)
+    manifest = store.manifest()
+    records = list(store.records())
+    notes: list[str] = []
+    exams: dict[str, Exam] = {}
+    try:
+        exams = {e.id: e for e in load_exams(manifest)}
+    except (UserError, OSError, ValueError) as exc:
+        # the item files may have moved since the run; the records still hold every prompt
+        notes.append(f"questions could not be reloaded from the manifest ({exc}); prompts are taken from records")
+    return RunData(root=Path(path), manifest=manifest, records=records, exams=exams,
+                   label=label or manifest.run_id, notes=notes)
+
+
+def load_runs(paths: list[Path]) -> list[RunData]:
+    """Read several runs; labels are the run ids (made unique if two runs share one)."""
+    runs: list[RunData] = []
+    seen: dict[str, int] = {}
+    for p in paths:
+        run = load_run(p)
+        n = seen.get(run.label, 0)
+        seen[run.label] = n + 1
+        if n:
+            run.label = f"{run.label} ({n + 1})"
+        runs.append(run)
+    return runs
+
+
+def _prompt_text(rec: RunRecord) -> str:
+    users = [m.content for m in rec.messages if m.role == "user"]
+    return users[-1] if users else ""
+
+
+def question_views(runs: list[RunData]) -> list[QuestionView]:
+    """One view per (exam, question), in the order first met (exam order, then question order)."""
+    views: dict[tuple[str, str], QuestionView] = {}
+    for run in runs:
+        for exam in run.exams.values():
+            for q in exam.questions:
+                views.setdefault((exam.id, q.id), QuestionView(exam.id, q.id, q, q.prompt_text()))
+        for rec in run.records:
+            view = views.get((rec.exam_id, rec.question_id))
+            if view is None:
+                view = views.setdefault((rec.exam_id, rec.question_id),
+                                        QuestionView(rec.exam_id, rec.question_id, None, _prompt_text(rec)))
+            (view.originals if rec.variant.kind == "original" else view.variants).append(Response(run, rec))
+    return [v for v in views.values() if v.originals or v.variants]

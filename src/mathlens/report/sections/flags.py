@@ -1,0 +1,67 @@
+"""Instructor flags (the calculus seed's §7.3 scenario): solutions to review before students see them.
+
+Flags from the sensitivity analysis (too dense, unstable under rephrasing, unreliable under a
+meaning-preserving variant) are shown as it computed them. Without a sensitivity analysis, "too
+dense" is derived from the flow analysis with the report's own threshold. Two review flags are
+always added when their data exist: a solution with an invalid step (flow), and a response cut
+off at the token cap (records).
+"""
+
+from __future__ import annotations
+
+from mathlens.report.context import ReportContext
+from mathlens.report.flowdata import flow_for
+from mathlens.report.lookup import num
+from mathlens.report.registry import ReportSection
+from mathlens.report.tables import Cell, Table
+
+
+def build(ctx: ReportContext) -> Table | None:
+    """One row per flag: question (linked), model and configuration, flag, reason, value, threshold."""
+    rows: list[tuple[Cell, ...]] = []
+    links: list[str | None] = []
+    anchors = {(v.exam_id, v.question_id): v.anchor for v in ctx.views}
+    opts = ctx.options
+    for run in ctx.runs:
+        doc = run.analysis("sensitivity")
+        has_sens = isinstance(doc, dict)
+        for q in (doc.get("questions") or []) if isinstance(doc, dict) else []:
+            if not isinstance(q, dict):
+                continue
+            for f in q.get("flags") or []:
+                if isinstance(f, dict):
+                    rows.append((f"{q.get('exam_id')} · {q.get('question_id')}",
+                                 f"{q.get('model')} · {q.get('configuration')}",
+                                 str(f.get("name", "")).replace("_", " "),
+                                 f.get("reason"), num(f.get("value")), num(f.get("threshold"))))
+                    links.append(anchors.get((str(q.get("exam_id")), str(q.get("question_id")))))
+        for rec in run.records:
+            if rec.variant.kind != "original":
+                continue
+            where = f"{rec.exam_id} · {rec.question_id}"
+            who = f"{rec.model} · {rec.configuration}"
+            if run.manifest.runs > 1:
+                who += f" · repeat {rec.repeat + 1}"
+            flow = flow_for(run, rec.key)
+            if flow is not None:
+                if not has_sens and flow.complexity is not None and flow.complexity > opts.complexity_threshold:
+                    rows.append((where, who, "too dense", "complexity score above the threshold", flow.complexity,
+                                 opts.complexity_threshold))
+                    links.append(anchors.get((rec.exam_id, rec.question_id)))
+                if flow.first_invalid is not None:
+                    rows.append((where, who, "invalid step", f"step {flow.first_invalid} failed symbolic verification",
+                                 float(flow.first_invalid), None))
+                    links.append(anchors.get((rec.exam_id, rec.question_id)))
+            if rec.truncated:
+                rows.append((where, who, "truncated", "the response hit the token cap and may be incomplete", None,
+                             None))
+                links.append(anchors.get((rec.exam_id, rec.question_id)))
+    if not rows:
+        return None
+    return Table(ctx.uid("flags"), "Solutions to review", ("question", "model · configuration", "flag", "reason",
+                                                            "value", "threshold"), tuple(rows), row_links=tuple(links),
+                 caption="Too dense: complexity above the threshold; unstable under rephrasing: phrase sensitivity "
+                         "above the threshold; unreliable: the answer changed under a meaning-preserving variant.")
+
+
+SECTION = ReportSection(id="flags", title="Instructor flags", template="sections/flags.html.j2", build=build)

@@ -1,0 +1,50 @@
+"""An index of every question with a one-line summary per question, linking to its block."""
+
+from __future__ import annotations
+
+from mathlens.report.context import ReportContext
+from mathlens.report.flowdata import flow_for
+from mathlens.report.lookup import num
+from mathlens.report.registry import ReportSection
+from mathlens.report.tables import Cell, Table
+
+EXCERPT = 90
+
+
+def build(ctx: ReportContext) -> Table | None:
+    """Question, responses, errors, truncations, correct answers, mean complexity, phrase sensitivity."""
+    if not ctx.views:
+        return None
+    ps: dict[tuple[str, str], float] = {}
+    for run in ctx.runs:
+        doc = run.analysis("sensitivity")
+        for q in (doc.get("questions") or []) if isinstance(doc, dict) else []:
+            v = num(q.get("phrase_sensitivity")) if isinstance(q, dict) else None
+            if v is not None:
+                k = (str(q.get("exam_id")), str(q.get("question_id")))
+                ps[k] = max(ps.get(k, v), v)
+    have_answers = any(r.analysis("answers") is not None for r in ctx.runs)
+    have_flow = any(r.analysis("flow") is not None for r in ctx.runs)
+    rows: list[tuple[Cell, ...]] = []
+    for view in ctx.views:
+        recs = view.originals
+        answers = [r.run.entry("answers", r.record.key) for r in recs]
+        checked = [a for a in answers if a is not None]
+        flows = [f for f in (flow_for(r.run, r.record.key) for r in recs) if f is not None]
+        cx = [f.complexity for f in flows if f.complexity is not None]
+        text = " ".join(view.text.split())
+        rows.append((f"{view.exam_id} · {view.question_id}", text[:EXCERPT] + ("…" if len(text) > EXCERPT else ""),
+                     len(recs), len(view.variants), sum(r.record.status == "error" for r in recs),
+                     sum(r.record.truncated for r in recs),
+                     (f"{sum(a.get('status') == 'correct' for a in checked)} of {len(checked)}"
+                      if have_answers else None),
+                     sum(cx) / len(cx) if cx else None,
+                     sum(f.first_invalid is not None for f in flows) if have_flow else None,
+                     ps.get((view.exam_id, view.question_id))))
+    return Table(ctx.uid("question-index"), "Questions", (
+        "question", "text", "responses", "variants", "errors", "truncated", "correct final answers",
+        "mean complexity", "with an invalid step", "phrase sensitivity (max)"), tuple(rows),
+        decimals={7: 1}, row_links=tuple(v.anchor for v in ctx.views))
+
+
+SECTION = ReportSection(id="question_index", title="Question index", template="sections/flags.html.j2", build=build)

@@ -1,0 +1,163 @@
+"""`mathlens view`: serve an index of runs and each run's report on 127.0.0.1.
+
+Reports are rebuilt when a run's records or analyses change (checked by modification time), so a
+page reloaded after `mathlens analyze` shows the new results. Only directories found under the
+runs folder can be named in a URL; nothing else on disk is reachable.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from mathlens.errors import MathlensError
+from mathlens.report import make_report
+from mathlens.report.context import ReportOptions
+from mathlens.report.render import environment
+from mathlens.runs.store import RunStore
+
+HOST = "127.0.0.1"
+
+
+def csp(nonce: str) -> str:
+    """The Content-Security-Policy of every served page."""
+    return (f"default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-{nonce}'; img-src data:; "
+            "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+
+
+def find_runs(root: Path) -> dict[str, Path]:
+    """Run directories (holding a manifest.json) at `root` itself and one level below, by URL name."""
+    runs: dict[str, Path] = {}
+    if (root / "manifest.json").is_file():
+        runs[root.resolve().name] = root
+    if root.is_dir():
+        for d in sorted(root.iterdir()):
+            if d.is_dir() and (d / "manifest.json").is_file():
+                runs[d.name] = d
+    return runs
+
+
+def _stamp(run: Path) -> tuple[float, ...]:
+    paths = [run / "manifest.json", run / "records.jsonl", *sorted((run / "analysis").glob("*.json"))]
+    return (*(p.stat().st_mtime_ns for p in paths if p.exists()), len(paths))
+
+
+@dataclass
+class ViewState:
+    """Shared by the request handlers: where the runs are and the reports built so far."""
+
+    root: Path
+    options: ReportOptions = field(default_factory=ReportOptions)
+    _cache: dict[str, tuple[tuple[float, ...], Any]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def index_rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for name, path in find_runs(self.root).items():
+            row: dict[str, Any] = {"name": name, "path": str(path)}
+            try:
+                m = RunStore(path).manifest()
+                row.update(run_id=m.run_id, created=m.created_at.strftime("%Y-%m-%d %H:%M"),
+                           models=", ".join(e.spec for e in m.models), configurations=", ".join(m.configurations),
+                           items=", ".join(i.source for i in m.items), finished=m.finished_at is not None,
+                           analyses=", ".join(sorted(p.stem for p in (path / "analysis").glob("*.json"))))
+            except MathlensError as exc:
+                row["error"] = str(exc)
+            rows.append(row)
+        return rows
+
+    def report(self, name: str) -> Any | None:
+        path = find_runs(self.root).get(name)
+        if path is None:
+            return None
+        stamp = _stamp(path)
+        with self._lock:
+            hit = self._cache.get(name)
+            if hit is None or hit[0] != stamp:
+                hit = (stamp, make_report([path], self.options))
+                self._cache[name] = hit
+            return hit[1]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: ViewServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the CLI prints the URL once
+        return
+
+    def _send(self, status: HTTPStatus, body: str, nonce: str) -> None:
+        data = body.encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Content-Security-Policy", csp(nonce))
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    def do_GET(self) -> None:
+        nonce = secrets.token_urlsafe(16)
+        path = unquote(urlsplit(self.path).path)
+        state = self.server.state
+        env = environment()
+        if path in ("/", "/index.html"):
+            body = env.get_template("index.html.j2").render(rows=state.index_rows(), root=str(state.root), nonce=nonce)
+            self._send(HTTPStatus.OK, body, nonce)
+            return
+        parts = [p for p in path.split("/") if p]
+        if len(parts) in (2, 3) and parts[0] == "run" and (len(parts) == 2 or parts[2] == "report.html"):
+            try:
+                report = state.report(parts[1])
+            except MathlensError as exc:
+                body = env.get_template("error.html.j2").render(message=str(exc), nonce=nonce)
+                self._send(HTTPStatus.INTERNAL_SERVER_ERROR, body, nonce)
+                return
+            if report is not None:
+                self._send(HTTPStatus.OK, report.html(nonce=nonce), nonce)
+                return
+        body = env.get_template("error.html.j2").render(message=f"not found: {path}", nonce=nonce)
+        self._send(HTTPStatus.NOT_FOUND, body, nonce)
+
+
+class ViewServer(ThreadingHTTPServer):
+    """The HTTP server behind `mathlens view` (bound to 127.0.0.1 only)."""
+
+    daemon_threads = True
+
+    def __init__(self, state: ViewState, port: int = 0) -> None:
+        super().__init__((HOST, port), _Handler)
+        self.state = state
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.server_address[1]}/"
+
+
+def serve(server: ViewServer, lifetime_s: float | None = None) -> None:
+    """Serve until interrupted, or for `lifetime_s` seconds when given."""
+    if lifetime_s is None:
+        try:
+            server.serve_forever(poll_interval=0.5)
+        finally:
+            server.server_close()
+        return
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    try:
+        time.sleep(lifetime_s)
+    finally:
+        server.shutdown()
+        server.server_close()
