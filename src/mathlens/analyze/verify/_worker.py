@@ -70,8 +70,12 @@ def main(read_fd: int, write_fd: int, memory_mb: int, main_path: str) -> None:
     """Serve calls until the pipe closes or a ``None`` message arrives."""
     inbox = Connection(read_fd, writable=False)
     outbox = Connection(write_fd, readable=False)
+    import warnings
+
     import mathlens.analyze.verify._preload  # noqa: F401 - warm the imports before saying ready
 
+    # Deprecation notices from SymPy on untrusted input would only clutter the caller's stderr.
+    warnings.simplefilter("ignore", DeprecationWarning)
     _limit_memory(memory_mb)
     outbox.send_bytes(pickle.dumps(("ready", os.getpid())))
     while True:

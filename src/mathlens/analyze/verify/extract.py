@@ -44,6 +44,21 @@ MATH_WORDS = frozenset({
     "beta", "lambda", "mu", "sigma", "phi", "inf", "infinity", "oo", "integral", "int", "grad", "nabla",
     "dx", "dy", "dz", "dt", "du", "dv", "dr", "max", "min", "floor", "ceil", "gcd", "lcm", "mod",
 })
+# Short words that are English, not products of variables ("xy", "abc" are math).
+ENGLISH_SHORT = frozenset({
+    "an", "as", "at", "be", "by", "do", "go", "he", "if", "in", "is", "it", "me", "my", "no", "of", "on",
+    "or", "so", "to", "up", "us", "we", "am", "ok", "oh", "and", "are", "but", "can", "did", "for", "get",
+    "got", "had", "has", "her", "him", "his", "how", "its", "let", "may", "not", "now", "one", "our", "out",
+    "own", "per", "put", "say", "see", "set", "she", "the", "two", "use", "was", "way", "who", "why", "yes",
+    "you", "all", "any", "new", "old", "too", "few", "ago", "add", "sum", "try", "end", "day", "off", "top",
+    "ten", "six", "than", "then", "them", "they", "this", "that", "with", "from", "into", "each", "both",
+    "when", "what", "were", "will", "also", "been", "have", "just", "like", "only", "over", "such", "very",
+    "well", "more", "most", "some", "your", "four", "five", "nine",
+})
+# Phrases whose words belong to the math ("integral from 0 to 1 of x dx", "lim as x -> 0").
+_MATH_PHRASES = re.compile(
+    r"\b(?:integral|int)\s+(?:from\s+\S+\s+to\s+\S+\s+)?of\b|\blim(?:it)?\s+as\s+[a-z]\s*(?:->|→|approaches|goes to)",
+    re.I)
 _TOKEN = re.compile(
     r"(?P<num>\d+(?:[.,]\d+)*(?:\.\d+)?)"
     r"|(?P<word>[A-Za-z]+(?:_\{?[A-Za-z0-9]+\}?)?'*)"
@@ -51,6 +66,8 @@ _TOKEN = re.compile(
     r"|(?P<open>[(\[{⟨])|(?P<close>[)\]}⟩])"
     r"|(?P<comma>,)|(?P<space>[ \t]+)|(?P<other>.|\n)",
 )
+_PART_LABEL = re.compile(r"(?:(?<=^)|(?<=[\s,;:.]))\([a-hA-H]\)(?=\s)|(?:(?<=^)|(?<=\n))[a-hA-H]\)(?=\s)")
+_POINT = re.compile(r"\(\s*-?\d+(?:\.\d+)?(?:\s*,\s*-?\d+(?:\.\d+)?)+\s*\)")
 _STRONG_OPS = set("+*/^=<>!|∫√∂∇≤≥≠×·÷−→²³≈%") | {"->", "<=", ">=", "!="}
 
 
@@ -82,8 +99,9 @@ def _mask(text: str, taken: list[tuple[int, int]]) -> str:
         for i in range(start, end):
             if chars[i] != "\n":
                 chars[i] = "\x00"
-    # Currency signs next to digits are not part of the math.
-    return re.sub(r"\$(?=\s?\d)", " ", "".join(chars))
+    # Currency signs next to digits, and part labels such as "(a) Find", are not math.
+    masked = re.sub(r"\$(?=\s?\d)", " ", "".join(chars))
+    return _PART_LABEL.sub(lambda m: " " * len(m.group()), masked)
 
 
 def _is_math_word(word: str) -> bool:
@@ -91,16 +109,20 @@ def _is_math_word(word: str) -> bool:
     if len(base) == 1 or "_" in base:
         return True
     low = base.lower()
-    return low in MATH_WORDS or bool(re.fullmatch(r"d[a-z]", low))
+    if low in MATH_WORDS or re.fullmatch(r"d[a-z]", low):
+        return True
+    return len(base) <= 3 and base.islower() and low not in ENGLISH_SHORT
 
 
 def _plain_spans(text: str, budget: int) -> list[MathSpan]:
     spans: list[MathSpan] = []
     run_start: int | None = None
     run_end = 0
+    forced = [(m.start(), m.end()) for m in _MATH_PHRASES.finditer(text)]
     for m in _TOKEN.finditer(text):
         kind = m.lastgroup
-        mathy = kind in ("num", "op", "open", "close") or (kind == "word" and _is_math_word(m.group()))
+        mathy = kind in ("num", "op", "open", "close") or (kind == "word" and _is_math_word(m.group())) \
+            or (kind == "word" and any(a <= m.start() < b for a, b in forced))
         if mathy:
             if run_start is None:
                 run_start = m.start()
@@ -133,6 +155,8 @@ def _finish(text: str, start: int, end: int) -> MathSpan | None:
     end = start + len(raw)
     if not raw or not re.search(r"[A-Za-z0-9]", raw):
         return None
+    if _POINT.fullmatch(raw):
+        return MathSpan(raw, start, end, "plain")
     ops = {t.group() for t in _TOKEN.finditer(raw) if t.lastgroup == "op"}
     call = re.search(r"[A-Za-z]\s*\(", raw) and any(w in raw for w in MATH_WORDS)
     # A lone minus ("-5") or a hyphenated word pair is not enough to count as math.

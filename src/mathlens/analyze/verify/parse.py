@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import pickle
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import sympy
+from sympy.utilities.exceptions import SymPyDeprecationWarning
 
 from mathlens.analyze.verify import latex as latex_reader
 from mathlens.analyze.verify import plain as plain_reader
@@ -140,6 +142,13 @@ def parse_math_unbounded(text: str, notation: Notation = "auto",
                          limits: ParseLimits = DEFAULT_LIMITS) -> Parsed:
     """Same as ``parse_math`` with the size caps but without a time budget (for use inside a
     worker process)."""
+    with warnings.catch_warnings():
+        # SymPy warns about odd products such as a vector times a name; they fail cleanly later.
+        warnings.simplefilter("ignore", SymPyDeprecationWarning)
+        return _parse(text, notation, limits)
+
+
+def _parse(text: str, notation: Notation, limits: ParseLimits) -> Parsed:
     quick = _precheck(text, limits)
     if quick is not None:
         return quick

@@ -80,6 +80,24 @@ def _u_limit(expr: Any, var: Any, point: Any, direction: str = "+-") -> sympy.Ba
     return sympy.Limit(expr, var, point, dir=direction)
 
 
+class norm(sympy.Function):
+    """Euclidean length of a vector; stays unevaluated on a name until the name is replaced."""
+
+    @classmethod
+    def eval(cls, arg: Any) -> sympy.Basic | None:
+        if isinstance(arg, sympy.Tuple):
+            return sympy.sqrt(sympy.Add(*(sympy.Pow(v, 2) for v in arg)))
+        if arg.is_number:
+            return sympy.Abs(arg)
+        return None
+
+
+def _u_norm(value: Any) -> sympy.Basic:
+    if isinstance(value, tuple | list):
+        value = sympy.Tuple(*value)
+    return norm(value)
+
+
 def _u_log(arg: Any, base: Any) -> sympy.Basic:
     return sympy.log(arg, base)
 
@@ -87,7 +105,7 @@ def _u_log(arg: Any, base: Any) -> sympy.Basic:
 HELPERS: dict[str, Any] = {
     "zzqdiff": _u_derivative, "zzqvec": _u_vector, "zzqint": _u_integral, "zzqlim": _u_limit,
     "zzqlimr": lambda e, v, p: _u_limit(e, v, p, "+"), "zzqliml": lambda e, v, p: _u_limit(e, v, p, "-"),
-    "zzqlog": _u_log,
+    "zzqlog": _u_log, "zzqnorm": _u_norm,
 }
 
 
@@ -119,6 +137,7 @@ _THOUSANDS = re.compile(r"(?<![\d.,])(\d{1,3})((?:,\d{3})+)(?![\d,])(?!\.\d*,)")
 _TIMES_X = re.compile(r"(\d|\))\s+[x×]\s+(?=[\d(])")
 _PERCENT = re.compile(r"(\d)\s*%")
 _ABS = re.compile(r"\|([^|]+)\|")
+_NORM = re.compile(r"\|\|([^|]+)\|\||‖([^‖]+)‖")
 _PRIME_CALL = re.compile(r"\b([fghyFGHuv])('+)\s*\(")
 _PRIME_BARE = re.compile(r"\b([yuv])('+)(?![\w(])")
 _DY_DX = re.compile(r"\bd(\^?\d)?([a-zA-Z])\s*/\s*d([a-z])(\^?\d)?(?![a-zA-Z(])")
@@ -144,6 +163,7 @@ def normalize(text: str) -> str:
     s = _PERCENT.sub(r"\1/100", s)
     s = re.sub(r"(?<![<>!=:])==?(?!=)", "=", s.replace(":=", "="))
     s = s.replace("**", "^")
+    s = _NORM.sub(lambda m: f"zzqnorm({m.group(1) or m.group(2)})", s)
     s = _ABS.sub(r"Abs(\1)", s)
     s = _GLUED_FUNCTION.sub(r" \1", s)
     s = _rewrite_calculus(s)
@@ -245,6 +265,8 @@ def _local_names(s: str) -> dict[str, Any]:
     for letter in FUNCTION_LETTERS + "yuv":
         if re.search(rf"(?<![\w.]){letter}\(", s):
             local[letter] = sympy.Function(letter)
+    for m in re.finditer(r"\b(nabla_[A-Za-z])\(", s):
+        local[m.group(1)] = sympy.Function(m.group(1))
     for m in re.finditer(r"zzqp(\d)([A-Za-z])", s):
         local[m.group(0)] = _u_prime(m.group(2), int(m.group(1)))
     return local

@@ -1,0 +1,1 @@
+"""Versioned operation and concept lexicons (YAML data, read by ``flow.annotate``)."""

@@ -1,0 +1,133 @@
+"""What the flow analysis writes: per-step reports, per-solution metrics, per-exam tables."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Verdict = Literal["valid", "invalid", "unverifiable", "none"]
+
+
+class ClaimReport(BaseModel):
+    """One relation of a step and its verdict; `expected` is set for an invalid claim."""
+
+    text: str
+    status: Literal["valid", "invalid", "unverifiable", "definition"]
+    expected: str = ""
+    method: str = ""
+    reason: str = ""
+
+
+class StepReport(BaseModel):
+    """One reasoning step with its labels and verification."""
+
+    index: int
+    label: str | None = None
+    text: str
+    start: int
+    end: int
+    operations: list[str] = Field(default_factory=list)
+    concepts: list[str] = Field(default_factory=list)
+    depth: int = Field(0, description="height of the deepest parsed expression tree in the step (0: no math)")
+    complexity: Literal["low", "medium", "high"] = "low"
+    verdict: Verdict = "none"
+    claims: list[ClaimReport] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    check_status: Literal["ok", "timeout", "error", "skipped"] = "ok"
+    check_error: str = ""
+    redundant: bool = False
+    final: bool = Field(False, description="gives the answer to the question or to one of its parts")
+    uses: list[int] = Field(default_factory=list, description="earlier steps this one depends on")
+
+
+class FlowMetrics(BaseModel):
+    """Per-solution summary. `complexity_score` is the seed's C = 0.5|O| + 0.3|K| + 0.2·d̄."""
+
+    total_steps: int
+    total_operations: int
+    unique_operations: int
+    unique_concepts: int
+    mean_complexity_level: float | None
+    mean_depth: float | None
+    complexity_score: float
+    valid_steps: int
+    invalid_steps: int
+    unverifiable_steps: int
+    unchecked_steps: int
+    first_invalid_step: int | None
+    redundant_steps: list[int]
+    reasoning_pattern: list[str]
+
+
+class GraphEdge(BaseModel):
+    source: int
+    target: int
+    via: list[str] = Field(default_factory=list)
+
+
+class FlowResult(BaseModel):
+    """The reasoning-flow analysis of one solution."""
+
+    status: Literal["ok", "empty"] = "ok"
+    question: str | None = None
+    steps: list[StepReport]
+    edges: list[GraphEdge] = Field(default_factory=list)
+    final_step: int | None = None
+    metrics: FlowMetrics
+    lexicon_version: str
+    elapsed_s: float = 0.0
+    sympy_s: float = Field(0.0, description="time spent in bounded SymPy calls")
+
+    @property
+    def first_invalid_step(self) -> int | None:
+        return self.metrics.first_invalid_step
+
+    @property
+    def redundant_steps(self) -> list[int]:
+        return self.metrics.redundant_steps
+
+    @property
+    def complexity_score(self) -> float:
+        return self.metrics.complexity_score
+
+    @property
+    def reasoning_pattern(self) -> list[str]:
+        return self.metrics.reasoning_pattern
+
+
+class FlowRecord(BaseModel):
+    """The flow analysis of one run record."""
+
+    key: str
+    model: str
+    configuration: str
+    exam_id: str
+    question_id: str
+    variant: str
+    repeat: int
+    status: Literal["ok", "no_response"]
+    result: FlowResult | None = None
+
+
+class ExamRow(BaseModel):
+    """Seed Tables 2-3 style row: one exam under one model and configuration."""
+
+    exam_id: str
+    model: str
+    configuration: str
+    responses: int
+    mean_steps: float | None = Field(None, description="S: mean step count per response")
+    mean_complexity: float | None = None
+    sd_complexity: float | None = None
+    mean_invalid_steps: float | None = None
+    share_with_invalid_step: float | None = None
+
+
+class FlowAnalysis(BaseModel):
+    """What `mathlens analyze` writes to ``analysis/flow.json``."""
+
+    analyzer: str = "flow"
+    lexicon_version: str
+    records: list[FlowRecord]
+    exams: list[ExamRow]

@@ -1,0 +1,91 @@
+"""``analyze_solution``: segmentation, labels, verification, graph and metrics for one text."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from mathlens.analyze.flow.annotate import LEVEL_VALUE, complexity_level, label, load_lexicon
+from mathlens.analyze.flow.graph import StepFacts, build_graph, final_step, final_steps, redundant_steps
+from mathlens.analyze.flow.models import ClaimReport, FlowMetrics, FlowResult, GraphEdge, StepReport
+from mathlens.analyze.flow.segment import MAX_STEP_CHARS, segment_steps
+from mathlens.analyze.verify.steps import StepMath, VerifyConfig, verify_steps
+
+MAX_TEXT_CHARS = 100_000
+
+
+@dataclass(frozen=True)
+class FlowConfig:
+    """Options for `analyze_solution`."""
+
+    verify: VerifyConfig = field(default_factory=VerifyConfig)
+    max_step_chars: int = MAX_STEP_CHARS
+    max_text_chars: int = MAX_TEXT_CHARS
+
+
+def complexity_score(unique_operations: int, unique_concepts: int, mean_depth: float | None) -> float:
+    """The seed's C = 0.5|O| + 0.3|K| + 0.2·d̄ (d̄ = 0 when no step has parsed math)."""
+    return round(0.5 * unique_operations + 0.3 * unique_concepts + 0.2 * (mean_depth or 0.0), 4)
+
+
+def analyze_solution(text: str, question: str | None = None, config: FlowConfig | None = None) -> FlowResult:
+    """The full reasoning-flow analysis of one solution (never raises on odd input).
+
+    Text beyond `max_text_chars` is not analysed (a note on the last step says so).
+    """
+    config = config or FlowConfig()
+    started = time.perf_counter()
+    lexicon = load_lexicon()
+    clipped = text[: config.max_text_chars] if text else ""
+    steps = segment_steps(clipped, config.max_step_chars)
+    maths = verify_steps([s.text for s in steps], question, config.verify) if steps else []
+    reports: list[StepReport] = []
+    facts: list[StepFacts] = []
+    for step, math in zip(steps, maths, strict=True):
+        cues = set(math.cues)
+        operations, concepts = label(step.text, cues, lexicon)
+        reports.append(StepReport(
+            index=step.index, label=step.label, text=step.text, start=step.start, end=step.end,
+            operations=operations, concepts=concepts, depth=math.depth,
+            complexity=complexity_level(math.depth, operations, concepts, cues), verdict=math.verdict,
+            claims=[ClaimReport(text=c.text, status=c.status, expected=c.expected, method=c.method, reason=c.reason)
+                    for c in math.claims],
+            notes=list(math.notes), check_status=math.status, check_error=math.error))
+        facts.append(StepFacts(step.text, math.defines, math.produces, math.mentions, math.parsed > 0, step.label))
+    if text and len(text) > config.max_text_chars and reports:
+        reports[-1].notes.append(f"text after {config.max_text_chars} characters was not analysed")
+    graph = build_graph(facts)
+    final = final_step(facts)
+    finals = final_steps(facts)
+    redundant = redundant_steps(graph, facts, finals)
+    for r in reports:
+        r.final = r.index in finals
+        r.redundant = r.index in redundant
+        r.uses = sorted(graph.predecessors(r.index))
+    edges = [GraphEdge(source=a, target=b, via=d.get("via", [])) for a, b, d in graph.edges(data=True)]
+    return FlowResult(
+        status="ok" if reports else "empty", question=question, steps=reports, edges=edges, final_step=final,
+        metrics=_metrics(reports, maths, redundant), lexicon_version=lexicon.version,
+        elapsed_s=round(time.perf_counter() - started, 4),
+        sympy_s=round(sum(m.elapsed_s for m in maths), 4))
+
+
+def _metrics(reports: list[StepReport], maths: list[StepMath], redundant: list[int]) -> FlowMetrics:
+    all_ops = [op for r in reports for op in r.operations]
+    unique_ops = set(all_ops)
+    unique_concepts = {c for r in reports for c in r.concepts}
+    depths = [r.depth for r in reports if r.depth > 0]
+    mean_depth = round(sum(depths) / len(depths), 4) if depths else None
+    levels = [LEVEL_VALUE[r.complexity] for r in reports]
+    verdicts = [r.verdict for r in reports]
+    first_invalid = next((r.index for r in reports if r.verdict == "invalid"), None)
+    return FlowMetrics(
+        total_steps=len(reports), total_operations=len(all_ops), unique_operations=len(unique_ops),
+        unique_concepts=len(unique_concepts),
+        mean_complexity_level=round(sum(levels) / len(levels), 4) if levels else None,
+        mean_depth=mean_depth,
+        complexity_score=complexity_score(len(unique_ops), len(unique_concepts), mean_depth),
+        valid_steps=verdicts.count("valid"), invalid_steps=verdicts.count("invalid"),
+        unverifiable_steps=verdicts.count("unverifiable"), unchecked_steps=verdicts.count("none"),
+        first_invalid_step=first_invalid, redundant_steps=redundant,
+        reasoning_pattern=[r.operations[0] if r.operations else "statement" for r in reports])

@@ -1,0 +1,213 @@
+"""What a solution may refer to: the question's definitions and the values stated so far.
+
+A `Context` holds functions (``f(x, y) = x^2 y`` from the question) and numeric values of names
+(``A = -14`` stated in an earlier step). `substitute` rewrites a claim's side with them:
+
+* ``f(-1, 4)`` -> the body of ``f`` at that point;
+* ``f'(x)``, ``d/dx f(x)`` -> the derivative of the body;
+* ``f_x``, ``f_xy``, ``f_{xy}`` (and ``∂f/∂x``, parsed to the same name) -> partial derivatives;
+* ``nabla_f`` (``∇f``, ``\\nabla f``, ``grad f``) -> the tuple of first partial derivatives;
+* a name with a stated numeric value -> that value (except the letters in `UNKNOWN_NAMES` and the
+  parameters of defined functions).
+
+Names that still refer to an undefined function after this make a claim unverifiable.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import sympy
+from sympy.core.function import AppliedUndef
+
+# Letters that usually stand for unknowns: a value stated for them ("x = 2") solves an equation
+# and is checked against it, but is not substituted into later relations, where the same letter
+# is often an unknown again.
+UNKNOWN_NAMES = frozenset("xyztnkuvw")
+_PARTIAL_NAME = re.compile(r"^([A-Za-z])_\{?([a-z]{1,3})\}?$")
+_NABLA_NAME = re.compile(r"^nabla_\{?([A-Za-z])\}?$")
+
+
+@dataclass(frozen=True)
+class FunctionDef:
+    """``name(params) = body``."""
+
+    name: str
+    params: tuple[sympy.Symbol, ...]
+    body: sympy.Basic
+
+
+@dataclass(frozen=True)
+class Context:
+    """Definitions a claim is checked against. Immutable: `with_function` / `with_value` copy."""
+
+    functions: dict[str, FunctionDef] = field(default_factory=dict)
+    values: dict[str, sympy.Basic] = field(default_factory=dict)
+    # Equations stated but not yet solved (``2x + 3 = 7``), newest last, as ``lhs - rhs``.
+    equations: tuple[sympy.Basic, ...] = ()
+    # The point most recently named ("at (-1, 4)"): where "∇f = <-8, 1>" is evaluated.
+    point: tuple[sympy.Basic, ...] = ()
+
+    def with_function(self, fn: FunctionDef) -> Context:
+        """A copy with `fn` added (replacing an earlier definition of the same name)."""
+        return replace(self, functions={**self.functions, fn.name: fn})
+
+    def with_value(self, name: str, value: sympy.Basic) -> Context:
+        """A copy where `name` has the numeric `value`."""
+        return replace(self, values={**self.values, name: value})
+
+    def with_equation(self, lhs: sympy.Basic, rhs: sympy.Basic) -> Context:
+        """A copy that remembers the equation ``lhs = rhs`` (the three newest are kept)."""
+        try:
+            diff = sympy.expand(lhs - rhs)
+        except (TypeError, ValueError):
+            return self
+        return replace(self, equations=(*self.equations, diff)[-3:])
+
+    def with_point(self, point: tuple[sympy.Basic, ...]) -> Context:
+        """A copy whose current point is `point`."""
+        return replace(self, point=point)
+
+    def knows(self, name: str) -> bool:
+        """True when `name` is a defined function or a name with a value."""
+        return name in self.functions or name in self.values
+
+
+def _derivative_of(fn: FunctionDef, letters: str) -> sympy.Basic | None:
+    names = {p.name: p for p in fn.params}
+    expr = fn.body
+    for letter in letters:
+        var = names.get(letter)
+        if var is None:
+            return None
+        expr = sympy.diff(expr, var)
+    return expr
+
+
+def _apply(fn: FunctionDef, args: tuple[Any, ...]) -> sympy.Basic | None:
+    if len(args) != len(fn.params):
+        return None
+    return fn.body.subs(dict(zip(fn.params, args, strict=True)), simultaneous=True)
+
+
+def substitute(expr: sympy.Basic, ctx: Context) -> tuple[sympy.Basic, bool]:
+    """`expr` with the context's definitions applied and calculus operators carried out.
+
+    Returns the new expression and whether any definition was used (a claim about a defined
+    object is a claim of identity, not an equation to solve).
+    """
+    used = False
+    mapping: dict[sympy.Basic, sympy.Basic] = {}
+    for sym in expr.free_symbols:
+        if not isinstance(sym, sympy.Symbol):
+            continue
+        name = sym.name
+        if name in ctx.values and (isinstance(ctx.values[name], sympy.Tuple)
+                                   or (name not in UNKNOWN_NAMES and not _is_parameter(name, ctx))):
+            mapping[sym] = ctx.values[name]
+            continue
+        m = _PARTIAL_NAME.match(name)
+        if m and m.group(1) in ctx.functions:
+            d = _derivative_of(ctx.functions[m.group(1)], m.group(2))
+            if d is not None:
+                mapping[sym] = d
+            continue
+        m = _NABLA_NAME.match(name)
+        if m and m.group(1) in ctx.functions:
+            fn = ctx.functions[m.group(1)]
+            mapping[sym] = sympy.Tuple(*(sympy.diff(fn.body, p) for p in fn.params))
+    if mapping:
+        expr = expr.xreplace(mapping)
+        used = True
+    calls = {a for a in expr.atoms(AppliedUndef) if a.func.__name__ in ctx.functions}
+    if calls:
+        expr = expr.xreplace({c: _apply(ctx.functions[c.func.__name__], c.args) or c for c in calls})
+        used = True
+    # A gradient evaluated at a point: nabla_f(-1, 4) parses as a call of the name nabla_f.
+    for call in list(expr.atoms(AppliedUndef)):
+        m = _NABLA_NAME.match(call.func.__name__)
+        if m and m.group(1) in ctx.functions:
+            fn = ctx.functions[m.group(1)]
+            grad = sympy.Tuple(*(sympy.diff(fn.body, p) for p in fn.params))
+            at = dict(zip(fn.params, call.args, strict=False))
+            expr = expr.xreplace({call: grad.subs(at, simultaneous=True)})
+            used = True
+    if expr.has(sympy.Derivative, sympy.Subs, sympy.Limit) or _has_definite_integral(expr):
+        expr = _carry_out(expr)
+    return expr, used
+
+
+def _is_parameter(name: str, ctx: Context) -> bool:
+    return any(p.name == name for fn in ctx.functions.values() for p in fn.params)
+
+
+def _has_definite_integral(expr: sympy.Basic) -> bool:
+    return any(len(lim) == 3 for i in expr.atoms(sympy.Integral) for lim in i.limits)
+
+
+def _carry_out(expr: sympy.Basic) -> sympy.Basic:
+    """Evaluate derivatives, substitutions, limits and definite integrals (not indefinite ones:
+    those are compared through differentiation)."""
+    repl: dict[sympy.Basic, sympy.Basic] = {}
+    for node in sympy.preorder_traversal(expr):
+        definite = isinstance(node, sympy.Integral) and all(len(lim) == 3 for lim in node.limits)
+        if definite or isinstance(node, sympy.Derivative | sympy.Subs | sympy.Limit):
+            repl[node] = node.doit()
+    return expr.xreplace(repl) if repl else expr
+
+
+def undefined_references(expr: sympy.Basic, ctx: Context) -> list[str]:
+    """Names in `expr` that point at something the context does not define."""
+    missing: list[str] = []
+    for call in expr.atoms(AppliedUndef):
+        missing.append(f"{call.func.__name__}(...)")
+    for sym in expr.free_symbols:
+        name = getattr(sym, "name", "")
+        partial = _PARTIAL_NAME.match(name)
+        if (partial is not None and partial.group(1) in "fghFGH") or _NABLA_NAME.match(name):
+            missing.append(name)
+    if expr.has(sympy.Derivative):
+        missing.append("a derivative of an undefined function")
+    for call in expr.atoms(sympy.Function):
+        if type(call).__name__ == "norm" and call.args[0].free_symbols:
+            missing.append(f"the length of {sympy.sstr(call.args[0])}")
+    return sorted(set(missing))
+
+
+def definition_of(lhs: sympy.Basic, rhs: sympy.Basic, ctx: Context) -> Context | None:
+    """If ``lhs = rhs`` defines something (a new function ``f(x, y) = ...`` or a name), the
+    context with that definition added; otherwise None."""
+    if isinstance(lhs, AppliedUndef) and lhs.args and all(isinstance(a, sympy.Symbol) for a in lhs.args):
+        name = lhs.func.__name__
+        if name not in ctx.functions and not rhs.has(lhs.func):
+            params = tuple(a for a in lhs.args if isinstance(a, sympy.Symbol))
+            return ctx.with_function(FunctionDef(name, params, rhs))
+        return None
+    if isinstance(lhs, sympy.Symbol):
+        name = lhs.name
+        if _NABLA_NAME.match(name):
+            return None
+        pm = _PARTIAL_NAME.match(name)
+        if pm and pm.group(1) in ctx.functions:
+            return None
+        if rhs.has(lhs):
+            return None
+        value, _ = substitute(rhs, ctx)
+        if value.is_number or (isinstance(value, sympy.Tuple) and all(v.is_number for v in value)):
+            return ctx.with_value(name, value)
+        return ctx  # an expression name (u = x^2 + 1): a definition without a numeric value
+    return None
+
+
+def at_point(expr: sympy.Basic, ctx: Context) -> sympy.Basic | None:
+    """`expr` evaluated at the context's current point, when its free symbols are the parameters
+    of a defined function of that many variables; otherwise None."""
+    if not ctx.point:
+        return None
+    names = {getattr(s, "name", "") for s in expr.free_symbols}
+    for fn in ctx.functions.values():
+        if len(fn.params) == len(ctx.point) and names <= {p.name for p in fn.params}:
+            return expr.subs(dict(zip(fn.params, ctx.point, strict=True)), simultaneous=True)
+    return None
