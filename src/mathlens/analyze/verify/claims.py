@@ -214,7 +214,7 @@ def check_relation(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, ctx: Context, inf
                          or not _low_degree_polynomials(lhs, rhs))
     if not meant_as_identity:
         return ClaimCheck(text, "unverifiable", reason="an equation to solve, not an identity")
-    return ClaimCheck(text, "invalid", _fmt(sympy.simplify(lhs)), method)
+    return ClaimCheck(text, "invalid", _fmt(lhs), method)
 
 
 def _is_numeric(expr: sympy.Basic) -> bool:

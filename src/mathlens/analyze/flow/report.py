@@ -1,0 +1,63 @@
+"""Plain-text renderings: the per-question report (in the spirit of seed §6.1) and exam tables."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from mathlens.analyze.flow.models import ExamRow, FlowResult
+
+
+def _claim_line(status: str, text: str, expected: str, reason: str) -> str:
+    line = f"      [{status}] {text}"
+    if expected:
+        line += f"   (expected: {expected})"
+    if reason:
+        line += f"   ({reason})"
+    return line
+
+
+def render_text(result: FlowResult, title: str | None = None) -> str:
+    """A readable report: question, totals, pattern, then every step (numbered from 1)."""
+    m = result.metrics
+    lines = [f"Reasoning flow analysis{': ' + title if title else ''}"]
+    if result.question:
+        lines.append(f"Question: {result.question.strip()}")
+    lines.append(f"Total steps: {m.total_steps}   Complexity score: {m.complexity_score:g}   "
+                 f"Unique operations: {m.unique_operations}   Unique concepts: {m.unique_concepts}   "
+                 f"Mean depth: {m.mean_depth if m.mean_depth is not None else '-'}")
+    lines.append("Reasoning pattern: " + ", ".join(m.reasoning_pattern))
+    first = "-" if m.first_invalid_step is None else str(m.first_invalid_step + 1)
+    redundant = ", ".join(str(i + 1) for i in m.redundant_steps) or "-"
+    lines.append(f"Checked steps: {m.valid_steps} valid, {m.invalid_steps} invalid, {m.unverifiable_steps} "
+                 f"unverifiable, {m.unchecked_steps} with nothing to check   First invalid step: {first}   "
+                 f"Redundant steps: {redundant}")
+    lines.append("")
+    lines.append("Detailed reasoning steps:")
+    for s in result.steps:
+        flags = [s.verdict] + (["redundant"] if s.redundant else []) + (["final"] if s.final else [])
+        lines.append(f"  {s.index + 1}. {s.text.strip()}")
+        lines.append(f"     Operations: {', '.join(s.operations) or '-'}   Concepts: {', '.join(s.concepts) or '-'}")
+        uses = ", ".join(str(u + 1) for u in s.uses) or "-"
+        lines.append(f"     Complexity: {s.complexity} (depth {s.depth})   Uses steps: {uses}   [{'; '.join(flags)}]")
+        for c in s.claims:
+            lines.append(_claim_line(c.status, c.text, c.expected, c.reason))
+        for note in s.notes:
+            lines.append(f"      note: {note}")
+        if s.check_status != "ok":
+            lines.append(f"      check {s.check_status}: {s.check_error}")
+    return "\n".join(lines)
+
+
+def render_exam_table(rows: Iterable[ExamRow]) -> str:
+    """Seed Tables 2-3: S and complexity (mean ± sd) per exam, model and configuration."""
+    header = f"{'exam':<20} {'model':<28} {'config':<12} {'n':>4} {'S':>6} {'complexity':>16} {'invalid/resp':>12}"
+    out = [header, "-" * len(header)]
+    for r in rows:
+        comp = "-" if r.mean_complexity is None else f"{r.mean_complexity:.2f}"
+        if r.sd_complexity is not None:
+            comp += f" ± {r.sd_complexity:.2f}"
+        steps = "-" if r.mean_steps is None else f"{r.mean_steps:.2f}"
+        inv = "-" if r.mean_invalid_steps is None else f"{r.mean_invalid_steps:.2f}"
+        out.append(f"{r.exam_id[:20]:<20} {r.model[:28]:<28} {r.configuration[:12]:<12} {r.responses:>4} "
+                   f"{steps:>6} {comp:>16} {inv:>12}")
+    return "\n".join(out)

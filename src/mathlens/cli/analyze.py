@@ -1,0 +1,85 @@
+"""`mathlens analyze RUN` (every registered analyzer) and `mathlens flow TEXT` (one solution)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from mathlens.cli.common import JSON_OPTION, emit_json, out_console, user_errors
+from mathlens.errors import UserError
+
+MAX_INPUT_BYTES = 5_000_000
+
+
+def _read_text(value: str) -> str:
+    """A path's contents when `value` names a file, `-` for stdin, else the value itself."""
+    if value == "-":
+        import sys
+
+        return sys.stdin.read(MAX_INPUT_BYTES)
+    candidate = Path(value)
+    try:
+        is_file = len(value) < 4096 and "\n" not in value and candidate.is_file()
+    except OSError:
+        is_file = False
+    if is_file:
+        if candidate.stat().st_size > MAX_INPUT_BYTES:
+            raise UserError(f"{value}: larger than {MAX_INPUT_BYTES} bytes")
+        return candidate.read_text(encoding="utf-8", errors="replace")
+    return value
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `analyze` and `flow` commands."""
+
+    @app.command("analyze")
+    @user_errors
+    def analyze_cmd(
+        run: Path = typer.Argument(..., help="run directory (with manifest.json)"),
+        only: str = typer.Option("", "--only", help="comma-separated analyzer names (default: all)"),
+        json_out: bool = JSON_OPTION,
+    ) -> None:
+        """Run every registered analyzer over a finished run (no model calls; safe to repeat)."""
+        from mathlens.analyze.registry import run_analyzers
+        from mathlens.runs.store import RunStore
+
+        if not run.is_dir():
+            raise UserError(f"{run} is not a directory")
+        names = [n for n in only.split(",") if n.strip()] or None
+        summaries = run_analyzers(RunStore(run), names)
+        if json_out:
+            emit_json({"run": str(run), "analyzers": summaries})
+            return
+        for name, summary in summaries.items():
+            status = summary.get("status", "ok")
+            out_console.print(f"[bold]{name}[/]: {status}", highlight=False)
+            if name == "flow" and summary.get("exams"):
+                from mathlens.analyze.flow.models import ExamRow
+                from mathlens.analyze.flow.report import render_exam_table
+
+                rows = [ExamRow.model_validate(r) for r in summary["exams"]]
+                out_console.print(render_exam_table(rows), highlight=False, markup=False)
+            elif status == "error":
+                out_console.print(f"  {summary.get('error', '')}", highlight=False, markup=False)
+
+    @app.command("flow")
+    @user_errors
+    def flow_cmd(
+        solution: str = typer.Argument(..., help="a file with the solution, '-' for stdin, or the text itself"),
+        question: str = typer.Option("", "--question", "-q", help="question text or file (its definitions are used)"),
+        json_out: bool = JSON_OPTION,
+    ) -> None:
+        """Print the reasoning-flow analysis of one solution."""
+        from mathlens.analyze.flow import analyze_solution
+        from mathlens.analyze.flow.report import render_text
+
+        text = _read_text(solution)
+        if not text.strip():
+            raise UserError("the solution is empty")
+        q = _read_text(question) if question else None
+        result = analyze_solution(text, q)
+        if json_out:
+            emit_json(result)
+        else:
+            out_console.print(render_text(result), highlight=False, markup=False)
