@@ -28,21 +28,22 @@ from mathlens.solve.retrieval.chunking import Chunk
 from mathlens.solve.retrieval.documents import Document
 
 #: Changes whenever the prompt or the cleaning changes, so old contexts are not reused by mistake.
-PROMPT_VERSION = "ctx-v1"
+PROMPT_VERSION = "ctx-v2"
 
-CONTEXT_PROMPT = """Below is a document from a calculus course, then one passage taken from it.
+CONTEXT_PROMPT = """{document}
 
-<document>
-{document}
-</document>
-
+Here is one passage from the document above:
 <passage>
 {chunk}
 </passage>
 
-In one or two short sentences, say what this passage is about and where it sits in the document \
-(which topic, which rule or example), so that a search engine can find the passage. Reply with \
-those sentences only."""
+In one or two short sentences, say what this passage is about and where it fits in the document \
+(which topic, which rule or example), so that a search engine can find it. Reply with those \
+sentences only."""
+
+#: Lines of the instructions that a weak model may copy back; such a copy is not a context.
+_ECHOES = ("here is one passage from the document", "in one or two short sentences",
+           "so that a search engine can find it")
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,11 @@ def clean_context(text: str, max_chars: int = 320) -> str:
     """
     text = _TAGS.sub("", text).strip()
     text = text.split("\n\n", 1)[0].strip()
+    if any(e in text.lower() for e in _ECHOES):
+        return ""
+    # Markdown heading marks and chat-role prefixes are noise around the sentence itself.
+    text = re.sub(r"^(?:(?:user|model|answer|context)\s*:\s*)+", "", text, flags=re.I)
+    text = re.sub(r"(?m)^#+\s*", "", text)
     text = " ".join(text.split())
     if len(text) > max_chars:
         cut = text.rfind(" ", 0, max_chars)
@@ -139,10 +145,11 @@ async def contextualize(chunks: list[Chunk], docs: dict[str, Document], model: M
 
 
 def contextualize_sync(chunks: list[Chunk], docs: dict[str, Document], model: Model,
-                       settings: ContextSettings | None = None) -> ContextReport:
+                       settings: ContextSettings | None = None,
+                       on_chunk: Callable[[int, int], None] | None = None) -> ContextReport:
     """`contextualize` from synchronous code, also when an event loop is already running (a knowledge
     base built on first use while a run is being planned): then it runs on a thread of its own."""
-    coro_fn = lambda: contextualize(chunks, docs, model, settings)  # noqa: E731
+    coro_fn = lambda: contextualize(chunks, docs, model, settings, on_chunk)  # noqa: E731
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -87,7 +87,8 @@ def load_note_file(path: Path) -> Document:
     passages: list[Passage] = []
     offset = len("\n".join(parts)) + 1
     for note in notes.notes:
-        block = f"## {note.title}\n{note.text.strip()}\n"
+        # Note files wrap lines for editing; the text itself is one paragraph.
+        block = f"## {note.title}\n{' '.join(note.text.split())}\n"
         passages.append(Passage(note.id, note.title, tuple(note.topics), offset, offset + len(block)))
         parts.append(block)
         offset += len(block) + 1

@@ -1,0 +1,149 @@
+"""`mathlens kb build | list | query | remove`: knowledge bases for the rag and contextual configurations."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from mathlens.cli.common import JSON_OPTION, console, emit_json, out_console, user_errors
+from mathlens.errors import UserError
+from mathlens.models.registry import DEFAULT_MODEL, parse_options
+from mathlens.solve.retrieval.build import BuildOptions, build_from_documents, build_kb
+from mathlens.solve.retrieval.builtin import BUILTIN_KB, builtin_documents, builtin_options, open_or_build
+from mathlens.solve.retrieval.chunking import ChunkSettings
+from mathlens.solve.retrieval.store import KBInfo, kb_path, list_kbs, remove_kb
+from mathlens.solve.retrieval.topics import TOPIC_KEYWORDS
+
+kb_app = typer.Typer(help="Build, list and query knowledge bases (for --config rag,contextual).",
+                     no_args_is_help=True)
+
+
+def _csv(values: list[str] | None) -> tuple[str, ...]:
+    return tuple(v.strip() for value in values or [] for v in value.split(",") if v.strip())
+
+
+def _summary(info: KBInfo) -> dict[str, Any]:
+    return {"name": info.name, "path": str(kb_path(info.name)), "chunks": info.n_chunks,
+            "documents": len(info.sources), "embedder": info.embedder_identity, "contextual": info.contextual,
+            "context": info.context.model_dump() if info.context else None, "topics": info.topics,
+            "chunk_size": info.chunk_size, "overlap": info.overlap, "builtin": info.builtin,
+            "created_at": info.created_at.isoformat(), "build_seconds": info.build_seconds}
+
+
+@user_errors
+def build(
+    sources: list[Path] = typer.Argument(None, help="Files or folders: Markdown, text, PDF, note YAML."),
+    name: str = typer.Option(..., "--name", help="Knowledge base name."),
+    embedder: str = typer.Option(None, "--embedder", help="local/all-MiniLM-L6-v2 (default), ollama/M, openai/M."),
+    embedder_url: str = typer.Option(None, "--embedder-url", help="Base URL (openai) or host (ollama)."),
+    contextual: bool = typer.Option(False, "--contextual", help="Generate chunk contexts with a model."),
+    model: str = typer.Option(DEFAULT_MODEL, "--model", help="Model that writes the chunk contexts."),
+    model_option: list[str] = typer.Option(None, "-M", help="Context model option key=value."),
+    topics: list[str] = typer.Option(None, "--topics", help=f"Keep only segments on these topics "
+                                     f"(comma separated): {', '.join(TOPIC_KEYWORDS)}."),
+    chunk_size: int = typer.Option(1200, "--chunk-size", help="Chunk size in characters."),
+    overlap: int = typer.Option(200, "--overlap", help="Overlap between chunks in characters."),
+    builtin: bool = typer.Option(False, "--builtin", help="Use the built-in calculus notes as the sources."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing knowledge base."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Ingest sources into a persistent knowledge base under $MATHLENS_HOME/kb/NAME."""
+    if not sources and not builtin:
+        raise UserError("give source files or folders, or --builtin for the built-in calculus notes")
+    emb_opts: dict[str, Any] = {}
+    if embedder_url:
+        emb_opts["host" if (embedder or "").startswith("ollama/") else "base_url"] = embedder_url
+    opts = BuildOptions(embedder=embedder, embedder_options=emb_opts,
+                        chunks=ChunkSettings(size=chunk_size, overlap=overlap, topics=_csv(topics)),
+                        contextual=contextual, context_model=model,
+                        context_model_options=parse_options(model_option), overwrite=overwrite)
+    with console.status(f"building knowledge base {name!r}", spinner="dots") if not as_json else _null():
+        if builtin:
+            base = builtin_options()
+            shipped = base.shipped_contexts if model == DEFAULT_MODEL else None
+            opts = replace(opts, shipped_contexts=shipped, builtin=name == BUILTIN_KB)
+            info = build_from_documents(name, builtin_documents(), opts)
+        else:
+            info = build_kb(name, list(sources), opts)
+    doc = _summary(info)
+    if as_json:
+        emit_json(doc)
+        return
+    console.print(f"built [bold]{info.name}[/]: {info.n_chunks} chunks from {len(info.sources)} documents "
+                  f"in {info.build_seconds:.1f} s ({info.embedder_identity})")
+    if info.context:
+        c = info.context
+        console.print(f"contexts: {c.calls} model calls, {c.cache_hits} cached, {c.shipped} shipped, "
+                      f"{c.fallbacks} fallbacks, {c.seconds:.1f} s with {c.model}")
+
+
+class _null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+@user_errors
+def list_(as_json: bool = JSON_OPTION) -> None:
+    """Knowledge bases under $MATHLENS_HOME/kb (the built-in one appears once it has been used)."""
+    infos = list_kbs()
+    if as_json:
+        emit_json({"knowledge_bases": [_summary(i) for i in infos]})
+        return
+    if not infos:
+        console.print(f"no knowledge bases yet; '{BUILTIN_KB}' is built on first use")
+        return
+    table = Table("name", "chunks", "documents", "embedder", "contextual", "created")
+    for i in infos:
+        table.add_row(i.name, str(i.n_chunks), str(len(i.sources)), i.embedder_identity,
+                      "yes" if i.contextual else "no", i.created_at.strftime("%Y-%m-%d %H:%M"))
+    out_console.print(table)
+
+
+@user_errors
+def query(
+    name: str = typer.Argument(..., help="Knowledge base name."),
+    text: str = typer.Argument(..., help="The query."),
+    mode: str = typer.Option("embedding", "--mode", help="embedding, bm25 or hybrid (RRF of both)."),
+    contextual: bool = typer.Option(False, "--contextual", help="Search the context-prefixed chunks."),
+    top_k: int = typer.Option(4, "--top-k", "-k", help="How many chunks."),
+    embedder: str = typer.Option(None, "--embedder", help="Must match the knowledge base's embedder."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Show the chunks a query retrieves, best first."""
+    kb = open_or_build(name)
+    hits = kb.search(text, k=top_k, mode=mode, contextual=contextual, embedder=embedder)
+    if as_json:
+        emit_json({"kb": kb.name, "query": text, "mode": mode, "contextual": contextual,
+                   "hits": [{"rank": h.rank, "id": h.id, "score": h.score, "source": h.source, "title": h.title,
+                             "text": h.text, "context": h.context, "parts": h.parts} for h in hits]})
+        return
+    for h in hits:
+        out_console.print(f"[bold]{h.rank}. {h.id}[/] ({h.source}) score {h.score:.4f}", highlight=False)
+        out_console.print(h.text.strip()[:600], markup=False, highlight=False)
+        out_console.print()
+
+
+@user_errors
+def remove(name: str = typer.Argument(..., help="Knowledge base name."), as_json: bool = JSON_OPTION) -> None:
+    """Delete a knowledge base."""
+    remove_kb(name)
+    if as_json:
+        emit_json({"removed": name})
+    else:
+        console.print(f"removed {name}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `kb` command group."""
+    kb_app.command("build")(build)
+    kb_app.command("list")(list_)
+    kb_app.command("query")(query)
+    kb_app.command("remove")(remove)
+    app.add_typer(kb_app, name="kb")
