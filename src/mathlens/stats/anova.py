@@ -8,7 +8,7 @@ SS_effect / (SS_effect + SS_residual). It then checks the assumptions:
 * equal variances across the a x b cells: Levene's test centred on the median (Brown-Forsythe);
 * normal residuals: Shapiro-Wilk (D'Agostino-Pearson above 5000 residuals).
 
-Post hoc: Tukey HSD on each main factor's groups (one-way, `pairwise_tukeyhsd`), with a compact
+Post hoc: Tukey HSD on each main factor's groups (one-way, Tukey-Kramer), with a compact
 letter display: groups sharing a letter do not differ significantly. When an assumption check
 fails, the result also carries Kruskal-Wallis tests with Dunn's pairwise tests (Holm-adjusted) and
 says so in `reported = "nonparametric"`; the ANOVA numbers are kept beside them.
@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import string
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from itertools import combinations
 from typing import Any, Literal
 
@@ -172,30 +173,46 @@ def _group_stats(values: Sequence[float], groups: Sequence[str]) -> tuple[dict[s
     return ({str(k): float(v) for k, v in agg["mean"].items()}, {str(k): int(v) for k, v in agg["count"].items()})
 
 
+@lru_cache(maxsize=256)
+def _q_critical(alpha: float, k: int, df: float) -> float:
+    """Upper `alpha` point of the studentized range (slow to compute, and the same for many tests)."""
+    return float(sps.studentized_range.ppf(1 - alpha, k, df))
+
+
 def tukey_hsd(values: Sequence[float], groups: Sequence[str], alpha: float = 0.05, factor: str = "group") -> PostHoc:
-    """Tukey's honestly significant difference test over all pairs of groups.
+    """Tukey's honestly significant difference test over all pairs of groups (Tukey-Kramer for
+    unequal sizes): q = |mean_b - mean_a| / sqrt(MSE / 2 * (1/n_a + 1/n_b)) on N - k degrees of
+    freedom, p from the studentized range distribution, and simultaneous intervals
+    diff +/- q_crit * sqrt(MSE / 2 * (1/n_a + 1/n_b)).
 
     >>> r = tukey_hsd([1, 2, 3, 7, 8, 9], ["a", "a", "a", "b", "b", "b"])
     >>> r.pairs[0].reject, r.letters
     (True, {'b': 'a', 'a': 'b'})
     """
-    from statsmodels.stats.multicomp import pairwise_tukeyhsd
-
     means, counts = _group_stats(values, groups)
-    labels = [str(g) for g in groups]
+    labels = np.asarray([str(g) for g in groups])
     if len(means) < 2:
         return PostHoc(factor=factor, method="tukey-hsd", means=means, n=counts, pairs=[],
                        letters={g: "a" for g in means}, note="fewer than two groups")
-    if float(np.var(np.asarray(values, dtype=float))) == 0.0:
-        pairs = [Pair(a=a, b=b, mean_diff=0.0, p_adj=None, reject=False) for a, b in combinations(sorted(means), 2)]
+    y = np.asarray(values, dtype=float)
+    k, n_total = len(means), len(y)
+    df = n_total - k
+    within = sum(float(np.sum((y[labels == g] - m) ** 2)) for g, m in means.items())
+    if within == 0.0 or df < 1:
+        # no spread inside any group: the studentized range divides by zero, so there is no test
+        pairs = [Pair(a=a, b=b, mean_diff=means[b] - means[a], p_adj=None, reject=False)
+                 for a, b in combinations(sorted(means), 2)]
         return PostHoc(factor=factor, method="tukey-hsd", means=means, n=counts, pairs=pairs,
-                       letters={g: "a" for g in means}, note="all values are equal: no test")
-    res = pairwise_tukeyhsd(np.asarray(values, dtype=float), np.asarray(labels), alpha=alpha)
-    uniq = [str(g) for g in res.groupsunique]
+                       letters={g: "a" for g in means}, note="no variation within groups: no test")
+    mse = within / df
+    q_crit = _q_critical(alpha, k, float(df))
     pairs = []
-    for k, (a, b) in enumerate(combinations(uniq, 2)):
-        pairs.append(Pair(a=a, b=b, mean_diff=float(res.meandiffs[k]), p_adj=_num(res.pvalues[k]),
-                          low=_num(res.confint[k][0]), high=_num(res.confint[k][1]), reject=bool(res.reject[k])))
+    for a, b in combinations(sorted(means), 2):
+        diff = means[b] - means[a]
+        se = math.sqrt(mse / 2.0 * (1.0 / counts[a] + 1.0 / counts[b]))
+        p = _num(sps.studentized_range.sf(abs(diff) / se, k, df))
+        pairs.append(Pair(a=a, b=b, mean_diff=diff, p_adj=None if p is None else min(1.0, p),
+                          low=diff - q_crit * se, high=diff + q_crit * se, reject=abs(diff) / se > q_crit))
     letters = compact_letters(means, [(p.a, p.b) for p in pairs if p.reject])
     return PostHoc(factor=factor, method="tukey-hsd", means=means, n=counts, pairs=pairs, letters=letters)
 
@@ -245,10 +262,10 @@ def kruskal_dunn(values: Sequence[float], groups: Sequence[str], alpha: float = 
     samples = [[v for v, lab in zip(values, labels, strict=True) if lab == k] for k in names]
     if len(names) < 2:
         return RankTest(factor=factor, H=None, df=0, p=None, posthoc=None, note="fewer than two groups")
-    try:
-        h, p = sps.kruskal(*samples)
-    except ValueError as exc:  # every value identical
-        return RankTest(factor=factor, H=None, df=len(names) - 1, p=None, posthoc=None, note=str(exc))
+    if len(set(map(float, values))) < 2:
+        return RankTest(factor=factor, H=None, df=len(names) - 1, p=None, posthoc=None,
+                        note="all values are equal: no test")
+    h, p = sps.kruskal(*samples)
     return RankTest(factor=factor, H=_num(h), df=len(names) - 1, p=_num(p),
                     posthoc=dunn_holm(values, labels, alpha, factor))
 
@@ -268,7 +285,8 @@ def _levene(df: pd.DataFrame, alpha: float) -> Check:
         return Check(test="levene (median)", note="fewer than two cells with two or more values")
     if all(float(np.var(c)) == 0.0 for c in cells):
         return Check(test="levene (median)", note="every cell is constant")
-    stat, p = sps.levene(*cells, center="median")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stat, p = sps.levene(*cells, center="median")
     pv = _num(p)
     return Check(test="levene (median)", statistic=_num(stat), p=pv, passed=None if pv is None else pv >= alpha)
 

@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
@@ -76,6 +77,7 @@ class JudgeContext:
     response: str
 
 
+@cache  # one class per item: building a pydantic model on every request is slow
 def verdict_model(item: RubricItem) -> type[BaseModel]:
     """The pydantic class (and so the JSON Schema) of a judge's reply to `item`."""
     rating_type: Any = Literal[item.labels]  # a Literal over this item's labels only

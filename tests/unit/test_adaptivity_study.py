@@ -1,0 +1,150 @@
+"""A whole tutoring study with scripted models: plan, run, resume, judge, tables, ANOVA, worksheets."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mathlens.analyze.adaptivity.design import cells_of, design_of, plan_tutor_tasks
+from mathlens.analyze.adaptivity.rubric import load_rubric
+from mathlens.analyze.adaptivity.study import (
+    ScoreOptions,
+    StudyOptions,
+    compute_agreement,
+    compute_stats,
+    new_manifest,
+    run_study,
+    score_run,
+)
+from mathlens.analyze.adaptivity.worksheet import export_worksheet, import_worksheet, load_human, save_human
+from mathlens.errors import UserError
+from mathlens.models.base import Message
+from mathlens.runs.store import RunStore
+
+RUBRIC = load_rubric()
+
+
+def scripted_judge(messages: list[Message]) -> str:
+    """Model A's replies say STEP and earn every item, except that Q2/Q3 are earned only when the
+    learner described themselves; model B's replies earn the lowest non-negative score."""
+    text = messages[-1].content
+    item = RUBRIC.item(re.search(r"Rubric question (Q\d+)", text).group(1))  # type: ignore[union-attr]
+    reply = text.split("The tutor's reply:")[1]
+    motivational = item.id in ("Q2", "Q3")
+    if "STEP" in reply:
+        label = ("yes" if "I am in grade" in text else "no") if motivational else item.scale[-1].label
+    else:
+        label = "no" if motivational else item.scale[0].label
+    return json.dumps({"rationale": "scripted", "rating": label})
+
+
+@pytest.fixture
+def study(tmp_path: Path, mock_model: Any) -> tuple[RunStore, dict[str, Any]]:
+    manifest = new_manifest(StudyOptions(items=["tutoring"], models=["mock/a", "mock/b"], conditions=[1, 2],
+                                         limit=3, max_tokens=64))
+    models = {"mock/a": mock_model(responses=["STEP one: read the graph."], name="a"),
+              "mock/b": mock_model(responses=["The answer is C."], name="b")}
+    store = RunStore(tmp_path / "run")
+    store.write_manifest(manifest)
+    return store, models
+
+
+async def test_plan_run_resume(study: tuple[RunStore, dict[str, Any]]) -> None:
+    store, models = study
+    manifest = store.manifest()
+    tasks = plan_tutor_tasks(manifest, {"mock/a": False, "mock/b": False})
+    # the first 3 items (all grade 4) x 3 grade-4 learners x 2 conditions x 2 models
+    assert len(tasks) == 3 * 3 * 2 * 2
+    assert len({t.key for t in tasks}) == len(tasks)
+    first = await run_study(store, manifest, models)
+    assert (first.written, first.errors) == (36, 0)
+    again = await run_study(store, store.manifest(), models)
+    assert (again.written, again.skipped) == (0, 36)
+    assert [t.key for t in plan_tutor_tasks(store.manifest(), {"mock/a": False, "mock/b": False})] == \
+        [t.key for t in tasks]
+    design = design_of(store.manifest())
+    assert [p.id for p in design.profiles][:3] == ["g4-high", "g4-intermediate", "g4-low"]
+    cells = cells_of(store.manifest(), list(store.records()))
+    assert all(c.profile.grade == c.question.grade for c in cells)
+    # text-only mock models get diagram descriptions, never image files
+    assert all(not m.images for c in cells for m in c.record.messages)
+
+
+async def test_scores_tables_and_anova(study: tuple[RunStore, dict[str, Any]], mock_model: Any) -> None:
+    store, models = study
+    await run_study(store, store.manifest(), models)
+    judge = mock_model(func=scripted_judge, name="judge")
+    scores = await score_run(store, judge)
+    assert scores.counts() == {"ok": 36 * 19}
+    st = compute_stats(store)
+    table1 = {(r.model, r.performance, r.dimension): r.mean_percent.estimate for r in st.table1}
+    # model A: 7 of 9 adaptivity points without the learner's description, 9 of 9 with it
+    assert table1[("mock/a", "low", "adaptivity")] == pytest.approx((700 / 9 + 100) / 2)
+    assert table1[("mock/a", "high", "correctness")] == pytest.approx(100.0)
+    assert table1[("mock/b", "intermediate", "adaptivity")] == pytest.approx(0.0)
+    assert table1[("mock/b", "high", "quality")] == pytest.approx(0.0)
+    table2 = {(r.model, r.condition, r.code): r.percent_satisfied for r in st.table2}
+    assert table2[("mock/a", 1, "LA")] == 0.0 and table2[("mock/a", 2, "LA")] == 100.0
+    assert table2[("mock/a", 1, "CK")] == 100.0 and table2[("all", 2, "SE")] == 50.0
+    res = st.anova["adaptivity"]["performance x model"]
+    assert res.status == "ok" and res.effect("model").p is not None and res.effect("model").p < 1e-6
+    assert res.effect("performance").df == 2 and res.effect("performance:model").df == 2
+    # model B's cells are constant, so equal variances fail and the rank-based tests are reported
+    assert res.levene is not None and res.levene.passed is False
+    assert res.reported == "nonparametric" and {t.factor for t in res.nonparametric} == {"performance", "model"}
+    assert store.read_analysis("tutor_stats")["source"] == "judge:mock/judge"
+
+
+async def test_worksheet_round_trip_and_agreement(study: tuple[RunStore, dict[str, Any]], mock_model: Any,
+                                                  tmp_path: Path) -> None:
+    store, models = study
+    await run_study(store, store.manifest(), models)
+    judge_scores = await score_run(store, mock_model(func=scripted_judge, name="judge"), ScoreOptions(limit=10))
+    cells = cells_of(store.manifest(), list(store.records()))[:10]
+    sheet = tmp_path / "sheet.csv"
+    assert export_worksheet(sheet, cells, RUBRIC, judge=judge_scores) == 10 * 19
+    with sheet.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows[0]["allowed_scores"] == "0=no | 1=yes" and rows[1]["allowed_scores"] == "-1=negative | 0=no | 1=yes"
+    for n, row in enumerate(rows):
+        row["score"] = "" if n % 19 == 18 else row["judge_score"]  # Q19 left blank
+    with sheet.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    human = import_worksheet(sheet, "ana", RUBRIC, {c.key for c in cells})
+    assert human.counts() == {"ok": 180, "unscored": 10}
+    judged = {(s.response_key, s.item_id): s.score for s in judge_scores.scores}
+    assert all(judged[(s.response_key, s.item_id)] == s.score for s in human.scores if s.status == "ok")
+    save_human(store, "ana", human)
+    assert set(load_human(store)) == {"ana"}
+    rows_out = compute_agreement(store, n_resamples=50)
+    by_scope = {r.scope: r.stats for r in rows_out}
+    assert by_scope["Q1"].n == 10 and by_scope["Q1"].percent.estimate == 1.0
+    assert "Q19" not in by_scope  # nobody but the judge scored it
+    assert by_scope["quality"].n == 60 and by_scope["adaptivity"].n == 90
+
+
+def test_import_rejects_bad_rows(tmp_path: Path) -> None:
+    sheet = tmp_path / "s.csv"
+    header = "response_key,item_id,score\n"
+    for body, msg in (("k1,Q1,2\n", r"s.csv:2: score 2 for Q1"), ("zz,Q1,1\n", "not in this run"),
+                      ("k1,Q1,1\nk1,Q1,0\n", "scored twice"), ("k1,Q42,1\n", "unknown rubric item")):
+        sheet.write_text(header + body, encoding="utf-8")
+        with pytest.raises(UserError, match=msg):
+            import_worksheet(sheet, "x", RUBRIC, {"k1"})
+    sheet.write_text("response_key,score\nk1,1\n", encoding="utf-8")
+    with pytest.raises(UserError, match="lacks the column"):
+        import_worksheet(sheet, "x", RUBRIC, {"k1"})
+
+
+def test_a_plain_run_is_not_a_tutoring_run(tmp_path: Path) -> None:
+    manifest = new_manifest(StudyOptions(items=["tutoring"], models=["mock/a"]))
+    manifest.extra.clear()
+    with pytest.raises(UserError, match="not a tutoring run"):
+        design_of(manifest)

@@ -1,0 +1,60 @@
+"""Dimension percentages: points over possible points, negative items, and incomplete responses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mathlens.analyze.adaptivity.design import Cell, cells_of
+from mathlens.analyze.adaptivity.judge import ItemScore, ScoreSet
+from mathlens.analyze.adaptivity.rubric import load_rubric
+from mathlens.analyze.adaptivity.study import StudyOptions, new_manifest, run_study
+from mathlens.analyze.adaptivity.tables import dimension_scores, table1, table2
+from mathlens.runs.store import RunStore
+
+RUBRIC = load_rubric()
+
+
+@pytest.fixture
+async def two_cells(tmp_path: Path, mock_model: Any) -> list[Cell]:
+    profiles = tmp_path / "p.yaml"
+    profiles.write_text("- {id: kim, grade: 4, performance: low}\n", encoding="utf-8")
+    manifest = new_manifest(StudyOptions(items=["tutoring"], models=["mock/t"], profiles=str(profiles),
+                                         conditions=[1], limit=2))
+    store = RunStore(tmp_path / "run")
+    await run_study(store, manifest, {"mock/t": mock_model(responses=["ok"], name="t")})
+    return cells_of(store.manifest(), list(store.records()))
+
+
+def scores_for(key: str, values: dict[str, int | None]) -> list[ItemScore]:
+    return [ItemScore(response_key=key, item_id=i, source="human:x", status="ok" if v is not None else "unscored",
+                      score=v) for i, v in values.items()]
+
+
+async def test_percentages_by_hand(two_cells: list[Cell]) -> None:
+    first, second = two_cells
+    adapt = {f"Q{k}": 0 for k in range(1, 10)} | {"Q2": -1, "Q3": 1, "Q6": 1, "Q9": 1}
+    correct = {"Q10": 1, "Q11": 1, "Q12": 1}
+    quality = {f"Q{k}": 1 for k in range(13, 20)} | {"Q15": None}
+    s = ScoreSet(source="human:x", rubric="v1", scores=scores_for(first.key, adapt | correct | quality)
+                 + scores_for(second.key, {"Q10": 0}))
+    rows = {(r.key, r.dimension): r for r in dimension_scores(two_cells, s, RUBRIC)}
+    a = rows[(first.key, "adaptivity")]
+    # -1 + 1 + 1 + 1 = 2 points of 9 possible
+    assert (a.points, a.possible, a.status) == (2, 9, "complete") and a.percent == pytest.approx(200 / 9)
+    c = rows[(first.key, "correctness")]
+    assert (c.points, c.possible) == (3, 4) and c.percent == pytest.approx(75.0)
+    q = rows[(first.key, "quality")]
+    assert (q.status, q.n_scored, q.percent) == ("partial", 6, None)
+    assert rows[(second.key, "adaptivity")].status == "unscored"
+    assert rows[(second.key, "correctness")].status == "partial"
+    t1 = {(r.dimension): r for r in table1(list(rows.values()), n_resamples=100)}
+    assert t1["correctness"].n == 1 and t1["correctness"].excluded == 1
+    assert t1["correctness"].mean_percent.estimate == pytest.approx(75.0)
+    assert t1["quality"].n == 0 and t1["quality"].mean_percent.status == "empty"
+    t2 = {(r.model, r.code): r for r in table2(two_cells, s, RUBRIC)}
+    assert t2[("mock/t", "LA")].percent_satisfied == 0.0  # -1 does not meet the criterion
+    assert t2[("mock/t", "SE")].percent_satisfied == 100.0 and t2[("mock/t", "SE")].n == 1
+    assert t2[("all", "Prac")].percent_satisfied == 0.0
