@@ -65,16 +65,17 @@ class TutorReply:
 
 
 def load_mrbench(path: Path) -> list[TutorReply]:
-    """Every labelled reply, keyed `<conversation id>|<tutor>`."""
+    """Every labelled reply, keyed `<dialogue index>:<conversation id>|<tutor>` (a few conversation ids
+    repeat in the file, so the position keeps keys unique)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
     out = []
-    for conv in data:
+    for n, conv in enumerate(data):
         for tutor, entry in conv.get("anno_llm_responses", {}).items():
             out.append(TutorReply(
-                key=f"{conv['conversation_id']}|{tutor}", tutor=tutor, history=conv.get("conversation_history", ""),
+                key=f"{n}:{conv['conversation_id']}|{tutor}", tutor=tutor, history=conv.get("conversation_history", ""),
                 solution=conv.get("Ground_Truth_Solution", ""), response=entry.get("response", ""),
                 labels=dict(entry.get("annotation", {}))))
     return out

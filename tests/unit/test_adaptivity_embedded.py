@@ -1,0 +1,69 @@
+"""End to end on the built-in items with the real embedded model (text-only, so diagrams go as text)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mathlens.analyze.adaptivity.design import cells_of, plan_tutor_tasks
+from mathlens.analyze.adaptivity.rubric import load_rubric
+from mathlens.analyze.adaptivity.study import (
+    ScoreOptions,
+    StudyOptions,
+    compute_stats,
+    image_support,
+    new_manifest,
+    run_study,
+    score_run,
+)
+from mathlens.errors import UserError
+from mathlens.models.model import RetryPolicy
+from mathlens.models.registry import get_model
+from mathlens.runs.runner import build_models
+from mathlens.runs.store import RunStore
+
+pytestmark = pytest.mark.embedded
+
+
+def test_send_mode_is_refused_for_the_text_only_embedded_model(embedded_model_path: Path) -> None:
+    manifest = new_manifest(StudyOptions(items=["tutoring"], models=["embedded"], image_mode="send", limit=1))
+    models = build_models(manifest, None, RetryPolicy(), None)
+    assert image_support(models) == {"embedded": False}
+    with pytest.raises(UserError, match="text-only and cannot read the diagram of item 'g4-bar-chart'"):
+        plan_tutor_tasks(manifest, image_support(models))
+
+
+async def test_embedded_tutor_run_and_judge(embedded_model_path: Path, tmp_path: Path) -> None:
+    profiles = tmp_path / "profiles.yaml"
+    profiles.write_text("- {id: ana, grade: 4, performance: low, attitude: dislikes, self_efficacy: low}\n",
+                        encoding="utf-8")
+    manifest = new_manifest(StudyOptions(items=["tutoring"], models=["embedded"], profiles=str(profiles),
+                                         conditions=[4], limit=2, max_tokens=40))
+    store = RunStore(tmp_path / "run")
+    store.write_manifest(manifest)
+    models = build_models(manifest, None, RetryPolicy(timeout_s=120), None)
+    result = await run_study(store, manifest, models)
+    assert (result.written, result.errors) == (2, 0)
+    cells = cells_of(store.manifest(), list(store.records()))
+    for cell in cells:
+        system, user = cell.record.messages
+        assert system.role == "system" and "grade 4" in system.content
+        assert user.content.startswith("I am in grade 4.") and "(The diagram shows:" in user.content
+        assert user.images == ()
+        assert cell.record.status == "ok" and isinstance(cell.record.response, str)
+        assert cell.record.usage.completion_tokens <= 40
+    judge = get_model("embedded", retry=RetryPolicy(timeout_s=120))
+    scores = await score_run(store, judge, ScoreOptions(items=["Q9", "Q13"], max_tokens=64))
+    rubric = load_rubric()
+    assert len(scores.scores) == 4
+    for s in scores.scores:
+        assert s.status in ("ok", "unscored")
+        if s.status == "ok":
+            item = rubric.item(s.item_id)
+            assert s.score in item.values and s.label == item.label_of(s.score)  # type: ignore[arg-type]
+        else:
+            assert s.error
+    st = compute_stats(store)
+    sbs = [r for r in st.table2 if r.code == "SBS" and r.model == "embedded"]
+    assert sbs and sbs[0].n == sum(s.status == "ok" for s in scores.scores if s.item_id == "Q9")
