@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from mathlens.analyze.ablation.divergence import (
+    divergences,
     pairwise_cosines,
     sequence_distance,
     tfidf_cosines,
@@ -64,3 +65,11 @@ def test_tokenizer_keeps_math_tokens() -> None:
     assert tokenize("∇f = <-8, 1>; |v| = √65") == ["∇", "f", "=", "<", "-", "8", "1", ">", "|", "v", "|", "=",
                                                   "√", "65"]
     assert tokenize("3.14 and x^2") == ["3.14", "and", "x", "^", "2"]
+
+
+def test_divergences_match_the_single_measures() -> None:
+    ref, others = "x = 2 so y = 4", ["x = 3 so y = 9", "", "x = 2 so y = 4"]
+    m = divergences(ref, others)
+    assert m.cosines == tfidf_cosines(ref, others).values
+    assert m.levenshtein == tuple(token_levenshtein(ref, o) for o in others)
+    assert m.levenshtein[1] == 1.0 and m.levenshtein[2] == 0.0

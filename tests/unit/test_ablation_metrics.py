@@ -154,3 +154,21 @@ def test_exam_table_has_sd_and_seeded_intervals() -> None:
     assert header.split(",")[:8] == ["course", "exam", "exam_id", "model", "configuration", "n_questions",
                                      "robustness", "robustness_sd"]
     assert line.startswith("Calc I,Exam I,e,m,baseline,3,")
+
+
+def test_step_count_and_pattern_change_from_the_flow_analysis() -> None:
+    q = Question(id="q1", text="Let f(x) = x^2. Find f'(3).", answers=["6"])
+    original = "1. Differentiate: f'(x) = 2x.\n2. Substitute x = 3: f'(3) = 2*3 = 6.\nFinal answer: 6"
+    dropped = "1. Substitute x = 3: f(3) = 3^2 = 9.\nFinal answer: 9"
+    records = [rec(original), rec(dropped, abl("notation-1", "notation", "f'(3)", preserving=True)),
+               rec(original, abl("keyword-1", "keyword", "find", preserving=True))]
+    result = question_sensitivity(records, q, SensitivityConfig())
+    by_variant = {p.variant: p for p in result.details}
+    changed, same = by_variant["notation-1"], by_variant["keyword-1"]
+    assert changed.steps_variant is not None and changed.steps_original is not None
+    assert changed.step_change == changed.steps_variant - changed.steps_original < 0
+    assert changed.pattern_changed is True and 0 < (changed.pattern_distance or 0) <= 1
+    assert same.step_change == 0 and same.pattern_changed is False
+    assert result.pattern_change_rate == pytest.approx(0.5) and result.n_pattern_compared == 2
+    assert result.flow_source == "flow" and result.complexity is not None and result.step_count is not None
+    assert changed.answer == "flipped" and "unreliable" in {f.name for f in result.flags}

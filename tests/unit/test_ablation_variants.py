@@ -24,7 +24,7 @@ def test_options_accept_aliases_and_reject_unknown_types() -> None:
     assert opts.types == ("coordinate", "keyword")
     assert AblationOptions.from_dict({"elements": "numbers,symbols"}).types == ("coordinate", "notation")
     assert AblationOptions.from_dict(None).types == AblationOptions().types
-    with pytest.raises(UserError, match="unknown element type 'keywrods'.*'keywords'"):
+    with pytest.raises(UserError, match=r"unknown element type 'keywrods'.*'keywords'"):
         AblationOptions.from_dict({"elements": ["keywrods"]})
     with pytest.raises(UserError, match="whole numbers"):
         AblationOptions.from_dict({"max_pairs": "many"})

@@ -21,6 +21,7 @@ Analyzer = Callable[[RunStore, dict[str, Any]], dict[str, Any]]
 ANALYZERS: dict[str, str] = {
     "flow": "mathlens.analyze.flow.analyzer:analyze_run",
     "answers": "mathlens.analyze.grading.analyzer:analyze_answers",
+    "sensitivity": "mathlens.analyze.ablation.analyzer:run_sensitivity",
 }
 
 

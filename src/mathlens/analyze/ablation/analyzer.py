@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from mathlens.analyze.ablation.divergence import TOKEN_PATTERN
 from mathlens.analyze.ablation.flags import FlagConfig
 from mathlens.analyze.ablation.metrics import QuestionSensitivity, SensitivityConfig, question_sensitivity
-from mathlens.analyze.ablation.outcomes import answer_source
+from mathlens.analyze.ablation.outcomes import answer_source, stored_flows
 from mathlens.analyze.ablation.tables import ExamRow, exam_rows, rows_csv
 from mathlens.errors import UserError
 from mathlens.items.schema import Exam, Question
@@ -83,7 +83,9 @@ def compute_sensitivity(store: RunStore, config: SensitivityConfig | None = None
     groups: dict[tuple[str, str, str, str], list[RunRecord]] = defaultdict(list)
     for r in records:
         groups[(r.model, r.configuration, r.exam_id, r.question_id)].append(r)
-    results = [question_sensitivity(rs, questions.get((key[2], key[3])), config) for key, rs in groups.items()]
+    flows = stored_flows(store.read_analysis("flow")) if config.flow else {}
+    results = [question_sensitivity(rs, questions.get((key[2], key[3])), config, flows)
+               for key, rs in groups.items()]
     has_variants = any(r.variant.name != "original" for r in records)
     status = "ok" if has_variants else "no_variants"
     if not records:

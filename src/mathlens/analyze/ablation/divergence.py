@@ -43,10 +43,14 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN_RE.findall(text.lower())
 
 
+def _identity(tokens: list[str]) -> list[str]:
+    return tokens
+
+
 def _vectorizer() -> TfidfVectorizer:
-    # The analyzer is given our tokeniser directly so scikit-learn's pattern and its
-    # two-character minimum do not apply.
-    return TfidfVectorizer(analyzer=tokenize, norm="l2", smooth_idf=True, sublinear_tf=False)
+    # Documents arrive already tokenised (each text is tokenised once and the tokens reused for
+    # the edit distance), so scikit-learn's own pattern and two-character minimum do not apply.
+    return TfidfVectorizer(analyzer=_identity, norm="l2", smooth_idf=True, sublinear_tf=False)
 
 
 @dataclass(frozen=True)
@@ -60,19 +64,11 @@ class Cosines:
     values: tuple[float | None, ...]
 
 
-def tfidf_cosines(reference: str, others: Sequence[str]) -> Cosines:
-    """TF-IDF cosine of each text in `others` to `reference`, fitted on `[reference, *others]`.
-
-    >>> tfidf_cosines("the same words", ["the same words"]).values
-    (1.0,)
-    >>> tfidf_cosines("alpha beta", ["gamma delta"]).values
-    (0.0,)
-    """
-    docs = [reference, *others]
-    tokens = [tokenize(d) for d in docs]
+def _cosines(tokens: list[list[str]]) -> tuple[float | None, ...]:
+    """Cosine of documents 1.. to document 0, from token lists."""
     if not any(tokens):
-        return Cosines(tuple(None for _ in others))
-    matrix = _vectorizer().fit_transform(docs)
+        return tuple(None for _ in tokens[1:])
+    matrix = _vectorizer().fit_transform(tokens)
     sims = (matrix[1:] @ matrix[0].T).toarray().ravel()
     out: list[float | None] = []
     for i, sim in enumerate(sims, start=1):
@@ -81,7 +77,32 @@ def tfidf_cosines(reference: str, others: Sequence[str]) -> Cosines:
         else:
             # Rounding keeps float noise (0.9999999999999998) out of 1 - cos.
             out.append(round(float(min(1.0, max(0.0, sim))), 12))
-    return Cosines(tuple(out))
+    return tuple(out)
+
+
+def tfidf_cosines(reference: str, others: Sequence[str]) -> Cosines:
+    """TF-IDF cosine of each text in `others` to `reference`, fitted on `[reference, *others]`.
+
+    >>> tfidf_cosines("the same words", ["the same words"]).values
+    (1.0,)
+    >>> tfidf_cosines("alpha beta", ["gamma delta"]).values
+    (0.0,)
+    """
+    return Cosines(_cosines([tokenize(d) for d in [reference, *others]]))
+
+
+@dataclass(frozen=True)
+class PairMeasures:
+    """Both seed measures for each `other` text against the reference (same order)."""
+
+    cosines: tuple[float | None, ...]
+    levenshtein: tuple[float, ...]
+
+
+def divergences(reference: str, others: Sequence[str]) -> PairMeasures:
+    """TF-IDF cosines (fitted on all the texts) and token Levenshtein distances, tokenising once."""
+    tokens = [tokenize(d) for d in [reference, *others]]
+    return PairMeasures(_cosines(tokens), tuple(sequence_distance(tokens[0], t) for t in tokens[1:]))
 
 
 def pairwise_cosines(texts: Sequence[str]) -> list[float]:
@@ -90,7 +111,7 @@ def pairwise_cosines(texts: Sequence[str]) -> list[float]:
     tokens = [tokenize(t) for t in texts]
     if len(texts) < 2 or not any(tokens):
         return []
-    matrix = _vectorizer().fit_transform(list(texts))
+    matrix = _vectorizer().fit_transform(tokens)
     gram = (matrix @ matrix.T).toarray()
     return [round(float(np.clip(gram[i, j], 0.0, 1.0)), 12) for i, j in itertools.combinations(range(len(texts)), 2)
             if tokens[i] or tokens[j]]

@@ -25,7 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from mathlens.analyze.ablation.consistency import Consistency, repeat_consistency
-from mathlens.analyze.ablation.divergence import sequence_distance, tfidf_cosines, token_levenshtein
+from mathlens.analyze.ablation.divergence import divergences, sequence_distance
 from mathlens.analyze.ablation.flags import Flag, FlagConfig, question_flags
 from mathlens.analyze.ablation.outcomes import AnswerStatus, FlowSummary, compare_answers, summarize_flow
 from mathlens.items.schema import Question
@@ -134,17 +134,32 @@ def _text(rec: RunRecord) -> str | None:
     return rec.response if rec.status == "ok" and rec.response is not None else None
 
 
+@dataclass(frozen=True)
+class _Flows:
+    """Flow summaries: stored ones by record key first, else computed from the response."""
+
+    question_text: str | None
+    stored: dict[str, FlowSummary]
+
+    def of(self, rec: RunRecord, text: str) -> FlowSummary:
+        return self.stored.get(rec.key) or summarize_flow(text, self.question_text)
+
+
 def _pairs_for_repeat(original: RunRecord | None, variants: list[RunRecord], question: Question | None,
-                      config: SensitivityConfig) -> list[PairDivergence]:
+                      config: SensitivityConfig, flows: _Flows) -> list[PairDivergence]:
     out: list[PairDivergence] = []
     base = _text(original) if original is not None else None
     ok = [(v, _text(v)) for v in variants]
     usable = [(v, t) for v, t in ok if t is not None]
     cos_of: dict[int, float | None] = {}
+    lev_of: dict[int, float] = {}
     if base is not None:
-        cosines = tfidf_cosines(base, [t for _, t in usable]).values
-        cos_of = {id(v): c for (v, _), c in zip(usable, cosines, strict=True)}
-    flow_o: FlowSummary | None = summarize_flow(base, question) if base is not None and config.flow else None
+        measures = divergences(base, [t for _, t in usable])
+        cos_of = {id(v): c for (v, _), c in zip(usable, measures.cosines, strict=True)}
+        lev_of = {id(v): d for (v, _), d in zip(usable, measures.levenshtein, strict=True)}
+    flow_o: FlowSummary | None = None
+    if original is not None and base is not None and config.flow:
+        flow_o = flows.of(original, base)
     for v, t in ok:
         pd = PairDivergence(variant=v.variant.name, kind=v.variant.kind, element_type=v.variant.element_type,
                             element_text=v.variant.element_text, meaning_preserving=v.variant.meaning_preserving,
@@ -160,13 +175,13 @@ def _pairs_for_repeat(original: RunRecord | None, variants: list[RunRecord], que
         if cos is None:
             out.append(pd.model_copy(update={"status": "empty", "note": "both responses have no tokens"}))
             continue
-        upd: dict[str, object] = {"cosine": cos, "levenshtein": token_levenshtein(base, t)}
+        upd: dict[str, object] = {"cosine": cos, "levenshtein": lev_of[id(v)]}
         if config.answers:
             cmp = compare_answers(base, t, question)
             upd |= {"answer": cmp.status, "original_answer": cmp.original, "variant_answer": cmp.variant,
                     "answer_method": cmp.method}
         if flow_o is not None:
-            flow_v = summarize_flow(t, question)
+            flow_v = flows.of(v, t)
             upd |= {"steps_original": flow_o.step_count, "steps_variant": flow_v.step_count,
                     "step_change": flow_v.step_count - flow_o.step_count}
             if flow_o.pattern is not None and flow_v.pattern is not None:
@@ -201,9 +216,15 @@ def _impacts(pairs: list[PairDivergence]) -> list[Impact]:
 
 
 def question_sensitivity(records: list[RunRecord], question: Question | None,
-                         config: SensitivityConfig | None = None) -> QuestionSensitivity:
-    """Metrics for the records of one (model, configuration, exam, question)."""
+                         config: SensitivityConfig | None = None,
+                         stored_flows: dict[str, FlowSummary] | None = None) -> QuestionSensitivity:
+    """Metrics for the records of one (model, configuration, exam, question).
+
+    `stored_flows` (by record key, from the run's flow analysis) are used instead of analysing
+    those responses again.
+    """
     config = config or SensitivityConfig()
+    flows = _Flows(question.prompt_text() if question is not None else None, stored_flows or {})
     first = records[0]
     head = {"model": first.model, "configuration": first.configuration, "exam_id": first.exam_id,
             "question_id": first.question_id}
@@ -214,15 +235,16 @@ def question_sensitivity(records: list[RunRecord], question: Question | None,
     details: list[PairDivergence] = []
     for k in sorted(by_repeat):
         variants = [r for r in by_repeat[k] if r.variant.name != "original"]
-        details += _pairs_for_repeat(originals[k], variants, question, config)
-    texts = [t for k in sorted(originals) if (o := originals[k]) is not None and (t := _text(o)) is not None]
-    flows = [summarize_flow(t, question) for t in texts] if config.flow else []
-    steps = fmean(f.step_count for f in flows) if flows else None
-    cx = [f.complexity for f in flows if f.complexity is not None]
+        details += _pairs_for_repeat(originals[k], variants, question, config, flows)
+    usable = [(o, t) for k in sorted(originals) if (o := originals[k]) is not None and (t := _text(o)) is not None]
+    texts = [t for _, t in usable]
+    summaries = [flows.of(o, t) for o, t in usable] if config.flow else []
+    steps = fmean(f.step_count for f in summaries) if summaries else None
+    cx = [f.complexity for f in summaries if f.complexity is not None]
     complexity = fmean(cx) if cx else None
     consistency = repeat_consistency(texts, question, config.answers) if len(by_repeat) > 1 else None
     common = {**head, "n_repeats": len(by_repeat), "step_count": steps, "complexity": complexity,
-              "flow_source": flows[0].source if flows else None, "consistency": consistency}
+              "flow_source": summaries[0].source if summaries else None, "consistency": consistency}
     if not details:
         return QuestionSensitivity(**common, status="no_variants", note="the run has no variants of this question")
     if not texts:

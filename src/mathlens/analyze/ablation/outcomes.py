@@ -125,59 +125,39 @@ def _plain_steps(text: str) -> int:
     return marked if marked else sum(1 for line in text.splitlines() if line.strip())
 
 
+def from_flow_result(result: Any, source: str = "flow") -> FlowSummary:
+    """Read a `mathlens.analyze.flow.FlowResult` (or its stored JSON form)."""
+    metrics = result.metrics
+    return FlowSummary(int(metrics.total_steps), tuple(metrics.reasoning_pattern), float(metrics.complexity_score),
+                       source)
+
+
 @lru_cache(maxsize=4096)
-def _flow_cached(text: str, question_json: str | None) -> FlowSummary:
+def summarize_flow(text: str, question_text: str | None) -> FlowSummary:
+    """Steps, pattern and complexity of a response (cached per text and question text)."""
     try:
         flow = importlib.import_module("mathlens.analyze.flow")
-        analyze = flow.analyze_solution
-    except (ImportError, AttributeError):
+    except ImportError:
         return FlowSummary(_plain_steps(text), None, None, "line count")
-    question = Question.model_validate_json(question_json) if question_json else None
     try:
-        result = analyze(text, question)
+        result = flow.analyze_solution(text, question_text)
     except Exception as exc:  # a parser failure on one response must not stop the analysis
         return FlowSummary(_plain_steps(text), None, None, f"line count (flow failed: {type(exc).__name__})")
-    return FlowSummary(_count(result), _pattern(result), _complexity(result), "flow")
+    return from_flow_result(result)
 
 
-def _count(result: Any) -> int:
-    metrics = getattr(result, "metrics", None)
-    for name in ("step_count", "total_steps", "n_steps"):
-        value = getattr(metrics, name, None) if metrics is not None else None
-        if isinstance(value, int):
-            return value
-    return len(getattr(result, "steps", []) or [])
+def stored_flows(analysis: Any) -> dict[str, FlowSummary]:
+    """Flow summaries by record key from a run's `analysis/flow.json` (empty if absent or unreadable).
 
-
-def _pattern(result: Any) -> tuple[str, ...] | None:
-    for holder in (result, getattr(result, "metrics", None)):
-        value = getattr(holder, "reasoning_pattern", None) if holder is not None else None
-        if value is None and holder is not None:
-            value = getattr(holder, "pattern", None)
-        if isinstance(value, (list, tuple)):
-            return tuple(str(v) for v in value)
-        if isinstance(value, str):
-            return tuple(p.strip() for p in re.split(r"[,→>]+", value) if p.strip())
-    steps = getattr(result, "steps", None)
-    if steps:
-        ops = []
-        for st in steps:
-            names = getattr(st, "operations", None) or []
-            ops.append(str(getattr(names[0], "name", names[0])) if names else "none")
-        return tuple(ops)
-    return None
-
-
-def _complexity(result: Any) -> float | None:
-    metrics = getattr(result, "metrics", None)
-    for holder in (metrics, result):
-        for name in ("complexity_score", "complexity"):
-            value = getattr(holder, name, None) if holder is not None else None
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                return float(value)
-    return None
-
-
-def summarize_flow(text: str, question: Question | None) -> FlowSummary:
-    """Steps, pattern and complexity of a response (cached per text and question)."""
-    return _flow_cached(text, question.model_dump_json() if question is not None else None)
+    Reusing them keeps `mathlens sensitivity` consistent with `mathlens analyze --only flow` and
+    avoids analysing every response twice.
+    """
+    if not isinstance(analysis, dict):
+        return {}
+    try:
+        models = importlib.import_module("mathlens.analyze.flow.models")
+        parsed = models.FlowAnalysis.model_validate(analysis)
+    except Exception:  # an older or foreign file: analyse the responses afresh instead
+        return {}
+    return {r.key: from_flow_result(r.result, "flow (stored)") for r in parsed.records
+            if r.status == "ok" and r.result is not None}
