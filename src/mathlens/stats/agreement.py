@@ -94,10 +94,8 @@ def _kappa_weights(order: list[Hashable], weights: Weights) -> np.ndarray:
         return 1.0 - np.eye(k)
     if weights not in ("linear", "quadratic"):
         raise ValueError(f"weights must be None, 'linear' or 'quadratic', not {weights!r}")
-    if all(_is_number(x) for x in order):
-        pos = np.asarray([float(x) for x in order])  # type: ignore[arg-type]
-    else:
-        pos = np.arange(k, dtype=float)
+    numeric = all(_is_number(x) for x in order)
+    pos = np.asarray([float(x) for x in order]) if numeric else np.arange(k, dtype=float)  # type: ignore[arg-type]
     dist = np.abs(pos[:, None] - pos[None, :])
     span = float(dist.max()) if k > 1 else 1.0
     dist = dist / (span or 1.0)

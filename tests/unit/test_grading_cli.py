@@ -1,0 +1,68 @@
+"""`mathlens grade` and `mathlens agreement` end to end through the command line (scripted judge)."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from mathlens.cli.main import app
+
+_HELPERS = Path(__file__).with_name("grading_run_helpers.py")
+_spec = importlib.util.spec_from_file_location("grading_run_helpers", _HELPERS)
+assert _spec is not None and _spec.loader is not None
+helpers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(helpers)
+
+FULL = json.dumps({k: {"points": 1, "rationale": "fine"} for k in
+                   ("method", "execution", "final_answer", "notation", "clarity")})
+
+
+def test_grade_export_import_agreement(tmp_path: Path) -> None:
+    store = helpers.make_run(tmp_path)
+    runner = CliRunner()
+    run = str(store.root)
+    res = runner.invoke(app, ["grade", run, "--judge", "mock/judge", "-J", f"responses={json.dumps([FULL])}",
+                              "--judge-runs", "2", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["counts"] == {"graded": 8, "ungraded": 0}
+    assert {r["configuration"] for r in doc["table6"]} == {"baseline", "rag"}
+    assert doc["table6"][0]["score"] == 10 and doc["table6"][0]["total"] == 30
+    assert (store.analysis_dir / "table6.csv").read_text(encoding="utf-8").startswith("exam,model")
+
+    sheet = tmp_path / "w.csv"
+    res = runner.invoke(app, ["grade", run, "--export-worksheet", str(sheet), "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["rows"] == 20
+    with sheet.open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    for row in rows:
+        row["points"] = "1"
+    with sheet.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    res = runner.invoke(app, ["grade", run, "--import-human", str(sheet), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["graders"] == ["human:w"]
+
+    res = runner.invoke(app, ["agreement", run, "--resamples", "50", "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    overall = next(p for p in report["pairs"] if p["scope"] == "overall")
+    assert overall["n"] == 4 and overall["mae"]["estimate"] == 0
+    assert (store.analysis_dir / "agreement.json").exists()
+
+
+def test_user_errors_exit_2(tmp_path: Path) -> None:
+    runner = CliRunner()
+    res = runner.invoke(app, ["grade", str(tmp_path / "nope"), "--json"])
+    assert res.exit_code == 2
+    store = helpers.make_run(tmp_path)
+    res = runner.invoke(app, ["agreement", str(store.root)])
+    assert res.exit_code == 2 and "no grades yet" in res.output
+    res = runner.invoke(app, ["grade", str(store.root), "--rubric", str(tmp_path / "missing.yaml")])
+    assert res.exit_code == 2 and "no such rubric file" in res.output

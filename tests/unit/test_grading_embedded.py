@@ -1,0 +1,52 @@
+"""The judge pipeline end to end with the real embedded model (Gemma 3 270M, base).
+
+The model is far too small to grade well; what is tested is that a real backend's reply goes
+through the schema constraint, the repair retry, bounds validation and the cache, and that an
+unusable reply is recorded as `ungraded` with its reason and raw text, never as zero points.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from mathlens.analyze.grading.grades import grade_run
+from mathlens.analyze.grading.judge import JudgeOptions
+from mathlens.analyze.grading.rubric import builtin_rubric
+from mathlens.models.cache import ResponseCache
+from mathlens.models.registry import get_model
+
+_HELPERS = Path(__file__).with_name("grading_run_helpers.py")
+_spec = importlib.util.spec_from_file_location("grading_run_helpers", _HELPERS)
+assert _spec is not None and _spec.loader is not None
+helpers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(helpers)
+
+
+@pytest.mark.embedded
+def test_embedded_judge_pipeline(tmp_path: Path, embedded_model_path: Path) -> None:
+    store = helpers.make_run(tmp_path)
+    rubric = builtin_rubric()
+    judge = get_model("embedded/gemma3-270m", cache=ResponseCache(tmp_path / "c.sqlite"))
+    options = JudgeOptions(max_tokens=32)  # grammar-constrained sampling is slow on 2 cores: keep it short
+
+    async def go() -> list:  # type: ignore[type-arg]
+        try:
+            first = await grade_run(store, judge, rubric, options, limit=1)
+            again = await grade_run(store, judge, rubric, options, limit=1)
+        finally:
+            await judge.aclose()
+        return [first.grades[0], again.grades[0]]
+
+    grade, repeat = asyncio.run(go())
+    assert grade.grader == "judge:embedded/gemma3-270m" and grade.raw
+    if grade.status == "graded":
+        assert grade.total is not None and 0 <= grade.total <= grade.max_total
+        assert all(0 <= c.points <= c.max_points for c in grade.criteria)
+    else:
+        assert grade.total is None and grade.criteria == [] and grade.error
+    assert judge.stats.cache_hits >= 1  # the second pass was served from the cache
+    assert repeat.model_dump(exclude={"raw"}) == grade.model_dump(exclude={"raw"})

@@ -1,0 +1,117 @@
+"""Judge grading with scripted models: validation, `ungraded` handling, evidence, caching, tables."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mathlens.analyze.grading.grades import grade_run, read_grades
+from mathlens.analyze.grading.judge import JudgeOptions, validate_points, verdict_schema
+from mathlens.analyze.grading.rubric import builtin_rubric
+from mathlens.analyze.grading.tables import exam_scores
+from mathlens.runs.plan import load_exams
+
+# tests/unit is not a package (pytest runs in importlib mode): load the shared run builder by path.
+_HELPERS = Path(__file__).with_name("grading_run_helpers.py")
+_spec = importlib.util.spec_from_file_location("grading_run_helpers", _HELPERS)
+assert _spec is not None and _spec.loader is not None
+helpers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(helpers)
+make_run = helpers.make_run
+
+
+def verdict(**points: float) -> str:
+    base = {"method": 3, "execution": 4, "final_answer": 1, "notation": 1, "clarity": 1}
+    base.update(points)
+    return json.dumps({k: {"points": v, "rationale": f"{k} ok"} for k, v in base.items()})
+
+
+def test_valid_verdicts_are_graded_and_summed(tmp_path: Path, mock_model: Any) -> None:
+    store = make_run(tmp_path)
+    judge = mock_model(responses=[verdict(execution=2.5)])
+    result = asyncio.run(grade_run(store, judge, builtin_rubric(), JudgeOptions()))
+    assert [g.status for g in result.grades] == ["graded"] * 4
+    first = result.grades[0]
+    assert first.total == pytest.approx(3 + 2.5 + 1 + 1 + 1)
+    assert first.max_total == 10 and [c.max_points for c in first.criteria] == [3, 4, 1, 1, 1]
+    assert first.criteria[1].rationale == "execution ok"
+    assert read_grades(store) is not None  # written to analysis/grades.json
+
+
+def test_out_of_bounds_points_are_ungraded_never_zero(tmp_path: Path, mock_model: Any) -> None:
+    store = make_run(tmp_path)
+    # 5 execution points on a 10-point question (max 4), on both the first reply and the repair
+    judge = mock_model(responses=[verdict(execution=5)])
+    result = asyncio.run(grade_run(store, judge, builtin_rubric(), JudgeOptions(), limit=1))
+    g = result.grades[0]
+    assert g.status == "ungraded" and g.total is None and g.criteria == []
+    assert "execution" in g.error and len(g.raw) == 2
+    # q2 is worth 20 points: the same reply is within its bounds there
+    q2 = asyncio.run(grade_run(store, mock_model(responses=[verdict(execution=5)]), builtin_rubric(),
+                               JudgeOptions(), limit=2)).grades[1]
+    assert q2.status == "graded" and q2.total == pytest.approx(11)
+
+
+def test_repair_retry_can_rescue_a_verdict(tmp_path: Path, mock_model: Any) -> None:
+    store = make_run(tmp_path)
+    judge = mock_model(responses=["I think it deserves full marks.", verdict()])
+    g = asyncio.run(grade_run(store, judge, builtin_rubric(), JudgeOptions(), limit=1)).grades[0]
+    assert g.status == "graded" and g.total == pytest.approx(10) and len(g.raw) == 2
+
+
+def test_model_failures_are_ungraded(tmp_path: Path, mock_model: Any) -> None:
+    store = make_run(tmp_path)
+    judge = mock_model(errors=["permanent"])
+    g = asyncio.run(grade_run(store, judge, builtin_rubric(), JudgeOptions(), limit=1)).grades[0]
+    assert g.status == "ungraded" and g.error.startswith("error") and g.total is None
+
+
+def test_validate_points_checks_bounds_itself() -> None:
+    rubric = builtin_rubric()
+    loose = verdict_schema(rubric, 20)  # built for a 20-point question: bounds twice as wide
+    value = loose.model_validate_json(verdict(method=6))
+    grades, problem = validate_points(value, rubric, 10)
+    assert grades == [] and "method" in problem and "0..3" in problem
+    ok, none = validate_points(value, rubric, 20)
+    assert none == "" and sum(c.points for c in ok) == pytest.approx(13)
+
+
+def test_evidence_is_shown_and_recorded(tmp_path: Path, mock_model: Any) -> None:
+    store = make_run(tmp_path)
+    judge = mock_model(responses=[verdict()])
+    g = asyncio.run(grade_run(store, judge, builtin_rubric(), JudgeOptions(with_evidence=True), limit=1)).grades[0]
+    assert g.evidence == {"final_answer": "1", "answer_check": "correct"}
+    sent = judge.provider.requests[0][0][-1].content
+    assert "Automatic checks" in sent and "answer_check: correct" in sent
+    assert "Reference answer: 1" in sent and "up to 3 points" in sent
+    plain = mock_model(responses=[verdict()])
+    asyncio.run(grade_run(store, plain, builtin_rubric(), JudgeOptions(), limit=1))
+    assert "Automatic checks" not in plain.provider.requests[0][0][-1].content
+
+
+def test_judge_requests_are_cached(tmp_path: Path, mock_model: Any) -> None:
+    store = make_run(tmp_path)
+    judge = mock_model(responses=[verdict()], cache=True)
+    asyncio.run(grade_run(store, judge, builtin_rubric(), JudgeOptions()))
+    asyncio.run(grade_run(store, judge, builtin_rubric(), JudgeOptions()))
+    assert judge.stats.calls == 4 and judge.stats.cache_hits == 4
+
+
+def test_table6_with_cohort_and_ungraded(tmp_path: Path, mock_model: Any) -> None:
+    store = make_run(tmp_path)
+    # q1 replies are out of bounds for 10 points (ungraded); q2 (20 points) earns 11 in baseline
+    judge = mock_model(responses=[verdict(execution=5)])
+    result = asyncio.run(grade_run(store, judge, builtin_rubric(), JudgeOptions()))
+    rows = {r.configuration: r for r in exam_scores(result.grades, load_exams(store.manifest()))}
+    base = rows["baseline"]
+    assert (base.score, base.total, base.ungraded, base.complete) == (11, 20, 1, False)
+    assert base.percent == pytest.approx(55.0)
+    # per-student scores 60, 70, 90, 100: none at or below 55 -> percentile 0
+    assert base.cohort.kind == "per_student" and base.cohort.percentile == 0
+    sd = (sum((s - 80) ** 2 for s in (60, 70, 90, 100)) / 3) ** 0.5
+    assert base.cohort.z_score == pytest.approx((55 - 80) / sd)
