@@ -9,7 +9,8 @@ The rules, in order:
    ``(a)`` / ``a)`` / ``Part (b)``, a bullet (``-``, ``*``, ``•``), a Markdown heading.
 4. Any other line break also starts a step, except when the new line continues the previous one:
    it is display math or follows display math, it starts with a relation or operator (``= 2x``,
-   ``+ 3``), or it starts in lower case after a line that does not end a sentence.
+   ``+ 3``), or it starts in lower case or with a digit after a line that does not end a
+   sentence. (A bullet is ``-``, ``*`` or ``•`` followed by a word, so ``- 3x`` continues.)
 5. A block still longer than ``max_chars`` is split into sentences with spaCy's blank English
    pipeline and its rule-based ``sentencizer`` (no model download), with the math still masked,
    and sentences are grouped back up to ``max_chars``.
@@ -39,6 +40,7 @@ _MARKER = re.compile(
     r")",
     re.I,
 )
+_BULLET = re.compile(r"^\s*[-*•]\s+[A-Za-z]{2,}")
 _CONTINUES = re.compile(r"^\s*(?:[=+\-*/^<>≤≥]|\\(?:cdot|times|leq?|geq?|quad|implies|Rightarrow)\b|&)")
 _SENTENCE_END = re.compile(r"[.!?:]\s*$")
 
@@ -113,10 +115,11 @@ def _blocks(text: str, masked: str) -> list[tuple[int, int, str | None]]:
         stripped = line.strip()
         is_display = set(stripped) <= {"D", " "}
         label = _label(line)
-        continues = cur_start is not None and label is None and (
+        marked = label is not None or _BULLET.match(line) is not None
+        continues = cur_start is not None and not marked and (
             is_display or _CONTINUES.match(line) is not None
             or (prev_line and set(prev_line.strip()) <= {"D", " "})
-            or (stripped[:1].islower() and not _SENTENCE_END.search(prev_line)))
+            or ((stripped[:1].islower() or stripped[:1].isdigit()) and not _SENTENCE_END.search(prev_line)))
         if continues:
             cur_end = end
         else:

@@ -1,7 +1,7 @@
-"""Modules imported once by the worker server, so that a replacement worker starts in milliseconds.
+"""Modules a worker imports before it reports ready.
 
-The fork server imports this module before it forks any worker; every worker then inherits SymPy
-and the parsers already loaded instead of importing them again (about a second each time).
+Importing them on the first call instead would charge that call's time budget with about half a
+second of imports (SymPy, the LaTeX grammar, our readers and checkers).
 """
 
 from __future__ import annotations
@@ -9,3 +9,16 @@ from __future__ import annotations
 import latex2sympy2_extended  # noqa: F401
 import sympy
 import sympy.parsing.sympy_parser  # noqa: F401
+
+import mathlens.analyze.verify.steps  # noqa: F401
+
+
+def _warm() -> None:
+    """Run each reader once: their first use fills caches (compiled grammars, regexes)."""
+    from mathlens.analyze.verify.parse import parse_math_unbounded
+
+    parse_math_unbounded("x^2 + 1 = 2")
+    parse_math_unbounded(r"\frac{1}{2} + x", "latex")
+
+
+_warm()

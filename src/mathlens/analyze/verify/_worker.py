@@ -72,7 +72,7 @@ def main(read_fd: int, write_fd: int, memory_mb: int, main_path: str) -> None:
     outbox = Connection(write_fd, readable=False)
     import warnings
 
-    import mathlens.analyze.verify._preload  # noqa: F401 - warm the imports before saying ready
+    import mathlens.analyze.verify._preload  # noqa: F401 - imports and warms the readers before saying ready
 
     # Deprecation notices from SymPy on untrusted input would only clutter the caller's stderr.
     warnings.simplefilter("ignore", DeprecationWarning)

@@ -190,8 +190,8 @@ def definition_of(lhs: sympy.Basic, rhs: sympy.Basic, ctx: Context) -> Context |
         if _NABLA_NAME.match(name):
             return None
         pm = _PARTIAL_NAME.match(name)
-        if pm and pm.group(1) in ctx.functions:
-            return None
+        if pm and (pm.group(1) in ctx.functions or pm.group(1) in "fghFGH"):
+            return None  # f_x names a derivative: a claim about it, never a new name
         if rhs.has(lhs):
             return None
         value, _ = substitute(rhs, ctx)

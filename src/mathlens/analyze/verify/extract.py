@@ -63,6 +63,7 @@ _TOKEN = re.compile(
     r"(?P<num>\d+(?:[.,]\d+)*(?:\.\d+)?)"
     r"|(?P<word>[A-Za-z]+(?:_\{?[A-Za-z0-9]+\}?)?'*)"
     r"|(?P<op>->|<=|>=|!=|[-+*/^=<>!|∫√∂∇π≤≥≠×·÷−→²³°%≈'])"
+    r"|(?P<cmd>\\[a-zA-Z]+|\\[,;!{}|]|[_&])"
     r"|(?P<open>[(\[{⟨])|(?P<close>[)\]}⟩])"
     r"|(?P<comma>,)|(?P<space>[ \t]+)|(?P<other>.|\n)",
 )
@@ -121,7 +122,7 @@ def _plain_spans(text: str, budget: int) -> list[MathSpan]:
     forced = [(m.start(), m.end()) for m in _MATH_PHRASES.finditer(text)]
     for m in _TOKEN.finditer(text):
         kind = m.lastgroup
-        mathy = kind in ("num", "op", "open", "close") or (kind == "word" and _is_math_word(m.group())) \
+        mathy = kind in ("num", "op", "open", "close", "cmd") or (kind == "word" and _is_math_word(m.group())) \
             or (kind == "word" and any(a <= m.start() < b for a, b in forced))
         if mathy:
             if run_start is None:
@@ -156,12 +157,12 @@ def _finish(text: str, start: int, end: int) -> MathSpan | None:
     if not raw or not re.search(r"[A-Za-z0-9]", raw):
         return None
     if _POINT.fullmatch(raw):
-        return MathSpan(raw, start, end, "plain")
+        return MathSpan(raw, start, end, "latex" if "\\" in raw else "plain")
     ops = {t.group() for t in _TOKEN.finditer(raw) if t.lastgroup == "op"}
-    call = re.search(r"[A-Za-z]\s*\(", raw) and any(w in raw for w in MATH_WORDS)
+    call = (re.search(r"[A-Za-z]\s*\(", raw) and any(w in raw for w in MATH_WORDS)) or "\\" in raw
     # A lone minus ("-5") or a hyphenated word pair is not enough to count as math.
     if not (ops & _STRONG_OPS) and not call and not re.search(r"\d\s*-\s*\d|[a-z]\s*-\s*\d", raw):
         return None
     if re.fullmatch(r"[A-Za-z]\)?|\(?[A-Za-z0-9]\)", raw):
         return None
-    return MathSpan(raw, start, end, "plain")
+    return MathSpan(raw, start, end, "latex" if "\\" in raw else "plain")

@@ -13,7 +13,7 @@ import sympy
 from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig
 
-_CONVERSION = ConversionConfig(lowercase_symbols=False)
+_CONVERSION = ConversionConfig(lowercase_symbols=False, interpret_as_mixed_fractions=False)
 
 _SPACING = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])|\\[,;:! ]|\\q?quad(?![a-zA-Z])|"
                       r"\\displaystyle(?![a-zA-Z])|\\limits(?![a-zA-Z])")
@@ -23,6 +23,7 @@ _PARTIAL = re.compile(r"\\frac\{\s*\\partial(?:\^\{?(\d)\}?)?\s*([a-zA-Z])\s*\}\
 _DY_DX = re.compile(r"\\frac\{\s*d(?:\^\{?(\d)\}?)?\s*([a-zA-Z])\s*\}\{\s*d\s*([a-z])(?:\^\{?\d\}?)?\s*\}")
 _PRIME = re.compile(r"([a-zA-Z])('+|\^\{?\\prime\}?)\s*\(")
 _PRIME_BARE = re.compile(r"\b([yuv])('+)(?![\w(])")
+_NABLA_CALL = re.compile(r"\\nabla\s*([a-zA-Z])\s*\(")
 _NABLA = re.compile(r"\\nabla\s*([a-zA-Z])")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?")
 _TEXT = re.compile(r"\\(?:text|mathrm|textbf|mbox)\{\s*([^{}]*)\}")
@@ -33,15 +34,30 @@ def normalize(text: str) -> str:
     s = _SPACING.sub(" ", text)
     s = _unwrap_boxed(s)
     s = s.replace(r"\dfrac", r"\frac").replace(r"\tfrac", r"\frac")
+    s = _explicit_products(s)
     s = _PARTIAL.sub(_partial_name, s)
     s = _DY_DX.sub(_total_derivative, s)
     s = _PRIME.sub(lambda m: f"zzqprime{_prime_order(m.group(2))}{m.group(1)}(", s)
     s = _PRIME_BARE.sub(lambda m: rf"\frac{{d}}{{dx}} {m.group(1)}(x)", s)
+    s = _NABLA_CALL.sub(lambda m: f"zzqgrad0{m.group(1)}(", s)
     s = _NABLA.sub(r"\\nabla_{\1}", s)
     s = _DEGREES.sub(r"\\cdot\\frac{\\pi}{180}", s)
     s = _TEXT.sub(lambda m: m.group(1) if m.group(1).strip() in ("", "and", "or") else " ", s)
     s = s.replace("\\%", "\\cdot\\frac{1}{100}")
     return s.strip()
+
+
+def _explicit_products(s: str) -> str:
+    """Write juxtaposed numbers and brackets as products.
+
+    latex2sympy2 reads an integer followed by a positive rational as a mixed number whatever its
+    configuration says, so ``(-1)(4)`` would become -5 and ``2\frac{1}{2}`` 5/2; we read
+    juxtaposition as multiplication, as the plain reader does.
+    """
+    s = re.sub(r"\)\s*\(", r")\\cdot(", s)
+    s = re.sub(r"(\d)\s*\(", r"\1\\cdot(", s)
+    s = re.sub(r"\)\s*(\d)", r")\\cdot \1", s)
+    return re.sub(r"(\d)\s*\\frac", r"\1\\cdot\\frac", s)
 
 
 def _prime_order(mark: str) -> int:
@@ -83,7 +99,7 @@ def _unwrap_boxed(s: str) -> str:
     return s
 
 
-_PRIME_CALL = re.compile(r"zzqprime(\d)([a-zA-Z])\(")
+_PRIME_CALL = re.compile(r"zzq(prime|grad)(\d)([a-zA-Z])\(")
 
 
 def parse_side(text: str) -> sympy.Basic:
@@ -103,7 +119,14 @@ def parse_side(text: str) -> sympy.Basic:
         value = latex2sympy(text, conversion_config=_CONVERSION)
     if not isinstance(value, sympy.Basic):
         raise TypeError(f"not a mathematical value: {type(value).__name__}")
-    return value
+    return _plain_names(value)
+
+
+def _plain_names(value: sympy.Basic) -> sympy.Basic:
+    """``f_{xy}`` -> ``f_xy``: the same name the plain reader gives."""
+    braced = {s: sympy.Symbol(s.name.replace("{", "").replace("}", "")) for s in value.free_symbols
+              if isinstance(s, sympy.Symbol) and ("{" in s.name or "}" in s.name)}
+    return value.xreplace(braced) if braced else value
 
 
 def _parse_with_primes(text: str) -> sympy.Basic:
@@ -119,12 +142,16 @@ def _parse_with_primes(text: str) -> sympy.Basic:
         if not args or not all(re.fullmatch(r"[a-zA-Z0-9.+-]+", a) for a in args):
             raise ValueError("unsupported arguments of a primed function")
         placeholder = f"zzqplaceholder{chr(ord('a') + n % 26)}"
-        fn = sympy.Function(m.group(2))
         syms = [sympy.sympify(a) for a in args]
-        var = syms[0] if isinstance(syms[0], sympy.Symbol) else sympy.Symbol("x")
-        deriv: sympy.Basic = sympy.Derivative(fn(var), (var, int(m.group(1))))
-        if var != syms[0]:
-            deriv = sympy.Subs(deriv, var, syms[0])
+        deriv: sympy.Basic
+        if m.group(1) == "grad":  # \nabla f(-1, 4): the gradient at a point
+            deriv = sympy.Function(f"nabla_{m.group(3)}")(*syms)
+        else:
+            fn = sympy.Function(m.group(3))
+            var = syms[0] if isinstance(syms[0], sympy.Symbol) else sympy.Symbol("x")
+            deriv = sympy.Derivative(fn(var), (var, int(m.group(2))))
+            if var != syms[0]:
+                deriv = sympy.Subs(deriv, var, syms[0])
         replacements[sympy.Symbol(placeholder)] = deriv
         out.append(text[pos:m.start()])
         out.append(f" \\mathrm{{{placeholder}}} ")

@@ -50,7 +50,7 @@ class Parsed:
     `value` is a SymPy object (evaluated: ``2*3`` is ``6``, but derivatives, integrals and limits
     stay unevaluated); for a relation it is ``Eq``/``Lt``/..., for a chain ``a = b = c`` an ``And``
     of the pairwise relations, with every side in `sides` and the operators in `relations`.
-    `raw` is the same parse before evaluation (used for syntactic depth).
+    `raw` is the same parse before evaluation (used for syntactic depth), `raw_sides` its sides.
     """
 
     status: ParseStatus
@@ -61,6 +61,7 @@ class Parsed:
     sides: tuple[Any, ...] = field(default_factory=tuple)
     relations: tuple[str, ...] = field(default_factory=tuple)
     raw: Any = None
+    raw_sides: tuple[Any, ...] = field(default_factory=tuple)
 
     @property
     def ok(self) -> bool:
@@ -68,7 +69,7 @@ class Parsed:
         return self.status == "ok"
 
 
-_LATEX_HINT = re.compile(r"\\[a-zA-Z]+|[_^]\{|\\[{}]")
+_LATEX_HINT = re.compile(r"\\[a-zA-Z]+|[_^]\{|\\[{}%]")
 # Raw plain input may not reach Python's eval with these: dunder names, our helper prefix,
 # attribute access, string quotes (a prime is a single quote after a letter, handled first).
 _UNSAFE = re.compile(r"__|zzq|[A-Za-z_)\]]\s*\.\s*[A-Za-z_]|\"|`|\blambda\b|\bimport\b|[;@#$\\]")
@@ -116,7 +117,12 @@ def loads_unevaluated(data: bytes) -> Any:
     unevaluated tree (``Eq(-8, -8)`` would come back as ``True``, ``2*(-1)*4`` as ``-8``).
     Already-evaluated objects come back unchanged, since their arguments are canonical.
     """
-    with sympy.evaluate(False):
+    try:
+        with sympy.evaluate(False):
+            return pickle.loads(data)
+    except Exception:
+        # A few constructors (Union of intervals) cannot run unevaluated; then only the raw
+        # tree loses its unevaluated shape.
         return pickle.loads(data)
 
 
@@ -183,7 +189,7 @@ def _parse(text: str, notation: Notation, limits: ParseLimits) -> Parsed:
     value, kind = _assemble(sides, ops)
     raw_value, _ = _assemble(tuple(raw_sides), ops)
     return Parsed("ok", value=value, kind=kind, notation=which, sides=sides, relations=tuple(ops),
-                  raw=raw_value)
+                  raw=raw_value, raw_sides=tuple(raw_sides))
 
 
 def _parse_side(text: str, which: str) -> sympy.Basic:
@@ -241,7 +247,9 @@ def evaluate(expr: sympy.Basic) -> sympy.Basic:
         return expr.func(*args, evaluate=False)
     if isinstance(expr, _HOLD):
         return expr.func(*args)
-    if isinstance(expr, sympy.Union | sympy.Interval | sympy.Tuple | sympy.FiniteSet):
+    if isinstance(expr, sympy.FiniteSet):
+        return sympy.FiniteSet(*args)  # also latex2sympy2's own FiniteSet subclass
+    if isinstance(expr, sympy.Union | sympy.Interval | sympy.Tuple):
         return expr.func(*args)
     try:
         return expr.func(*args)

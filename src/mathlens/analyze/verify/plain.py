@@ -44,7 +44,7 @@ _CONSTANTS: dict[str, Any] = {"e": sympy.E, "pi": sympy.pi, "oo": sympy.oo, "inf
                               "infinity": sympy.oo, "infty": sympy.oo}
 _NAMES_BY_LENGTH = sorted(_FUNCTIONS, key=len, reverse=True)
 # Plain names a letter run may end with; "xsin(x)" is read as "x sin(x)", never x*s*i*n*x.
-_GLUED_FUNCTION = re.compile(r"(?<=[A-Za-z0-9)])(" + "|".join(_NAMES_BY_LENGTH) + r")(?=\s*\()")
+_LETTER_RUN_CALL = re.compile(r"[A-Za-z]+(?=\s*\()")
 
 _UNICODE = {
     "−": "-", "–": "-", "×": "*", "·": "*", "⋅": "*", "÷": "/", "√": "sqrt", "π": "pi", "∞": "oo",
@@ -60,8 +60,11 @@ def _u_derivative(expr: Any, var: Any, order: Any = 1) -> sympy.Basic:
 
 def _u_prime(name: str, order: int) -> Callable[..., sympy.Basic]:
     def build(*args: Any) -> sympy.Basic:
-        fn = sympy.Function(name)(*args)
-        return sympy.Derivative(fn, (args[0], order))
+        if args and isinstance(args[0], sympy.Symbol):
+            return sympy.Derivative(sympy.Function(name)(*args), (args[0], order))
+        # f'(2): the derivative at a point
+        var = sympy.Symbol("x")
+        return sympy.Subs(sympy.Derivative(sympy.Function(name)(var), (var, order)), var, args[0])
 
     return build
 
@@ -145,10 +148,21 @@ _PARTIAL_NAMED = re.compile(r"∂(\^?\d)?\s*([a-zA-Z])\s*/\s*∂\s*([a-z])(?:\s*
 _D_DX = re.compile(r"(?:\bd|∂)(\^?\d)?\s*/\s*(?:d|∂)\s*([a-z])(\^?\d)?\s*")
 _LOG_BASE = re.compile(r"\blog_\{?([0-9a-z]+)\}?\s*\(")
 _LIMIT = re.compile(r"\blim(?:it)?\s*_?\s*\{?\s*\(?\s*(?:as\s+)?([a-z])\s*(?:->|to|\\to)\s*"
-                    r"(-?\s*(?:oo|inf(?:inity)?|\d+(?:\.\d+)?|[a-z]|pi))\s*([+-])?\s*\)?\}?\s*")
+                    r"(-?\s*(?:oo|inf(?:inity)?|\d+(?:\.\d+)?|[a-z]|pi))\s*([+-])?\s*\)?\}?\s*(?:of\s+)?")
 _INTEGRAL = re.compile(r"\b(?:integral|int)\b(?:\s+of)?\s*")
 _BOUNDS_SUB = re.compile(r"^_\{?([^}\s^]+)\}?\s*\^\s*\{?([^}\s]+?)\}?\s+")
 _BOUNDS_WORDS = re.compile(r"^from\s+(\S+)\s+to\s+(\S+)\s+(?:of\s+)?")
+
+
+def _unglue(m: re.Match[str]) -> str:
+    """``xsin(`` -> ``x sin(``; ``arctan(`` stays whole (the longest known name wins)."""
+    word = m.group()
+    if word in _FUNCTIONS or word.startswith("zzq"):
+        return word
+    for name in _NAMES_BY_LENGTH:
+        if word.endswith(name) and len(word) > len(name):
+            return word[: -len(name)] + " " + name
+    return word
 
 
 def normalize(text: str) -> str:
@@ -165,7 +179,8 @@ def normalize(text: str) -> str:
     s = s.replace("**", "^")
     s = _NORM.sub(lambda m: f"zzqnorm({m.group(1) or m.group(2)})", s)
     s = _ABS.sub(r"Abs(\1)", s)
-    s = _GLUED_FUNCTION.sub(r" \1", s)
+    s = _LETTER_RUN_CALL.sub(_unglue, s)
+    s = re.sub(r"(?<=[0-9)])(" + "|".join(_NAMES_BY_LENGTH) + r")(?=\s*\()", r" \1", s)
     s = _rewrite_calculus(s)
     s = re.sub(r"\bnabla\s+([a-zA-Z])\b", r"nabla_\1", s)
     s = re.sub(r"\bgrad\s*\(?\s*([a-zA-Z])\s*\)?(?![\w(])", r"nabla_\1", s)
@@ -232,6 +247,8 @@ def _wrap_operator(s: str, pattern: re.Pattern[str], build: Callable[[re.Match[s
             break
         end = _operand_end(s, m.end())
         body = s[m.end():end].strip() or "0"
+        if body.startswith("[") and body.endswith("]"):
+            body = body[1:-1]
         out.append(s[pos:m.start()])
         out.append(build(m, body))
         pos = end

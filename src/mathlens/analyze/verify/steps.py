@@ -42,6 +42,7 @@ _BINDING_WORD = re.compile(r"\b(of|times|plus|minus|by|per|over|into|than|multip
 _RELATION = re.compile(r"=|≤|≥|≈|\s<\s|\s>\s|\\le|\\ge|\\ne|\\approx")
 
 
+_LATEX_VECTOR = re.compile(r"\\langle.*?\\rangle")
 _ANGLE_VECTOR = re.compile(r"(?:(?<=^)|(?<=[=(,\s]))<[^<>=;]*,[^<>=;]*>")
 
 
@@ -98,11 +99,14 @@ def _pieces(text: str) -> list[tuple[str, str, bool]]:
         continued = bool(_BINDING_WORD.search(text[max(0, span.start - 20):span.start])) and \
             bool(re.match(r"\s*[-(]?\s*\d", span.text))
         body = span.text.replace("&", " ")
+        if span.notation == "latex":
+            body = re.sub(r"\\[,;:!]", " ", body)  # thin spaces: "\," is not a separating comma
         rows = re.split(r"\\\\|\\q?quad|\\text\{\s*(?:and|or|so|then)\s*\}|;", body) if span.notation == "latex" \
             else [body]
         for row in rows:
             # Commas inside an angle-bracket vector <a, b> do not separate claims.
             row = _ANGLE_VECTOR.sub(lambda m: m.group().replace(",", "\x01"), row)
+            row = _LATEX_VECTOR.sub(lambda m: m.group().replace(",", "\x01"), row)
             parts = [p.replace("\x01", ",") for p in split_top_level(row)]
             merged: list[str] = []
             for part in parts:
@@ -226,19 +230,7 @@ def analyze_step(text: str, ctx: Context) -> tuple[StepMath, Context]:
 
 
 def _raw_sides(parsed: Parsed) -> tuple[sympy.Basic, ...]:
-    if parsed.relations:
-        raw = parsed.raw
-        if isinstance(raw, sympy.And):
-            sides: list[sympy.Basic] = []
-            for rel in raw.args:
-                if not sides:
-                    sides.append(rel.lhs)
-                sides.append(rel.rhs)
-            return tuple(sides)
-        if isinstance(raw, sympy.core.relational.Relational):
-            return (raw.lhs, raw.rhs)
-        return parsed.sides
-    return (parsed.raw,)
+    return parsed.raw_sides or (parsed.raw,)
 
 
 def _defined_name(lhs: sympy.Basic) -> str:

@@ -1,0 +1,64 @@
+"""Step verification against tests/cases/flow/claims.yaml (real SymPy in real workers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sympy
+import yaml
+
+from mathlens.analyze.verify.parse import parse_math
+from mathlens.analyze.verify.steps import VerifyConfig, verify_steps
+
+CASES_FILE = Path(__file__).resolve().parents[1] / "cases" / "flow" / "claims.yaml"
+
+
+def _load() -> list[Any]:
+    data = yaml.safe_load(CASES_FILE.read_text(encoding="utf-8"))
+    return [pytest.param(case, id=f"{group}:{i}:{case['step'][:40]}")
+            for group, cases in data.items() for i, case in enumerate(cases)]
+
+
+def _equal(reported: str, want: str) -> bool:
+    got = parse_math(reported.replace("**", "^").removesuffix(" + C"))
+    exp = sympy.sympify(want)
+    return got.ok and sympy.simplify(got.value - exp) == 0
+
+
+@pytest.mark.parametrize("case", _load())
+def test_claims(case: dict[str, Any]) -> None:
+    [step] = verify_steps([case["step"]], case.get("question"))
+    assert step.status == "ok", step.error
+    statuses = [c.status for c in step.claims]
+    assert statuses == case["claims"], [(c.text, c.status, c.reason) for c in step.claims]
+    for claim, want in zip(step.claims, case.get("expected") or [], strict=False):
+        if want is not None:
+            assert _equal(claim.expected, want), f"{claim.text}: expected {claim.expected!r}, want {want}"
+
+
+def test_definitions_carry_to_later_steps() -> None:
+    steps = verify_steps(["Let A = 2 + 3 = 5.", "Then A * 4 = 21."])
+    assert [c.status for c in steps[1].claims] == ["invalid"]
+    assert steps[1].claims[0].expected == "20"
+
+
+def test_unreduced_log_is_noted() -> None:
+    [step] = verify_steps(["So the answer is x ln(e)."])
+    assert any("log(E)" in note and "= 1" in note for note in step.notes)
+
+
+def test_step_over_budget_is_unverifiable_and_later_steps_still_run() -> None:
+    heavy = "integral of " + "*".join(f"sin({k}x + {k})" for k in range(1, 9)) + " dx = 0"
+    config = VerifyConfig(step_timeout_s=0.3, solution_budget_s=30)
+    steps = verify_steps([heavy, "2 + 2 = 4"], config=config)
+    assert steps[0].status in ("timeout", "ok")
+    assert steps[1].verdict == "valid"
+
+
+def test_solution_budget_skips_the_rest() -> None:
+    config = VerifyConfig(step_timeout_s=1.0, solution_budget_s=0.0)
+    steps = verify_steps(["1 + 1 = 2", "2 + 2 = 4"], config=config)
+    assert [s.status for s in steps] == ["skipped", "skipped"]
+    assert all(s.verdict == "unverifiable" for s in steps)
