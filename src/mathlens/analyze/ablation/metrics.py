@@ -142,7 +142,8 @@ class _Flows:
     stored: dict[str, FlowSummary]
 
     def of(self, rec: RunRecord, text: str) -> FlowSummary:
-        return self.stored.get(rec.key) or summarize_flow(text, self.question_text)
+        # A variant's response is read against the prompt that was actually sent.
+        return self.stored.get(rec.key) or summarize_flow(text, rec.variant.question_text or self.question_text)
 
 
 def _pairs_for_repeat(original: RunRecord | None, variants: list[RunRecord], question: Question | None,
