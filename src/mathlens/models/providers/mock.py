@@ -48,7 +48,8 @@ class MockProvider(Provider):
         else:
             text = next((m.content for m in reversed(messages) if m.role == "user"), "")
         words = text.split()
-        capped = " ".join(words[: config.max_tokens])
+        # Keep the text as written (line breaks matter to step segmentation) unless the cap cuts it.
+        capped = text if len(words) <= config.max_tokens else " ".join(words[: config.max_tokens])
         return ModelOutput(
             text=capped,
             finish_reason="length" if len(words) > config.max_tokens else "stop",
