@@ -31,6 +31,12 @@ def show(run_dir: Path = typer.Argument(..., help="A run directory."), as_json: 
     print_summary(doc)
     if doc["analyses"]:
         console.print("analyses: " + ", ".join(doc["analyses"]))
+    tables = store.read_analysis("grade_tables")
+    if tables and tables.get("table6"):
+        from mathlens.analyze.grading.tables import ExamScore
+        from mathlens.cli.grade import print_tables
+
+        print_tables([ExamScore.model_validate(r) for r in tables["table6"]])
 
 
 def _list_doc(what: str) -> dict[str, Any]:

@@ -110,6 +110,9 @@ def summary_dict(store: RunStore, result: RunResult | None = None) -> dict[str, 
         "finished": manifest.finished_at is not None, "groups": list(groups.values()),
         "analyses": sorted(p.stem for p in store.analysis_dir.glob("*.json")) if store.analysis_dir.exists() else [],
     }
+    tables = store.read_analysis("grade_tables")
+    if tables:
+        doc["grade_tables"] = tables
     if result is not None:
         doc["this_invocation"] = {"written": result.written, "skipped": result.skipped, "errors": result.errors,
                                   "model_calls": result.model_calls, "cache_hits": result.cache_hits}
