@@ -204,7 +204,8 @@ def run(
     manifest = manifest.model_copy(update={"total_tasks": len(tasks)})
     if dry_run:
         done = store.done_keys() if resume is not None else set()
-        doc: dict[str, Any] = {"requests": len(tasks) - len(done), "total_requests": len(tasks), "already_done": len(done),
+        doc: dict[str, Any] = {
+               "requests": len(tasks) - len(done), "total_requests": len(tasks), "already_done": len(done),
                "questions": sum(len(e.questions) for e in exams), "models": [m.spec for m in manifest.models],
                "configurations": manifest.configurations, "runs": manifest.runs,
                "estimated_prompt_tokens": estimate_prompt_tokens(tasks)}
