@@ -121,3 +121,10 @@ async def test_reflection_is_stored_and_failures_are_data(mock_model: Any) -> No
     assert empty.status == "error" and "empty" in empty.error
     failed = await reflect(mock_model(errors=["permanent"]), "q", "s", None, None)
     assert failed.status == "error"
+
+
+async def test_raw_control_characters_inside_strings_are_tolerated(mock_model: Any) -> None:
+    # A literal newline inside the reason string: invalid strict JSON, same content otherwise.
+    bad = '{"erroneous_steps": [{"step": 2, "labels": ["calculation_error"], "reason": "2*3\nis 6"}]}'
+    j, _ = await run(mock_model, [bad, bad])
+    assert j.status == "ok" and j.steps[0].reason == "2*3\nis 6" and j.attempts == 1

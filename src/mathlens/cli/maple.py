@@ -115,6 +115,7 @@ def maple(
         raise UserError(f"--validity must be share or min, not {validity_mode!r}")
     if not 0 < floor <= 1:
         raise UserError(f"--floor must lie in (0, 1], not {floor}")
+    discover_k = _discover(discover)
     store = RunStore(run_dir)
     store.manifest()  # a clear error before anything else when RUN is not a run
     options = MapleOptions(
@@ -127,7 +128,7 @@ def maple(
         validity_mode=cast(ValidityMode, validity_mode),
         reasoneval_path=str(reasoneval) if reasoneval else None,
         floor=floor,
-        discover=_discover(discover),
+        discover=discover_k,
         embedder=embedder,
         reflect=not no_reflect,
         judge_correct=judge_correct,

@@ -71,7 +71,8 @@ def parse_reply(text: str, model_cls: type[T]) -> T:
     """Validate a reply against `model_cls`; raises `ValueError` with a readable reason."""
     candidate = _first_json_object(text.strip())
     try:
-        data = json.loads(candidate)
+        # strict=False: some grammar-constrained backends let a raw newline or tab into a string.
+        data = json.loads(candidate, strict=False)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg} at position {exc.pos})") from exc
     try:

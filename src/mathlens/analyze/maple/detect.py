@@ -118,6 +118,26 @@ def incoherence(text: str, cfg: IncoherenceConfig | None = None) -> list[Hit]:
     return [h for h in checks if h is not None]
 
 
+#: How grading's answer extraction found an answer that the solution itself states as its result
+#: (the looser fall-backs - last statement, last number, whole text - do not count).
+STATED_ANSWER = ("boxed", "answer_line", "answer_is", "therefore", "last_equation")
+#: An extracted "answer" longer than this is prose (or a loop), not an answer.
+MAX_ANSWER_WORDS = 12
+
+
+def has_final_answer(how: str, answer: str | None) -> bool:
+    """True when the solution states a final answer (see `STATED_ANSWER`, `MAX_ANSWER_WORDS`).
+
+    >>> has_final_answer("answer_line", "5"), has_final_answer("last_number", "5")
+    (True, False)
+    >>> has_final_answer("therefore", "so " * 20)
+    False
+    """
+    if how not in STATED_ANSWER or answer is None or not answer.strip():
+        return False
+    return len(answer.split()) <= MAX_ANSWER_WORDS
+
+
 def is_no_solution(text: str | None, has_final_answer: bool) -> bool:
     """True when a solution gives no final answer (or is empty): the "no solution" label."""
     return not (text or "").strip() or not has_final_answer

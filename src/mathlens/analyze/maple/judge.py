@@ -112,9 +112,10 @@ async def judge_steps(
     messages = judge_messages(labels, question, steps, reference_solution, reference_answer, estimate_vr)
     out = await generate_structured(model, messages, cls, config or GenerateConfig(max_tokens=384))
     raw = [r[:MAX_RAW_CHARS] for r in out.raw]
-    if out.status != "ok" or out.value is None:
+    value = out.value
+    if out.status != "ok" or value is None:
         return StepJudgement(status="unjudged", error=f"{out.status}: {out.error}", raw=raw, attempts=out.attempts)
-    result = judgement_from_reply(out.value)
+    result = judgement_from_reply(value)
     return result.model_copy(update={"raw": raw, "attempts": out.attempts})
 
 

@@ -22,12 +22,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from mathlens.analyze.flow import analyze_solution, segment_steps
+from mathlens.analyze.flow.models import FlowResult
+from mathlens.analyze.grading.equivalence import check_answer
 from mathlens.analyze.maple.aggregate import BootstrapConfig, figure_data, group_rows, write_csv
-from mathlens.analyze.maple.detect import IncoherenceConfig, incoherence, is_no_solution
-from mathlens.analyze.maple.judge import JudgedStep, judge_steps, reflect
-from mathlens.analyze.maple.labels import INCOHERENT, NO_SOLUTION, LabelSet, default_labels
+from mathlens.analyze.maple.detect import IncoherenceConfig, has_final_answer
+from mathlens.analyze.maple.judge import judge_steps, reflect
+from mathlens.analyze.maple.labels import LabelSet, default_labels
 from mathlens.analyze.maple.results import MapleResult, SolutionMaple
 from mathlens.analyze.maple.score import DEFAULT_FLOOR, Variant, maple_score
+from mathlens.analyze.maple.steplabels import detector_labels, label_counts, merge_labels
 from mathlens.analyze.maple.vr import VR, ValidityMode, VRSource, vr_from_flow
 from mathlens.errors import UserError
 from mathlens.items.schema import Question
@@ -87,77 +91,15 @@ class MapleOptions:
 
 def segment(text: str) -> list[str]:
     """The solution's steps as the flow analysis segments them."""
-    from mathlens.analyze.flow.segment import segment_steps
-
     return [s.text for s in segment_steps(text)]
 
 
-def flow_vr(text: str, question: str, mode: ValidityMode) -> VR:
-    """v and r from the flow analysis (symbolic step checks and reasoning graph)."""
-    from mathlens.analyze.flow import analyze_solution
-
+def flow_analysis(text: str, question: str) -> tuple[FlowResult | None, str]:
+    """The flow analysis of a solution, or None and the reason it failed."""
     try:
-        return vr_from_flow(analyze_solution(text, question=question), mode)
-    except Exception as exc:  # an analysis failure is recorded on the solution, not raised
-        return VR(v=None, r=None, source="flow", error=f"{type(exc).__name__}: {exc}")
-
-
-def detector_labels(
-    steps: list[str], text: str, has_answer: bool, labels: LabelSet, cfg: IncoherenceConfig
-) -> list[JudgedStep]:
-    """Judge-free labels: incoherent steps (or the whole text), and no solution at the last step."""
-    out: list[JudgedStep] = []
-    if labels.get(INCOHERENT) is not None:
-        for i, step in enumerate(steps, start=1):
-            hits = incoherence(step, cfg)
-            if hits:
-                out.append(
-                    JudgedStep(
-                        step=i,
-                        labels=[INCOHERENT],
-                        source="detector",
-                        reason="; ".join(f"{h.check}: {h.detail}" for h in hits),
-                    )
-                )
-        if not out and steps:
-            hits = incoherence(text, cfg)
-            if hits:
-                out.append(
-                    JudgedStep(
-                        step=len(steps),
-                        labels=[INCOHERENT],
-                        source="detector",
-                        reason="whole text: " + "; ".join(f"{h.check}: {h.detail}" for h in hits),
-                    )
-                )
-    if labels.get(NO_SOLUTION) is not None and is_no_solution(text, has_answer):
-        out.append(
-            JudgedStep(step=max(len(steps), 1), labels=[NO_SOLUTION], source="detector", reason="no final answer found")
-        )
-    return out
-
-
-def merge_labels(*groups: list[JudgedStep]) -> list[JudgedStep]:
-    """Union of labels per step (a label counts once per step whoever gave it)."""
-    merged: dict[int, JudgedStep] = {}
-    for group in groups:
-        for s in group:
-            if s.step in merged:
-                old = merged[s.step]
-                merged[s.step] = old.model_copy(
-                    update={
-                        "labels": list(dict.fromkeys([*old.labels, *s.labels])),
-                        "reason": "; ".join(r for r in (old.reason, s.reason) if r),
-                    }
-                )
-            else:
-                merged[s.step] = s
-    return [merged[k] for k in sorted(merged)]
-
-
-def label_counts(steps: list[JudgedStep]) -> dict[str, int]:
-    """f_l: the number of steps that carry each label."""
-    return dict(Counter(label for s in steps for label in s.labels))
+        return analyze_solution(text, question=question), ""
+    except Exception as exc:  # analyze_solution should not raise; if it does, the solution records why
+        return None, f"flow analysis failed: {type(exc).__name__}: {exc}"
 
 
 @dataclass
@@ -183,10 +125,10 @@ def _base(rec: RunRecord, q: Question | None) -> SolutionMaple:
     )
 
 
-def _vr(ctx: _Context, sol: SolutionMaple, text: str, question: str) -> VR:
+def _vr(ctx: _Context, sol: SolutionMaple, question: str, from_flow: VR | None) -> VR:
     source = ctx.options.vr_source
     if source == "flow":
-        return flow_vr(text, question, ctx.options.validity_mode)
+        return from_flow or VR(v=None, r=None, source="flow", error="no flow analysis")
     if source == "judge":
         j = sol.judgement
         if j is None or j.validity is None or j.redundancy is None:
@@ -202,16 +144,24 @@ def _vr(ctx: _Context, sol: SolutionMaple, text: str, question: str) -> VR:
 
 async def score_record(ctx: _Context, rec: RunRecord, q: Question | None) -> SolutionMaple:
     """The full MAPLE treatment of one run record."""
-    from mathlens.analyze.grading.equivalence import check_answer
-
     sol = _base(rec, q)
     if rec.status != "ok" or rec.response is None or q is None:
         why = rec.error or ("no response" if q is not None else "question not found in the run's items")
         return sol.model_copy(update={"status": "error", "error": why})
     text, question = rec.response, rec.variant.question_text or q.prompt_text()
+    opts = ctx.options
     verdict = check_answer(text, q)
-    steps = segment(text)
-    detected = detector_labels(steps, text, verdict.predicted is not None, ctx.labels, ctx.options.incoherence)
+    from_flow: VR | None = None
+    if opts.vr_source == "flow":
+        # One flow analysis gives both the numbered steps and v/r, so they refer to the same steps.
+        flow, why = flow_analysis(text, question)
+        steps = [s.text for s in flow.steps] if flow is not None else segment(text)
+        from_flow = vr_from_flow(flow, opts.validity_mode) if flow is not None else VR(None, None, "flow", error=why)
+    else:
+        steps = segment(text)
+    detected = detector_labels(
+        steps, text, has_final_answer(verdict.how, verdict.predicted), ctx.labels, ctx.options.incoherence
+    )
     sol = sol.model_copy(
         update={
             "answer_status": verdict.status,
@@ -223,10 +173,9 @@ async def score_record(ctx: _Context, rec: RunRecord, q: Question | None) -> Sol
     )
     if verdict.status not in CHECKED:
         return sol.model_copy(update={"status": "unverifiable", "error": f"answer check: {verdict.status}"})
-    opts = ctx.options
     correct = verdict.status == "correct"
     if correct and not opts.judge_correct:
-        vr = flow_vr(text, question, opts.validity_mode) if opts.vr_source == "flow" else VR(None, None, "")
+        vr = from_flow or VR(None, None, "")
         return sol.model_copy(
             update={
                 "e": 0.0,
@@ -258,7 +207,7 @@ async def score_record(ctx: _Context, rec: RunRecord, q: Question | None) -> Sol
     merged = merge_labels(sol.judgement.steps, detected)
     counts = label_counts(merged)
     try:
-        vr = _vr(ctx, sol, text, question)
+        vr = _vr(ctx, sol, question, from_flow)
     except UserError:
         raise
     except Exception as exc:  # a backend failure on one solution is data

@@ -8,6 +8,7 @@ generated solution split into numbered steps, and names the labels of each erron
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from mathlens.analyze.maple.labels import LabelSet
@@ -46,13 +47,31 @@ def clip(text: str | None, limit: int = MAX_FIELD_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + "\n[... cut ...]"
 
 
+_ASY = re.compile(r"\[asy\].*?\[/asy\]", re.S | re.I)
+#: Reference solutions are cut shorter than model output: a small judge's context (and time) is
+#: better spent on the steps it must label.
+MAX_REFERENCE_CHARS = 2000
+
+
+def reference_text(solution: str | None) -> str | None:
+    """A reference solution for a prompt: Asymptote drawing code removed (a text judge cannot read a
+    figure), cut to `MAX_REFERENCE_CHARS`.
+
+    >>> reference_text("Draw [asy]draw((0,0)--(1,1));[/asy] so the area is 2.")
+    'Draw [figure] so the area is 2.'
+    """
+    if not solution:
+        return None
+    return clip(_ASY.sub("[figure]", solution), MAX_REFERENCE_CHARS)
+
+
 def reflection_messages(
     question: str, solution: str, reference_solution: str | None, reference_answer: str | None
 ) -> list[Message]:
     """Messages that ask a model to reflect on its own incorrect solution, given the reference."""
     parts = [f"Problem:\n{clip(question)}", f"Your solution:\n{clip(solution)}"]
     if reference_solution:
-        parts.append(f"Reference solution:\n{clip(reference_solution)}")
+        parts.append(f"Reference solution:\n{reference_text(reference_solution)}")
     if reference_answer:
         parts.append(f"Correct final answer: {clip(reference_answer, 500)}")
     parts.append("Where does your reasoning depart from the reference, and what kind of mistake is it?")
@@ -84,7 +103,7 @@ def judge_messages(
     system = JUDGE_SYSTEM + (JUDGE_VR_ADDENDUM if estimate_vr else "")
     parts = [f"Error labels:\n{format_labels(labels)}", f"Question:\n{clip(question)}"]
     if reference_solution:
-        parts.append(f"Reference solution:\n{clip(reference_solution)}")
+        parts.append(f"Reference solution:\n{reference_text(reference_solution)}")
     if reference_answer:
         parts.append(f"Correct final answer: {clip(reference_answer, 500)}")
     parts.append(f"Solution to grade ({len(steps)} steps):\n{number_steps(steps)}")

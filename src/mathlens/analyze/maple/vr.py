@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from mathlens.analyze.flow.models import FlowResult
 
 VRSource = Literal["flow", "judge", "reasoneval"]
 VR_SOURCES: tuple[VRSource, ...] = ("flow", "judge", "reasoneval")
@@ -56,38 +58,27 @@ def validity_from_checks(checks: Sequence[bool | None], mode: ValidityMode = "sh
 
 
 def redundancy_from_steps(n_steps: int, redundant: Sequence[int]) -> tuple[float, str]:
-    """r = share of the `n_steps` steps listed in `redundant` (distinct, in range), and its basis.
+    """r = share of the `n_steps` steps whose 0-based index is in `redundant`, and its basis.
 
     >>> redundancy_from_steps(4, [1, 3, 3])
     (0.5, '2/4 steps off the path to the answer')
     """
     if n_steps <= 0:
         return 0.0, "no steps"
-    hits = {i for i in redundant if 0 <= i < n_steps or 1 <= i <= n_steps}
-    share = min(len(hits), n_steps) / n_steps
-    return share, f"{min(len(hits), n_steps)}/{n_steps} steps off the path to the answer"
+    hits = {i for i in redundant if 0 <= i < n_steps}
+    return len(hits) / n_steps, f"{len(hits)}/{n_steps} steps off the path to the answer"
 
 
-def _step_check(step: Any) -> bool | None:
-    """True/False/None from one flow step's verification (status words `valid`/`invalid`/other)."""
-    ver = getattr(step, "verification", None)
-    if ver is None:
-        return None
-    status = getattr(ver, "status", ver if isinstance(ver, str) else None)
-    if status in ("valid", "ok", "correct", True):
-        return True
-    if status in ("invalid", "incorrect", "wrong", False):
-        return False
-    return None
+_VERDICT = {"valid": True, "invalid": False}
 
 
-def vr_from_flow(flow: Any, mode: ValidityMode = "share") -> VR:
-    """v and r from a `FlowResult` of `mathlens.analyze.flow.analyze_solution`."""
-    steps = list(getattr(flow, "steps", []) or [])
-    v, v_basis = validity_from_checks([_step_check(s) for s in steps], mode)
-    metrics = getattr(flow, "metrics", None)
-    redundant = getattr(metrics, "redundant_steps", None)
-    if redundant is None:
-        redundant = getattr(flow, "redundant_steps", []) or []
-    r, r_basis = redundancy_from_steps(len(steps), list(redundant))
+def vr_from_flow(flow: FlowResult, mode: ValidityMode = "share") -> VR:
+    """v and r from a `FlowResult` of `mathlens.analyze.flow.analyze_solution`.
+
+    A step's verdict `valid`/`invalid` decides it; `unverifiable` and `none` (no checkable claim)
+    leave it undecided. Redundant steps are those with mathematics from which no final step of
+    the reasoning graph can be reached.
+    """
+    v, v_basis = validity_from_checks([_VERDICT.get(s.verdict) for s in flow.steps], mode)
+    r, r_basis = redundancy_from_steps(len(flow.steps), flow.metrics.redundant_steps)
     return VR(v=v, r=r, source="flow", v_basis=v_basis, r_basis=r_basis)
