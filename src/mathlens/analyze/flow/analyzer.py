@@ -43,7 +43,8 @@ def _one(record: RunRecord, questions: dict[tuple[str, str], Question]) -> FlowR
         return FlowRecord(**base, status="no_response")
     question = questions.get((record.exam_id, record.question_id))
     text = record.variant.question_text or (question.prompt_text() if question else None)
-    return FlowRecord(**base, status="ok", result=analyze_solution(record.response, text))
+    result = analyze_solution(record.response, text).model_copy(update={"elapsed_s": None, "sympy_s": None})
+    return FlowRecord(**base, status="ok", result=result)
 
 
 def exam_table(records: Iterable[FlowRecord]) -> list[ExamRow]:

@@ -76,8 +76,9 @@ class FlowResult(BaseModel):
     final_step: int | None = None
     metrics: FlowMetrics
     lexicon_version: str
-    elapsed_s: float = 0.0
-    sympy_s: float = Field(0.0, description="time spent in bounded SymPy calls")
+    # Timings are left out (None) of stored run analyses, so that re-running gives the same file.
+    elapsed_s: float | None = None
+    sympy_s: float | None = Field(None, description="time spent in bounded SymPy calls")
 
     @property
     def first_invalid_step(self) -> int | None:

@@ -1,0 +1,129 @@
+"""Labels, complexity, graph, metrics, the flow analyzer over a run, and the CLI commands."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from mathlens.analyze.flow import analyze_solution, complexity_score
+from mathlens.analyze.flow.annotate import complexity_level, label, load_lexicon
+from mathlens.analyze.registry import ANALYZERS, get_analyzer, run_analyzers, select
+from mathlens.cli.main import app
+from mathlens.errors import UnknownNameError
+from mathlens.models.base import GenerateConfig, Message
+from mathlens.runs.records import ItemSource, Manifest, ModelEntry, RunRecord
+from mathlens.runs.store import RunStore
+
+GRADIENT = """Start solving the calculus problem step by step.
+(a) Find ∇f: using partial derivatives, f_x = 2xy and f_y = x^2.
+(b) Compute ∇f(-1,4) = <2(-1)(4), (-1)^2> = <-8, 1>.
+(c) The direction of most rapid increase at (-1,4) is along ∇f = <-8, 1>.
+(d) The maximum rate of change is ||∇f|| = sqrt((-8)^2 + 1^2) = sqrt(65)."""
+QUESTION = "For f(x,y) = x^2 y, (a) find ∇f, (b)-(d) the gradient, direction and rate at (-1, 4)."
+
+
+def test_lexicon_labels_operations_and_concepts() -> None:
+    ops, concepts = label("Using the chain rule, differentiate and then evaluate at x = 1.", set())
+    assert ops[:2] == ["differentiation", "evaluation"]
+    assert "chain rule" in concepts
+    ops, _ = label("x^2 dx", {"integral"})
+    assert ops == ["integration"]
+    assert load_lexicon().version.startswith("operations-v")
+
+
+def test_complexity_levels_follow_the_points_rule() -> None:
+    assert complexity_level(2, [], [], set()) == "low"
+    assert complexity_level(4, ["evaluation"], ["gradient"], set()) == "medium"
+    assert complexity_level(7, ["differentiation", "evaluation"], ["chain rule"], {"derivative"}) == "high"
+
+
+def test_complexity_score_formula() -> None:
+    assert complexity_score(4, 4, 5.0) == 0.5 * 4 + 0.3 * 4 + 0.2 * 5.0
+    assert complexity_score(1, 0, None) == 0.5
+
+
+def test_gradient_solution_metrics_and_graph() -> None:
+    result = analyze_solution(GRADIENT, QUESTION)
+    m = result.metrics
+    assert m.total_steps == 5
+    assert m.invalid_steps == 0
+    assert m.first_invalid_step is None
+    assert result.steps[1].verdict == "valid"  # f_x, f_y checked against the question's f
+    assert result.steps[4].final
+    assert (2, 3) in {(e.source, e.target) for e in result.edges}  # <-8, 1> is reused
+    assert m.complexity_score == complexity_score(m.unique_operations, m.unique_concepts, m.mean_depth)
+    assert len(m.reasoning_pattern) == m.total_steps
+
+
+def test_first_invalid_step_and_redundancy() -> None:
+    text = "A = 3 + 4 = 7.\nB = 10 * 2 = 21.\nC = 99 - 1 = 98.\nSo A + B = 28, the answer is 28."
+    result = analyze_solution(text)
+    assert result.metrics.first_invalid_step == 1
+    assert result.steps[1].claims[-1].expected == "20"
+    assert result.metrics.redundant_steps == [2]  # C is never used
+
+
+def _store(tmp_path: Path, responses: list[str]) -> RunStore:
+    store = RunStore(tmp_path / "run")
+    gen = GenerateConfig()
+    store.write_manifest(Manifest(
+        run_id="t", mathlens_version="0", created_at=datetime.now(UTC),
+        items=[ItemSource(source="calc3-exam1")], models=[ModelEntry(spec="mock/x")], generate=gen,
+        system_role="tutor"))
+    for i, text in enumerate(responses):
+        store.append(RunRecord(
+            key=f"k{i}", model="mock/x", configuration="baseline", exam_id="calc3-exam1", question_id="q1",
+            repeat=i, messages=[Message(role="user", content="q")], config=gen, request_hash="h",
+            content_hash="c", response=text, created_at=datetime.now(UTC)))
+    store.append(RunRecord(
+        key="failed", model="mock/x", configuration="baseline", exam_id="calc3-exam1", question_id="q1",
+        messages=[Message(role="user", content="q")], config=gen, request_hash="h", content_hash="c",
+        status="error", error="boom", created_at=datetime.now(UTC)))
+    store.close()
+    return store
+
+
+def test_flow_analyzer_writes_flow_json_idempotently(tmp_path: Path) -> None:
+    store = _store(tmp_path, [GRADIENT, "f_x = 2xy + 1\nThe answer is <-8, 1>."])
+    summary = run_analyzers(store, ["flow"])["flow"]
+    assert summary["status"] == "ok"
+    assert summary["analysed"] == 2
+    first = (store.analysis_dir / "flow.json").read_text()
+    data = json.loads(first)
+    assert [r["status"] for r in data["records"]] == ["ok", "ok", "no_response"]
+    # The question's f(x, y) = x^2 y was used: f_x = 2xy + 1 is wrong.
+    assert data["records"][1]["result"]["metrics"]["first_invalid_step"] == 0
+    [row] = data["exams"]
+    assert row["responses"] == 2 and row["mean_steps"] is not None and row["sd_complexity"] is not None
+    run_analyzers(store, ["flow"])
+    assert (store.analysis_dir / "flow.json").read_text() == first
+
+
+def test_registry_names_and_errors() -> None:
+    assert "flow" in ANALYZERS
+    assert callable(get_analyzer("flow"))
+    try:
+        select(["flwo"])
+    except UnknownNameError as exc:
+        assert "flow" in str(exc)
+    else:
+        raise AssertionError("an unknown analyzer name must be refused")
+
+
+def test_cli_flow_and_analyze(tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = runner.invoke(app, ["flow", "2 + 2 = 5", "--json"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    assert doc["metrics"]["first_invalid_step"] == 0
+    text = runner.invoke(app, ["flow", "Step 1: 3 * 3 = 9.\nStep 2: The answer is 9."])
+    assert text.exit_code == 0 and "Total steps: 2" in text.stdout
+    store = _store(tmp_path, ["1 + 1 = 2"])
+    done = runner.invoke(app, ["analyze", str(store.root), "--only", "flow", "--json"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["analyzers"]["flow"]["analysed"] == 1
+    missing = runner.invoke(app, ["analyze", str(tmp_path / "nope")])
+    assert missing.exit_code == 2
