@@ -38,25 +38,31 @@ def main(argv: list[str] | None = None) -> int:
     settings = ContextSettings()
     model = get_model(args.model, cache=ResponseCache())
     started = time.perf_counter()
-    def progress(n: int, total: int) -> None:
-        if n % 10 == 0 or n == total:
-            print(f"  {n}/{total} chunks, {time.perf_counter() - started:.0f} s", flush=True)
-
-    report = contextualize_sync(chunks, by_id, model, settings, progress)
+    contexts: dict[str, dict[str, str]] = {}
+    calls = hits = fallbacks = 0
+    # One document at a time, writing the file after each, so that an interrupted run keeps what it
+    # made (and a rerun takes the finished requests from the response cache).
+    for doc in docs:
+        part = [c for c in chunks if c.doc_id == doc.id]
+        report = contextualize_sync(part, by_id, model, settings)
+        calls, hits, fallbacks = calls + report.calls, hits + report.cache_hits, fallbacks + report.fallbacks
+        for c in part:
+            contexts[context_key(doc, c, settings)] = {"chunk_id": c.id, "context": report.contexts[c.id]}
+        wall = time.perf_counter() - started
+        data = {
+            "prompt_version": PROMPT_VERSION, "model": args.model, "model_identity": model.identity(),
+            "generated_at": datetime.now(UTC).isoformat(timespec="seconds"), "chunks": len(contexts),
+            "calls": calls, "cache_hits": hits, "fallbacks": fallbacks, "seconds": round(wall, 1),
+            "prompt_tokens": model.stats.prompt_tokens, "completion_tokens": model.stats.completion_tokens,
+            "contexts": contexts,
+        }
+        args.out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"{doc.id}: {len(contexts)}/{len(chunks)} chunks, {calls} calls, {hits} cached, {wall:.0f} s",
+              flush=True)
     wall = time.perf_counter() - started
-    contexts = {context_key(by_id[c.doc_id], c, settings): {"chunk_id": c.id, "context": report.contexts[c.id]}
-                for c in chunks}
-    data = {
-        "prompt_version": PROMPT_VERSION, "model": args.model, "model_identity": model.identity(),
-        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"), "chunks": len(chunks),
-        "calls": report.calls, "cache_hits": report.cache_hits, "fallbacks": report.fallbacks,
-        "seconds": round(wall, 1), "prompt_tokens": model.stats.prompt_tokens,
-        "completion_tokens": model.stats.completion_tokens, "contexts": contexts,
-    }
-    args.out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"{len(chunks)} chunks, {report.calls} model calls ({report.cache_hits} cached), "
-          f"{report.fallbacks} fallbacks, {wall:.0f} s ({wall / max(len(chunks), 1):.1f} s a chunk), "
-          f"{model.stats.prompt_tokens} prompt + {model.stats.completion_tokens} completion tokens -> {args.out}")
+    print(f"{len(chunks)} chunks, {calls} model calls ({hits} cached), {fallbacks} fallbacks, {wall:.0f} s "
+          f"({wall / max(len(chunks), 1):.1f} s a chunk), {model.stats.prompt_tokens} prompt + "
+          f"{model.stats.completion_tokens} completion tokens -> {args.out}")
     return 0
 
 

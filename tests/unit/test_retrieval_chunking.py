@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ def test_long_document_chunks_overlap_and_cover_it() -> None:
     chunks = chunk_document(doc, ChunkSettings(size=120, overlap=30))
     assert len(chunks) > 10
     covered = set()
-    for a, b in zip(chunks, chunks[1:], strict=False):
+    for a, b in itertools.pairwise(chunks):
         assert b.start < a.end  # consecutive windows overlap
         assert b.start > a.start
     for c in chunks:

@@ -65,7 +65,8 @@ def build(
         if builtin:
             base = builtin_options()
             shipped = base.shipped_contexts if model == DEFAULT_MODEL else None
-            opts = replace(opts, shipped_contexts=shipped, builtin=name == BUILTIN_KB)
+            opts = replace(opts, shipped_contexts=shipped, builtin=name == BUILTIN_KB,
+                           overwrite=overwrite or name == BUILTIN_KB)
             info = build_from_documents(name, builtin_documents(), opts)
         else:
             info = build_kb(name, list(sources), opts)

@@ -27,6 +27,7 @@ from mathlens.solve.retrieval.contextualize import (
     ContextSettings,
     context_messages,
     contextualize_sync,
+    fallback_context,
 )
 from mathlens.solve.retrieval.documents import Document, load_sources
 from mathlens.solve.retrieval.embed import get_embedder
@@ -55,6 +56,8 @@ class BuildOptions:
     context_settings: ContextSettings = field(default_factory=ContextSettings)
     #: contexts generated earlier (see `context_key`), used where the request is the same
     shipped_contexts: dict[str, str] | None = None
+    #: False: chunks without a shipped context get `fallback_context` instead of a model call
+    generate_missing: bool = True
     builtin: bool = False
     overwrite: bool = False
 
@@ -78,7 +81,11 @@ def _contexts(chunks: list[Chunk], docs: dict[str, Document],
         else:
             todo.append(c)
     cost.shipped = len(found)
-    if todo:
+    if todo and not opts.generate_missing:
+        for c in todo:
+            found[c.id] = fallback_context(docs[c.doc_id], c)
+        cost.fallbacks = len(todo)
+    elif todo:
         model = get_model(opts.context_model, opts.context_model_options, cache=ResponseCache())
         report: ContextReport = contextualize_sync(todo, docs, model, opts.context_settings)
         found.update(report.contexts)

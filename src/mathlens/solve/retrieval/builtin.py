@@ -2,8 +2,11 @@
 
 It is built on first use (so `mathlens run --config baseline,rag,contextual` works on a fresh
 machine) with the default embedder and contexts read from `builtin/contexts.json`, a data file made
-by `scripts/build_builtin_contexts.py` with the embedded model; contexts missing from it (after the
-notes were edited, say) are generated then. It is rebuilt when the notes change.
+by `scripts/build_builtin_contexts.py` with the embedded model. A first use never waits for model
+calls: a note whose shipped context is missing (after the notes were edited, say) gets the
+structural fallback (document and note title), counted in `kb.json` as a fallback; rerun the script,
+or `mathlens kb build --builtin --contextual --name calculus --overwrite`, to generate them. It is
+rebuilt when the notes change.
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ def builtin_documents() -> list[Document]:
 def builtin_options(**changes: object) -> BuildOptions:
     """How the built-in knowledge base is built (contextual, shipped contexts)."""
     opts = BuildOptions(chunks=ChunkSettings(), contextual=True,
-                        shipped_contexts=load_shipped_contexts(contexts_file()), builtin=True, overwrite=True)
+                        shipped_contexts=load_shipped_contexts(contexts_file()), builtin=True, overwrite=True,
+                        generate_missing=False)
     return replace(opts, **changes)  # type: ignore[arg-type]
 
 
