@@ -101,6 +101,20 @@ def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def _legend(names: Sequence[str], x0: float, width: float) -> tuple[LegendEntry, ...]:
+    """Legend entries laid out left to right, wrapping onto a new row when the next would not fit."""
+    out = []
+    x, y = x0, 14.0
+    for i, name in enumerate(names):
+        text = _clip(name, 40)
+        w = 22.0 + 6.6 * len(text)
+        if x > x0 and x + w > x0 + width:
+            x, y = x0, y + 18.0
+        out.append(LegendEntry(x=x, y=y, color=PALETTE[i % len(PALETTE)], text=text))
+        x += w + 12.0
+    return tuple(out)
+
+
 def grouped_bars(id: str, title: str, categories: Sequence[str], series: Sequence[Series], y_title: str,
                  x_title: str = "", y_max: float | None = None) -> ChartLayout | None:
     """A vertical grouped bar chart (one group per category, one bar per series), or None without data."""
@@ -108,8 +122,9 @@ def grouped_bars(id: str, title: str, categories: Sequence[str], series: Sequenc
     if not categories or not series or not vals:
         return None
     top = y_max if y_max is not None else nice_max(max(vals))
-    legend_rows = math.ceil(len(series) / 3)
     width = max(420.0, 70.0 + len(categories) * (24.0 * len(series) + 30.0))
+    legend = _legend([s.name for s in series], x0=64.0, width=width - 80.0)
+    legend_rows = 1 + int(max(e.y for e in legend) - 14.0) // 18 if legend else 1
     plot_x, plot_y = 64.0, 30.0 + 18.0 * legend_rows
     plot_w, plot_h = width - plot_x - 16.0, 220.0
     height = plot_y + plot_h + 62.0
@@ -132,9 +147,6 @@ def grouped_bars(id: str, title: str, categories: Sequence[str], series: Sequenc
     ticks = tuple(Tick(pos=plot_y + plot_h - plot_h * i / 5, text=_fmt(top * i / 5)) for i in range(6))
     cats = tuple(CategoryLabel(x=plot_x + (ci + 0.5) * group_w, y=plot_y + plot_h + 16, text=_clip(c, 22))
                  for ci, c in enumerate(categories))
-    legend = tuple(LegendEntry(x=plot_x + (i % 3) * (plot_w / 3), y=14.0 + 18.0 * (i // 3),
-                               color=PALETTE[i % len(PALETTE)], text=_clip(s.name, 40))
-                   for i, s in enumerate(series))
     return ChartLayout(id=id, title=title, width=width, height=height, plot_x=plot_x, plot_y=plot_y,
                        plot_w=plot_w, plot_h=plot_h, x_title=x_title, y_title=y_title, bars=tuple(bars),
                        ticks=ticks, categories=cats, legend=legend)

@@ -58,7 +58,15 @@ def _names(value: Any) -> tuple[str, ...]:
 
 
 def _verification(step: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
-    ver = first(step, "verification", "verify", "check")
+    ver = first(step, "verification", "verify", "check", "verdict")
+    if ver == "none":
+        ver = None
+    claims = step.get("claims")
+    if isinstance(claims, list) and (ver is None or isinstance(ver, str)):
+        bad = [c for c in claims if isinstance(c, Mapping) and c.get("status") == "invalid"]
+        expected = "; ".join(f"{c.get('text')}: expected {c.get('expected')}" for c in bad if c.get("expected"))
+        reason = "; ".join(str(c.get("reason")) for c in bad if c.get("reason"))
+        return (None if ver is None else str(ver)), expected or None, reason or None
     if isinstance(ver, str):
         return ver, None, None
     if isinstance(ver, Mapping):

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from mathlens.report.context import ReportContext
-from mathlens.report.lookup import LIST_KEYS, entries, first, flatten
+from mathlens.report.lookup import entries, first, flatten
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Table, table_from_dicts
 
@@ -30,10 +30,16 @@ def build(ctx: ReportContext) -> Agreement | None:
     for run in ctx.runs:
         suffix = f" · {run.label}" if ctx.multi_run else ""
         for name, title in DOCS:
-            rows = entries(run.analysis(name), ("rows", *LIST_KEYS))
-            t = table_from_dicts(ctx.uid(name, run.label), title + suffix, [flatten(r) for r in rows])
-            if t is not None:
-                tables.append(t)
+            doc = run.analysis(name)
+            lists = ([(k, v) for k, v in doc.items() if isinstance(v, list) and v and isinstance(v[0], dict)]
+                     if isinstance(doc, dict) else [("rows", entries(doc))])
+            for key, rows in lists:
+                label = {"pairs": "between graders", "self_agreement": "of the judge with itself across runs",
+                         "rows": ""}.get(key, key.replace("_", " "))
+                t = table_from_dicts(ctx.uid(name, key, run.label), f"{title} {label}".strip() + suffix,
+                                     [flatten(r) for r in rows if isinstance(r, dict)])
+                if t is not None:
+                    tables.append(t)
         human = run.analysis("human_grades")
         if human is not None:
             graders = Counter(str(first(e, "grader", "annotator", default="human")) for e in entries(human))

@@ -11,8 +11,8 @@ from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Table
 
 #: Analyses some section reads (prefix match for families such as `tutor_stats_<annotator>`).
-DRAWN = ("flow", "answers", "grades", "human_grades", "sensitivity", "maple", "tutor_scores", "tutor_stats",
-         "tutor_agreement", "tutor_human", "agreement", "grade_agreement")
+DRAWN = ("flow", "answers", "grades", "grade_tables", "human_grades", "sensitivity", "maple", "tutor_scores",
+         "tutor_stats", "tutor_agreement", "tutor_human", "agreement", "grade_agreement")
 
 
 @dataclass(frozen=True)

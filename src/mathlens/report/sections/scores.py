@@ -102,9 +102,31 @@ def exam_scores(run: RunData) -> list[ExamScore]:
     return out
 
 
+def _from_grade_tables(run: RunData) -> list[ExamScore] | None:
+    """Table 6 rows as the grading analysis computed them (`analysis/grade_tables.json`), if present."""
+    doc = run.analysis("grade_tables")
+    rows = doc.get("table6") if isinstance(doc, dict) else None
+    if not isinstance(rows, list):
+        return None
+    out = []
+    for r in rows:
+        if not isinstance(r, dict):
+            continue
+        exam = run.exams.get(str(r.get("exam_id")))
+        score, total = num(r.get("score")), num(r.get("total"))
+        if exam is None or score is None or total is None:
+            continue
+        grader = str(r.get("grader") or "")
+        out.append(ExamScore(run=run.label, exam=exam, model=str(r.get("model")),
+                             configuration=str(r.get("configuration")),
+                             basis=f"rubric ({grader})" if grader else "rubric",
+                             earned=score, possible=total, questions=int(r.get("questions") or 0)))
+    return out
+
+
 def build(ctx: ReportContext) -> Scores | None:
     """Table 6 (score, percentage, class average), Table 7 (configurations side by side) and a bar chart."""
-    scores = [s for run in ctx.runs for s in exam_scores(run)]
+    scores = [s for run in ctx.runs for s in (_from_grade_tables(run) or exam_scores(run))]
     if not scores:
         return None
     rows: list[tuple[Cell, ...]] = []
