@@ -153,7 +153,7 @@ def grouped_bars(id: str, title: str, categories: Sequence[str], series: Sequenc
 
 
 def ranked_bars(id: str, title: str, items: Sequence[tuple[str, float]], x_title: str,
-                x_max: float | None = None, highlight_first: bool = True) -> ChartLayout | None:
+                x_max: float | None = None, highlight_first: bool = True, digits: int = 3) -> ChartLayout | None:
     """A horizontal bar chart of (label, value), largest first (the seed's 'Important phrase … Impact …')."""
     items = sorted(((lbl, v) for lbl, v in items), key=lambda p: -p[1])
     if not items:
@@ -166,7 +166,7 @@ def ranked_bars(id: str, title: str, items: Sequence[tuple[str, float]], x_title
     bars = tuple(
         Bar(x=plot_x, y=plot_y + i * row_h + 3, width=plot_w * max(0.0, min(v, top)) / top, height=row_h - 6,
             color=PALETTE[4] if (i == 0 and highlight_first) else PALETTE[0], label=_clip(lbl, 30),
-            value_text=f"{v:.3f}")
+            value_text=f"{v:.{digits}f}")
         for i, (lbl, v) in enumerate(items))
     ticks = tuple(Tick(pos=plot_x + plot_w * i / 4, text=_fmt(top * i / 4)) for i in range(5))
     cats = tuple(CategoryLabel(x=plot_x - 6, y=plot_y + (i + 0.5) * row_h + 4, text=_clip(lbl, 30))

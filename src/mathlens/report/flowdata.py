@@ -140,6 +140,8 @@ def read_flow(entry: Mapping[str, Any]) -> FlowView:
         val = metrics.get(name) if isinstance(metrics, Mapping) else None
         if isinstance(val, list):
             val = len(val)
+        if isinstance(val, float):
+            val = round(val, 3)
         if val is not None and not isinstance(val, Mapping):
             shown.append((name.replace("_", " "), val))
     return FlowView(

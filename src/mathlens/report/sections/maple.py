@@ -83,7 +83,7 @@ def build(ctx: ReportContext) -> MapleData | None:
                                        int(totals.get(i, 0)), lb.get("definition")) for i, lb in labels.items())))
         dist = [(str(labels.get(k, {}).get("name", k)), float(v)) for k, v in totals.items() if num(v) is not None]
         c = ranked_bars(ctx.uid("maple-label-dist"), f"How often each error label was given{sfx}", dist,
-                        x_title="Steps carrying the label (count)", highlight_first=False)
+                        x_title="Steps carrying the label (count)", highlight_first=False, digits=0)
         if c is not None:
             charts.append(c)
     if not tables:
