@@ -71,7 +71,7 @@ def _verification(step: Mapping[str, Any]) -> tuple[str | None, str | None, str 
         return ver, None, None
     if isinstance(ver, Mapping):
         status = first(ver, "status", "verdict")
-        expected = first(ver, "expected", "expected_value")
+        expected: Any = first(ver, "expected", "expected_value")
         detail = first(ver, "detail", "reason", "note", "error")
         claims = ver.get("claims")
         if expected is None and isinstance(claims, list):
