@@ -71,13 +71,13 @@ def _verification(step: Mapping[str, Any]) -> tuple[str | None, str | None, str 
         return ver, None, None
     if isinstance(ver, Mapping):
         status = first(ver, "status", "verdict")
-        expected: Any = first(ver, "expected", "expected_value")
+        exp_val: Any = first(ver, "expected", "expected_value")
         detail = first(ver, "detail", "reason", "note", "error")
         claims = ver.get("claims")
-        if expected is None and isinstance(claims, list):
+        if exp_val is None and isinstance(claims, list):
             exp = [str(first(c, "expected")) for c in claims if isinstance(c, Mapping) and first(c, "expected")]
-            expected = "; ".join(exp) or None
-        return (str(status) if status is not None else None, None if expected is None else str(expected),
+            exp_val = "; ".join(exp) or None
+        return (str(status) if status is not None else None, None if exp_val is None else str(exp_val),
                 None if detail is None else str(detail))
     return (None if first(step, "status") is None else str(first(step, "status"))), None, None
 
