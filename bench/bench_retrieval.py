@@ -54,7 +54,7 @@ def main() -> int:
     data = json.loads(contexts_file().read_text(encoding="utf-8")) if contexts_file().is_file() else {}
     if data:
         print(f"shipped contexts: {data['chunks']} chunks, {data['calls']} model calls with {data['model']}, "
-              f"{data['seconds']:.0f} s ({data['seconds'] / max(data['chunks'], 1):.1f} s a chunk), "
+              f"{data['seconds']:.0f} s ({data['seconds'] / max(data['calls'], 1):.1f} s a call), "
               f"{data['fallbacks']} fallbacks, {data['prompt_tokens']} prompt + "
               f"{data['completion_tokens']} completion tokens")
     if cost is not None:
