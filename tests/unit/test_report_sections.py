@@ -1,0 +1,252 @@
+"""Each report section rendered from a real mock-model run (flow, answers and sensitivity from their
+analyzers) plus judge-based analyses from tests/cases/report/judged.yaml. Structure, not snapshots."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+from urllib.parse import unquote
+
+import pytest
+import yaml
+
+from mathlens.errors import UnknownNameError, UserError
+from mathlens.report import ReportOptions, make_report, write_report
+from mathlens.report.loader import load_runs
+from mathlens.report.registry import SECTIONS, QuestionSection, ReportSection, load_sections
+from mathlens.report.render import build_report
+
+CASES = Path(__file__).resolve().parents[1] / "cases" / "report"
+
+
+def _fixture_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("report_fixture_run", CASES / "fixture_run.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+fx = _fixture_module()
+
+
+class Dom(HTMLParser):
+    """Start tags with their attributes, in document order, plus the text inside each element id."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+    def find(self, tag: str, **attrs: str) -> list[dict[str, str | None]]:
+        out = []
+        for t, a in self.tags:
+            if t != tag:
+                continue
+            if all((a.get(k.rstrip("_")) or "").split().__contains__(v) if k == "class_" else a.get(k) == v
+                   for k, v in attrs.items()):
+                out.append(a)
+        return out
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("report") / "run"
+    fx.make_run(out, [fx.WRONG, fx.SOLUTION], ablate=True)
+    fx.add_judged_analyses(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def page(run_dir: Path) -> tuple[str, Any]:
+    report = make_report([run_dir])
+    return report.html(), report
+
+
+def _analysis(run_dir: Path, name: str) -> Any:
+    return json.loads((run_dir / "analysis" / f"{name}.json").read_text())
+
+
+def test_judged_fixtures_match_the_owning_models() -> None:
+    from mathlens.analyze.adaptivity.judge import ScoreSet
+    from mathlens.analyze.adaptivity.tables import TutorStats
+    from mathlens.analyze.grading.agreement_report import AgreementReport
+    from mathlens.analyze.grading.grades import GradesFile
+    from mathlens.analyze.grading.tables import ExamScore
+    from mathlens.analyze.maple.results import MapleResult
+
+    docs = yaml.safe_load((CASES / "judged.yaml").read_text())
+    for name, cls in (("grades", GradesFile), ("agreement", AgreementReport), ("maple", MapleResult),
+                      ("tutor_scores", ScoreSet), ("tutor_stats", TutorStats)):
+        cls.model_validate(docs[name])
+    for row in docs["grade_tables"]["table6"]:
+        ExamScore.model_validate(row)
+
+
+def test_every_registered_section_loads() -> None:
+    sections = load_sections()
+    assert [s.id for s in sections] == list(SECTIONS)
+    assert all(isinstance(s, ReportSection | QuestionSection) for s in sections)
+
+
+def test_report_sections_present_with_all_analyses(page: tuple[str, Any]) -> None:
+    html, report = page
+    dom = Dom(html)
+    ids = {a.get("id") for _, a in dom.tags}
+    for sid in ("overview", "scores", "interpretability", "flags", "agreement", "maple", "adaptivity",
+                "question_index"):
+        assert f"sec-{sid}" in ids, sid
+    assert "sec-other_analyses" not in ids  # every file present has its own view
+    assert len(dom.find("details", class_="question")) == 2
+    q_sections = {a.get("data-section") for a in dom.find("section", class_="qsec")}
+    assert q_sections == {"question", "responses", "answers", "rubric", "flow", "sensitivity", "maple_steps",
+                          "adaptivity_items"}
+    assert report.summary()["questions"] == 2
+
+
+def test_flow_graph_matches_flow_analysis(run_dir: Path, page: tuple[str, Any]) -> None:
+    html, _ = page
+    dom = Dom(html)
+    flow = _analysis(run_dir, "flow")
+    originals = [r for r in flow["records"] if r["variant"] == "original"]
+    graphs = dom.find("svg", class_="graph-svg")
+    assert len(graphs) == len(originals)
+    nodes = dom.find("g", class_="node")
+    assert len(nodes) == sum(len(r["result"]["steps"]) for r in originals)
+    invalid = [r for r in originals if r["result"]["metrics"]["first_invalid_step"] is not None]
+    assert invalid, "the scripted wrong solution has an invalid step"
+    assert len(dom.find("g", class_="invalid")) == sum(
+        sum(s["verdict"] == "invalid" for s in r["result"]["steps"]) for r in originals)
+    n_edges = sum(len(r["result"]["edges"]) for r in originals)
+    assert len(dom.find("path", class_="edge")) == n_edges
+
+
+def test_sensitivity_view_lists_variants_and_ranks_impact(run_dir: Path, page: tuple[str, Any]) -> None:
+    html, _ = page
+    dom = Dom(html)
+    sens = _analysis(run_dir, "sensitivity")
+    n_variants = sum(1 for line in (run_dir / "records.jsonl").read_text().splitlines()
+                     if json.loads(line)["variant"]["kind"] != "original")
+    assert len(dom.find("li", class_="variant-text")) == n_variants
+    assert dom.find("del") and dom.find("ins")  # a removal and a keyword substitution
+    for q in sens["questions"]:
+        impacts = sorted((i["impact"] for i in q["impact"]), reverse=True)
+        shown = [f"Impact: {v:.3f}" for v in impacts]
+        block = html.split(f'id="q-calc3-exam1-{q["question_id"]}"')[1].split('<details class="question"')[0]
+        positions = []
+        for s in shown:  # equal impacts: look past the previous match
+            positions.append(block.index(s, positions[-1] + 1 if positions else 0))
+        assert positions == sorted(positions)  # "Important phrase … Impact …" lines largest first
+
+
+def test_scores_table_uses_grade_tables_and_class_average(page: tuple[str, Any]) -> None:
+    html, _ = page
+    table6 = html.split('id="exam-scores"')[1].split("</figure>")[0]
+    assert "8.5/30" in table6 and "28.3" in table6 and "78.0" in table6
+    assert 'id="exam-scores-chart"' in html and "class average" in html
+
+
+def test_model_and_judge_text_is_escaped(page: tuple[str, Any]) -> None:
+    html, _ = page
+    assert "Uses partial derivatives &lt;b&gt;correctly&lt;/b&gt;." in html
+    assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert len(Dom(html).find("script")) == 1
+
+
+def test_run_level_tables_have_csv_data_urls(page: tuple[str, Any]) -> None:
+    html, _ = page
+    dom = Dom(html)
+    links = dom.find("a", class_="csv")
+    inline = [a for a in links if (a.get("href") or "").startswith("data:text/csv")]
+    assert inline and all(a.get("download", "").endswith(".csv") for a in links)
+    flags = next(a for a in inline if a.get("data-table") == "flags")
+    text = unquote(str(flags["href"]).split(",", 1)[1])
+    assert text.splitlines()[0] == "question,model · configuration,flag,reason,value,threshold"
+    assert "invalid step" in text
+    per_question = [a for a in links if a not in inline]
+    assert per_question and all("hidden" in a for a in per_question)  # built by the script on click
+
+
+def test_sections_are_skipped_without_their_analyses(tmp_path: Path, run_dir: Path) -> None:
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(run_dir / "manifest.json", bare)
+    shutil.copy(run_dir / "records.jsonl", bare)
+    report = make_report([bare])
+    html = report.html()
+    ids = {s.id for s in report.sections}
+    assert ids == {"overview", "question_index"}  # the scripted responses are not truncated: no flags
+    skipped = dict(report.skipped)
+    assert skipped["maple"] == "no analysis/maple.json" and "flow" in skipped
+    dom = Dom(html)
+    assert not dom.find("section", id="sec-maple") and not dom.find("svg", class_="graph-svg")
+    assert dom.find("span", **{"data-skipped": "maple"})
+
+
+def test_unreadable_analysis_is_noted_not_fatal(tmp_path: Path, run_dir: Path) -> None:
+    run = tmp_path / "r"
+    shutil.copytree(run_dir, run)
+    (run / "analysis" / "maple.json").write_text("{ not json", encoding="utf-8")
+    report = make_report([run])
+    assert "maple" not in {s.id for s in report.sections}
+    assert any("maple.json could not be read" in n for n in report.notes)
+
+
+def test_unknown_analysis_shows_in_other_analyses(tmp_path: Path, run_dir: Path) -> None:
+    run = tmp_path / "r"
+    shutil.copytree(run_dir, run)
+    (run / "analysis" / "newthing.json").write_text(json.dumps({"status": "ok", "n": 3, "rows": [{}]}))
+    html = make_report([run]).html()
+    block = html.split('id="sec-other_analyses"')[1]
+    assert "analysis/newthing.json" in block and "rows: 1 entries" in block
+
+
+def test_multi_run_report_puts_responses_side_by_side(tmp_path: Path, run_dir: Path) -> None:
+    other = fx.make_run(tmp_path / "other", [fx.SOLUTION], model="mock/second", analyze=False)
+    report = make_report([run_dir, other])
+    assert report.title.endswith("2 runs")
+    block = next(b for b in report.questions if b.view.question_id == "q1")
+    assert len(block.view.originals) == 2
+    html = report.html()
+    assert "mock/second · baseline" in html and report.runs[1].manifest.run_id in html
+
+
+def test_section_selection_and_custom_sections(run_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "only.html"
+    report = write_report([run_dir], out, ReportOptions(sections=("overview", "flow")))
+    assert [s.id for s in report.sections] == ["overview"]
+    assert all([s.id for s in b.sections] == ["flow"] for b in report.questions)
+    assert out.read_text().startswith("<!DOCTYPE html>")
+    with pytest.raises(UnknownNameError, match="Did you mean 'overview'"):
+        make_report([run_dir], ReportOptions(sections=("overveiw",)))
+    custom = ReportSection(id="hello", title="Hello", template="sections/flags.html.j2",
+                           build=lambda ctx: None)
+    rep = build_report(load_runs([run_dir]), sections=[custom])
+    assert rep.sections == [] and rep.skipped == [("hello", "nothing to show for these runs")]
+
+
+def test_not_a_run_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="not a run directory"):
+        make_report([tmp_path])
+
+
+def test_page_is_self_contained(page: tuple[str, Any]) -> None:
+    html, _ = page
+    dom = Dom(html)
+    for tag, attrs in dom.tags:
+        for name in ("src", "href", "action", "xlink:href"):
+            value = attrs.get(name) or ""
+            assert not value.startswith(("http:", "https:", "//", "javascript:")), (tag, name, value)
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
