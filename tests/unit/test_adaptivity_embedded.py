@@ -39,12 +39,13 @@ async def test_embedded_tutor_run_and_judge(embedded_model_path: Path, tmp_path:
     profiles.write_text("- {id: ana, grade: 4, performance: low, attitude: dislikes, self_efficacy: low}\n",
                         encoding="utf-8")
     manifest = new_manifest(StudyOptions(items=["tutoring"], models=["embedded"], profiles=str(profiles),
-                                         conditions=[4], limit=2, max_tokens=40))
+                                         conditions=[4], limit=1, max_tokens=32))
     store = RunStore(tmp_path / "run")
     store.write_manifest(manifest)
-    models = build_models(manifest, None, RetryPolicy(timeout_s=120), None)
+    # one attempt with a generous timeout: on a busy machine a retry only repeats the slow call
+    models = build_models(manifest, None, RetryPolicy(max_attempts=1, timeout_s=600), None)
     result = await run_study(store, manifest, models)
-    assert (result.written, result.errors) == (2, 0)
+    assert (result.written, result.errors) == (1, 0)
     cells = cells_of(store.manifest(), list(store.records()))
     for cell in cells:
         system, user = cell.record.messages
@@ -52,11 +53,11 @@ async def test_embedded_tutor_run_and_judge(embedded_model_path: Path, tmp_path:
         assert user.content.startswith("I am in grade 4.") and "(The diagram shows:" in user.content
         assert user.images == ()
         assert cell.record.status == "ok" and isinstance(cell.record.response, str)
-        assert cell.record.usage.completion_tokens <= 40
-    judge = get_model("embedded", retry=RetryPolicy(timeout_s=120))
-    scores = await score_run(store, judge, ScoreOptions(items=["Q9", "Q13"], max_tokens=64))
+        assert cell.record.usage.completion_tokens <= 32
+    judge = get_model("embedded", retry=RetryPolicy(max_attempts=1, timeout_s=600))
+    scores = await score_run(store, judge, ScoreOptions(items=["Q9", "Q13"], max_tokens=48))
     rubric = load_rubric()
-    assert len(scores.scores) == 4
+    assert len(scores.scores) == 2
     for s in scores.scores:
         assert s.status in ("ok", "unscored")
         if s.status == "ok":
