@@ -109,6 +109,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.do_GET()
 
     def do_GET(self) -> None:
+        try:
+            self._get()
+        except Exception as exc:  # a broken run must not take the server down; say what failed
+            nonce = secrets.token_urlsafe(16)
+            body = environment().get_template("error.html.j2").render(
+                message=f"could not build this page ({type(exc).__name__}: {exc})", nonce=nonce)
+            self._send(HTTPStatus.INTERNAL_SERVER_ERROR, body, nonce)
+
+    def _get(self) -> None:
         nonce = secrets.token_urlsafe(16)
         path = unquote(urlsplit(self.path).path)
         state = self.server.state

@@ -146,7 +146,8 @@ def build(ctx: ReportContext) -> Scores | None:
         "difference (points of %)", "questions")
     table6 = Table(ctx.uid("exam-scores"), "Exam performance against the class (seed Table 6 layout)", cols,
                    tuple(rows), decimals={len(cols) - 4: 1, len(cols) - 3: 1, len(cols) - 2: 1},
-                   caption="Class averages are descriptive comparisons only (no inferential test), as in the seed.")
+                   caption="Only the questions the run answered count (see the last column). Class averages are "
+                           "descriptive comparisons only (no inferential test), as in the seed.")
     exams = list(dict.fromkeys(s.exam.name for s in scores))
     series_names = list(dict.fromkeys(f"{s.model} · {s.configuration}" for s in scores))
     values = {(f"{s.model} · {s.configuration}", s.exam.name): s.percent for s in scores}

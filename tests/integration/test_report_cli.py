@@ -1,0 +1,114 @@
+"""`mathlens report` and `mathlens view` end to end: files written, JSON printed, the local server's
+index, reports, headers and refusals."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from types import ModuleType
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from mathlens.cli.main import app
+from mathlens.report.server import ViewServer, ViewState
+
+CASES = Path(__file__).resolve().parents[1] / "cases" / "report"
+
+
+def _fixture_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("report_fixture_run_cli", CASES / "fixture_run.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+fx = _fixture_module()
+
+
+@pytest.fixture(scope="module")
+def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("runs")
+    fx.make_run(root / "first", [fx.SOLUTION, fx.WRONG])
+    fx.make_run(root / "second", [fx.WRONG], model="mock/other", limit=1, analyze=False)
+    (root / "not-a-run").mkdir()
+    return root
+
+
+def test_report_command_writes_file_and_prints_json(runs_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    doc = fx.cli("report", str(runs_dir / "first"), str(runs_dir / "second"), "--out", str(out))
+    assert doc["out"] == str(out) and out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert [r["run_dir"] for r in doc["runs"]] == [str(runs_dir / "first"), str(runs_dir / "second")]
+    assert "overview" in doc["sections"] and doc["questions"] == 2
+    assert {s["id"] for s in doc["skipped_sections"]} >= {"maple", "adaptivity"}
+    default = fx.cli("report", str(runs_dir / "first"), "--sections", "overview,question")
+    assert default["out"] == str(runs_dir / "first" / "report.html") and default["sections"] == ["overview"]
+
+
+def test_report_command_user_errors(runs_dir: Path) -> None:
+    runner = CliRunner()
+    res = runner.invoke(app, ["report", str(runs_dir / "not-a-run")])
+    assert res.exit_code == 2 and "not a run directory" in res.output
+    res = runner.invoke(app, ["report", str(runs_dir / "first"), "--sections", "flwo"])
+    assert res.exit_code == 2 and "Did you mean 'flow'" in res.output
+
+
+@pytest.mark.server
+def test_view_server_index_reports_and_refusals(runs_dir: Path) -> None:
+    server = ViewServer(ViewState(runs_dir), port=0)
+    assert server.server_address[0] == "127.0.0.1"
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            index = client.get("/")
+            assert index.status_code == 200
+            assert 'href="/run/first/"' in index.text and 'href="/run/second/"' in index.text
+            assert "not-a-run" not in index.text
+            page = client.get("/run/first/")
+            assert page.status_code == 200 and "Run overview" in page.text
+            header_csp = page.headers["content-security-policy"]
+            nonce = header_csp.split("'nonce-")[1].split("'")[0]
+            assert f'<script nonce="{nonce}">' in page.text  # the served script is the one the policy allows
+            assert page.headers["x-content-type-options"] == "nosniff"
+            for bad in ("/run/not-a-run/", "/run/../first/", "/run/%2e%2e/etc/", "/etc/passwd", "/run/first/x"):
+                assert client.get(bad).status_code == 404, bad
+            # a new analysis file shows on reload
+            before = client.get("/run/second/").text
+            (runs_dir / "second" / "analysis").mkdir(exist_ok=True)
+            (runs_dir / "second" / "analysis" / "extra.json").write_text(json.dumps({"status": "ok"}))
+            after = client.get("/run/second/").text
+            assert "analysis/extra.json" not in before and "analysis/extra.json" in after
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.server
+def test_view_command_serves_for_its_lifetime(runs_dir: Path) -> None:
+    env = {**os.environ, "MATHLENS_CACHE_DIR": str(runs_dir / ".cache")}
+    proc = subprocess.Popen([sys.executable, "-m", "mathlens.cli.main", "view", str(runs_dir), "--port", "0",
+                             "--lifetime", "8", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        lines = []
+        while not lines or lines[-1] != "}":
+            line = proc.stdout.readline()
+            assert line, proc.stderr.read() if proc.stderr else ""
+            lines.append(line.rstrip("\n"))
+        doc = json.loads("\n".join(lines))
+        assert doc["url"].startswith("http://127.0.0.1:") and doc["runs"] == ["first", "second"]
+        assert httpx.get(doc["url"], timeout=30).status_code == 200
+        assert proc.wait(timeout=60) == 0  # stops by itself
+    finally:
+        if proc.poll() is None:
+            proc.kill()
