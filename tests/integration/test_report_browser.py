@@ -38,7 +38,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 XSS = """1. <script>window.__pwned = 1; alert('script')</script> Let f(x,y) = x^2 y.
 2. <img src=x onerror="window.__pwned = 2; alert('img')"> f_x = 2xy and f_y = x^2.
-3. <svg onload="window.__pwned = 3"></svg> See <a href="javascript:window.__pwned=4">the notes</a> or [link](javascript:alert(5)).
+3. <svg onload="window.__pwned = 3"></svg> See <a href="javascript:window.__pwned=4">the notes</a>
+or [link](javascript:alert(5)).
 4. "><script>window.__pwned = 6</script><b onmouseover="window.__pwned=7">hover</b> javascript:alert(8)
 Final answer: <-8, 1> </pre></details><script>window.__pwned = 9</script>"""
 
@@ -210,6 +211,7 @@ def test_per_question_csv_built_by_script(browser: Any, xss_run: Path) -> None:
     with page.expect_download() as dl:
         link.click()
     text = Path(dl.value.path()).read_text(encoding="utf-8")
-    assert text.splitlines()[0] == "step,text,operations,concepts,complexity,depth,verification,expected / detail,redundant"
+    assert text.splitlines()[0] == ("step,text,operations,concepts,complexity,depth,verification,"
+                                    "expected / detail,redundant")
     assert "'=" not in text and "<script>" in text  # the model's text, as data
     context.close()
