@@ -1,0 +1,52 @@
+"""The CLI starts fast and its command table matches the command modules.
+
+`mathlens --help` lists commands from the table in cli/main.py without importing any command
+module; running one command imports only its own module.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import subprocess
+import sys
+
+import mathlens.cli as cli_pkg
+from mathlens.cli.main import COMMANDS, load_module_commands
+
+HEAVY = ("sympy", "sklearn", "torch", "chromadb", "statsmodels", "spacy", "matplotlib", "llama_cpp",
+         "networkx", "pandas", "sentence_transformers", "math_verify")
+
+
+def _heavy_loaded(argv: list[str]) -> list[str]:
+    code = ("import sys, json\nfrom mathlens.cli.main import app\n"
+            f"sys.argv = ['mathlens', *{argv!r}]\n"
+            "try:\n    app()\nexcept SystemExit:\n    pass\n"
+            f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    return list(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def test_help_imports_no_heavy_module() -> None:
+    assert _heavy_loaded(["--help"]) == []
+
+
+def test_show_and_list_import_no_heavy_module(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    assert _heavy_loaded(["show", str(tmp_path)]) == []
+    assert _heavy_loaded(["list", "models"]) == []
+
+
+def test_table_matches_registered_commands() -> None:
+    modules = [i.name for i in pkgutil.iter_modules(cli_pkg.__path__)
+               if i.name not in ("main", "common") and not i.name.startswith("_")
+               and hasattr(importlib.import_module(f"mathlens.cli.{i.name}"), "register")]
+    registered = {name: module for module in modules for name in load_module_commands(module)}
+    assert registered == {name: module for name, (module, _) in COMMANDS.items()}
+
+
+def test_help_lists_every_command() -> None:
+    proc = subprocess.run([sys.executable, "-m", "mathlens.cli.main", "--help"], capture_output=True, text=True,
+                          timeout=120, check=True)
+    for command in COMMANDS:
+        assert command in proc.stdout
