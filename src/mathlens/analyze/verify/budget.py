@@ -36,6 +36,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -213,7 +214,9 @@ class WorkerPool:
             return Bounded("timeout", error=f"over the {timeout_s:g} s budget",
                            elapsed_s=time.perf_counter() - start)
         try:
-            status, payload = pickle.loads(worker.recv_conn.recv_bytes())
+            with warnings.catch_warnings():  # SymPy may warn while rebuilding odd products
+                warnings.simplefilter("ignore", DeprecationWarning)
+                status, payload = pickle.loads(worker.recv_conn.recv_bytes())
         except Exception as exc:
             worker.kill()
             self._release(None)

@@ -12,9 +12,11 @@ SymPy could not decide). The order of tests:
    too: the written digits are a truncation or a rounding); ``≈`` allows a 1 % difference.
 4. With free symbols: ``expand``/``cancel`` to zero, else numeric sampling at fixed points.
    A relation that is not an identity is ``invalid`` only when it is clearly meant as one: a
-   later link of a chain (``A = B = C``), a claim about a defined object (``f_x = ...``), a
-   calculus operator, or sides that are not both low-degree polynomials. Otherwise it is an
-   equation to solve (``2x + 3 = 7``) and ``unverifiable``.
+   claim about a defined function (``f_x = ...``, ``g(7) = ...``), a calculus operator, or a
+   later link of a chain whose earlier links were a definition or checked identities
+   (``f(x) = (x+1)^2 = x^2 + 1``). Otherwise it is an equation to solve (``2x + 3 = 7``,
+   ``x^2 y^2 = 48`` in an algebra solution) and ``unverifiable``: most relations between
+   unknowns in a solution are conditions, not identities.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from mathlens.analyze.verify.context import Context, at_point, substitute, undef
 
 ClaimStatus = Literal["valid", "invalid", "unverifiable", "definition"]
 
+EQUATION_REASON = "an equation to solve, not an identity"
 _CONSTANT_NAMES = {"C", "K", "c", "C_1", "C_0"}
 _SAMPLE_POINTS = (0.7133, 1.3719, 2.2461, 0.4127)
 
@@ -50,6 +53,9 @@ class PairInfo:
 
     op: str = "="
     link: int = 0  # position in a chain: 0 for the first relation
+    # The chain so far holds for every value (a definition or checked identities): a later link
+    # is then a claim of identity too. False once a link was an equation to solve.
+    chain_identity: bool = False
 
 
 def _decimals(expr: sympy.Basic) -> int:
@@ -81,9 +87,9 @@ def _decimals(expr: sympy.Basic) -> int:
     return best
 
 
-def _num(expr: sympy.Basic) -> complex | None:
+def _num(expr: sympy.Basic, digits: int = 30) -> complex | None:
     try:
-        value = complex(sympy.N(expr, 30))
+        value = complex(sympy.N(expr, digits))
     except (TypeError, ValueError, ZeroDivisionError, OverflowError):
         return None
     if math.isnan(value.real) or math.isnan(value.imag) or math.isinf(abs(value)):
@@ -132,7 +138,7 @@ def _is_identity(diff: sympy.Basic) -> tuple[bool | None, str]:
     zero = nonzero = 0
     for k, base in enumerate(_SAMPLE_POINTS):
         point = {s: sympy.Float(base + 0.37 * i + 0.11 * k) for i, s in enumerate(symbols)}
-        value = _num(diff.xreplace(point))
+        value = _num(diff.xreplace(point), 15)
         if value is None:
             continue
         if abs(value) < 1e-9:
@@ -146,11 +152,10 @@ def _is_identity(diff: sympy.Basic) -> tuple[bool | None, str]:
     return None, "could not evaluate at sample points"
 
 
-def _low_degree_polynomials(lhs: sympy.Basic, rhs: sympy.Basic) -> bool:
-    symbols = list(lhs.free_symbols | rhs.free_symbols)
+def _expands_to_zero(diff: sympy.Basic) -> bool:
     try:
-        return all(sympy.Poly(side, *symbols).total_degree() <= 3 for side in (lhs, rhs))
-    except (sympy.PolynomialError, sympy.GeneratorsNeeded, TypeError, ValueError):
+        return bool(sympy.expand(diff) == 0)
+    except (TypeError, ValueError, AttributeError):
         return False
 
 
@@ -203,17 +208,20 @@ def check_relation(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, ctx: Context, inf
         return ClaimCheck(text, status, "" if status == "valid" else _fmt(sympy.nsimplify(lhs)), method)
     if info.op != "=" and info.op != "≈":
         return ClaimCheck(text, "unverifiable", reason="an inequality with unknowns")
+    meant_as_identity = ((info.link > 0 and info.chain_identity) or used_l or used_r
+                         or lhs_raw.has(sympy.Derivative, sympy.Integral, sympy.Limit)
+                         or rhs_raw.has(sympy.Derivative, sympy.Integral, sympy.Limit))
+    if not meant_as_identity and _expands_to_zero(lhs - rhs):
+        return ClaimCheck(text, "valid", method="symbolic")
     ok, method = _is_identity(lhs - rhs)
+    if not meant_as_identity:
+        # An equation in unknowns that is not an identity is usually a condition, not a claim.
+        return ClaimCheck(text, "valid", method=method) if ok else \
+            ClaimCheck(text, "unverifiable", reason=EQUATION_REASON)
     if ok:
         return ClaimCheck(text, "valid", method=method)
     if ok is None:
         return ClaimCheck(text, "unverifiable", reason=method)
-    meant_as_identity = (info.link > 0 or used_l or used_r
-                         or lhs_raw.has(sympy.Derivative, sympy.Integral, sympy.Limit)
-                         or rhs_raw.has(sympy.Derivative, sympy.Integral, sympy.Limit)
-                         or not _low_degree_polynomials(lhs, rhs))
-    if not meant_as_identity:
-        return ClaimCheck(text, "unverifiable", reason="an equation to solve, not an identity")
     return ClaimCheck(text, "invalid", _fmt(lhs), method)
 
 
@@ -241,8 +249,7 @@ def _check_vectors(lhs: sympy.Basic, rhs: sympy.Basic, ctx: Context, info: PairI
         return ClaimCheck(text, "unverifiable", reason="a vector compared with a scalar")
     if len(lhs) != len(rhs):
         return ClaimCheck(text, "invalid", _fmt(lhs), "structural", "vectors of different length")
-    verdicts = [check_relation(a, b, ctx, PairInfo(info.op, max(info.link, 1)), text) for a, b in
-                zip(lhs, rhs, strict=True)]
+    verdicts = [check_relation(a, b, ctx, info, text) for a, b in zip(lhs, rhs, strict=True)]
     if any(v.status == "invalid" for v in verdicts):
         return ClaimCheck(text, "invalid", _fmt(lhs), "componentwise")
     if all(v.status == "valid" for v in verdicts):

@@ -25,7 +25,8 @@ from sympy.core.function import AppliedUndef
 # Letters that usually stand for unknowns: a value stated for them ("x = 2") solves an equation
 # and is checked against it, but is not substituted into later relations, where the same letter
 # is often an unknown again.
-UNKNOWN_NAMES = frozenset("xyztnkuvw")
+UNKNOWN_NAMES = frozenset("xyztnkuvw") | frozenset({
+    "alpha", "beta", "gamma", "theta", "phi", "lambda", "lambda_", "mu", "sigma", "omega", "r", "s", "m"})
 _PARTIAL_NAME = re.compile(r"^([A-Za-z])_\{?([a-z]{1,3})\}?$")
 _NABLA_NAME = re.compile(r"^nabla_\{?([A-Za-z])\}?$")
 
@@ -59,12 +60,13 @@ class Context:
         return replace(self, values={**self.values, name: value})
 
     def with_equation(self, lhs: sympy.Basic, rhs: sympy.Basic) -> Context:
-        """A copy that remembers the equation ``lhs = rhs`` (the three newest are kept)."""
+        """A copy that remembers the equation ``lhs = rhs`` as the one being solved (only the
+        newest is kept: an older one is usually about another question or case)."""
         try:
             diff = sympy.expand(lhs - rhs)
         except (TypeError, ValueError):
             return self
-        return replace(self, equations=(*self.equations, diff)[-3:])
+        return replace(self, equations=(diff,))
 
     def with_point(self, point: tuple[sympy.Basic, ...]) -> Context:
         """A copy whose current point is `point`."""
@@ -95,8 +97,10 @@ def _apply(fn: FunctionDef, args: tuple[Any, ...]) -> sympy.Basic | None:
 def substitute(expr: sympy.Basic, ctx: Context) -> tuple[sympy.Basic, bool]:
     """`expr` with the context's definitions applied and calculus operators carried out.
 
-    Returns the new expression and whether any definition was used (a claim about a defined
-    object is a claim of identity, not an equation to solve).
+    Returns the new expression and whether a derivative or gradient of a defined function was
+    used: ``f_x = ...`` or ``f'(x) = ...`` is a claim of identity, never an equation to solve.
+    Replacing a name by its value, or ``f(x)`` by the body of ``f``, does not count (``f(x) = x``
+    is usually an equation).
     """
     used = False
     mapping: dict[sympy.Basic, sympy.Basic] = {}
@@ -113,18 +117,19 @@ def substitute(expr: sympy.Basic, ctx: Context) -> tuple[sympy.Basic, bool]:
             d = _derivative_of(ctx.functions[m.group(1)], m.group(2))
             if d is not None:
                 mapping[sym] = d
+                used = True
             continue
         m = _NABLA_NAME.match(name)
         if m and m.group(1) in ctx.functions:
             fn = ctx.functions[m.group(1)]
             mapping[sym] = sympy.Tuple(*(sympy.diff(fn.body, p) for p in fn.params))
+            used = True
     if mapping:
         expr = expr.xreplace(mapping)
-        used = True
     calls = {a for a in expr.atoms(AppliedUndef) if a.func.__name__ in ctx.functions}
     if calls:
         expr = expr.xreplace({c: _apply(ctx.functions[c.func.__name__], c.args) or c for c in calls})
-        used = True
+        # f(x) = x is often an equation to solve; f(7) = ... has numbers on both sides anyway.
     # A gradient evaluated at a point: nabla_f(-1, 4) parses as a call of the name nabla_f.
     for call in list(expr.atoms(AppliedUndef)):
         m = _NABLA_NAME.match(call.func.__name__)
@@ -195,9 +200,9 @@ def definition_of(lhs: sympy.Basic, rhs: sympy.Basic, ctx: Context) -> Context |
         if rhs.has(lhs):
             return None
         value, _ = substitute(rhs, ctx)
-        if value.is_number or (isinstance(value, sympy.Tuple) and all(v.is_number for v in value)):
-            return ctx.with_value(name, value)
-        return ctx  # an expression name (u = x^2 + 1): a definition without a numeric value
+        if name in UNKNOWN_NAMES and not (value.is_number or isinstance(value, sympy.Tuple)):
+            return ctx  # u = x^2 + 1: a definition, but u stays a variable of its own
+        return ctx.with_value(name, value)
     return None
 
 

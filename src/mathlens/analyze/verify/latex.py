@@ -34,6 +34,8 @@ def normalize(text: str) -> str:
     s = _SPACING.sub(" ", text)
     s = _unwrap_boxed(s)
     s = s.replace(r"\dfrac", r"\frac").replace(r"\tfrac", r"\frac")
+    s = re.sub(r"\\frac\s*(\d)\s*(\d)", r"\\frac{\1}{\2}", s)  # \frac54 -> \frac{5}{4}
+    s = re.sub(r"\\frac\s*(\{[^{}]*\})\s*(\d)", r"\\frac\1{\2}", s)
     s = _explicit_products(s)
     s = _PARTIAL.sub(_partial_name, s)
     s = _DY_DX.sub(_total_derivative, s)
@@ -42,6 +44,10 @@ def normalize(text: str) -> str:
     s = _NABLA_CALL.sub(lambda m: f"zzqgrad0{m.group(1)}(", s)
     s = _NABLA.sub(r"\\nabla_{\1}", s)
     s = _DEGREES.sub(r"\\cdot\\frac{\\pi}{180}", s)
+    # A named operation (\text{gcd}(a, b), \operatorname{lcm}) must not vanish and leave its
+    # arguments behind as a bare pair: it becomes an unknown symbol that cannot be checked.
+    s = re.sub(r"\\(?:text|mathrm|operatorname)\{\s*[A-Za-z]{2,}\s*\}\s*(?=\()", r"\\mathrm{zzqop}", s)
+    s = re.sub(r"\\(gcd|lcm|max|min|deg|det)\b", r"\\mathrm{zzqop}", s)
     s = _TEXT.sub(lambda m: m.group(1) if m.group(1).strip() in ("", "and", "or") else " ", s)
     s = s.replace("\\%", "\\cdot\\frac{1}{100}")
     return s.strip()
@@ -54,6 +60,8 @@ def _explicit_products(s: str) -> str:
     configuration says, so ``(-1)(4)`` would become -5 and ``2\frac{1}{2}`` 5/2; we read
     juxtaposition as multiplication, as the plain reader does.
     """
+    # A whole number right before a fraction of whole numbers is a mixed number (3\frac{1}{4}).
+    s = re.sub(r"(?<![\w.}^])(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}", r"(\1+\\frac{\2}{\3})", s)
     s = re.sub(r"\)\s*\(", r")\\cdot(", s)
     s = re.sub(r"(\d)\s*\(", r"\1\\cdot(", s)
     s = re.sub(r"\)\s*(\d)", r")\\cdot \1", s)
@@ -123,10 +131,15 @@ def parse_side(text: str) -> sympy.Basic:
 
 
 def _plain_names(value: sympy.Basic) -> sympy.Basic:
-    """``f_{xy}`` -> ``f_xy``: the same name the plain reader gives."""
-    braced = {s: sympy.Symbol(s.name.replace("{", "").replace("}", "")) for s in value.free_symbols
-              if isinstance(s, sympy.Symbol) and ("{" in s.name or "}" in s.name)}
-    return value.xreplace(braced) if braced else value
+    """``f_{xy}`` -> ``f_xy``: the same name the plain reader gives; in LaTeX a lone ``i`` is
+    the imaginary unit (as in MATH solutions) unless it is also used as an index."""
+    names: dict[sympy.Basic, sympy.Basic] = {
+        s: sympy.Symbol(s.name.replace("{", "").replace("}", "")) for s in value.free_symbols
+        if isinstance(s, sympy.Symbol) and ("{" in s.name or "}" in s.name)}
+    symbols = {getattr(s, "name", "") for s in value.free_symbols}
+    if "i" in symbols and not any(n.endswith("_i") for n in symbols) and not value.has(sympy.Sum):
+        names[sympy.Symbol("i")] = sympy.I
+    return value.xreplace(names) if names else value
 
 
 def _parse_with_primes(text: str) -> sympy.Basic:

@@ -22,6 +22,7 @@ import pickle
 import re
 import warnings
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 import sympy
@@ -31,6 +32,7 @@ from mathlens.analyze.verify import latex as latex_reader
 from mathlens.analyze.verify import plain as plain_reader
 from mathlens.analyze.verify.budget import run_bounded
 from mathlens.analyze.verify.extract import MathSpan, extract_math
+from mathlens.analyze.verify.latex_fast import to_plain
 from mathlens.analyze.verify.limits import DEFAULT_LIMITS, ParseLimits, check_text, check_tree
 from mathlens.analyze.verify.text import find_close, split_relations, split_top_level, strip_delimiters
 
@@ -76,6 +78,8 @@ _UNSAFE = re.compile(r"__|zzq|[A-Za-z_)\]]\s*\.\s*[A-Za-z_]|\"|`|\blambda\b|\bim
 _BAD_QUOTE = re.compile(r"(?<![A-Za-z'])'")
 _RELATION_OPS = {"=": sympy.Eq, "!=": sympy.Ne, "<": sympy.Lt, "<=": sympy.Le, ">": sympy.Gt,
                  ">=": sympy.Ge, "≈": sympy.Eq}
+# "a \equiv b \pmod n", "mod", and numbers written in a base ("110_2", "101_{3}").
+_NOT_EQUALITY = re.compile(r"\\equiv|\\pmod|\\bmod|\\mod\b|\bmod\b|≡|\d_\{?\d|\d_\{?[a-z]+\}?\b")
 _UNION = re.compile(r"\s+U\s+|∪|\\cup")
 _PLAIN_VECTOR = re.compile(r"(?:(?<=^)|(?<=[=(,\s]))<\s*([^<>=;]*,[^<>=;]*)>")
 
@@ -148,6 +152,12 @@ def parse_math_unbounded(text: str, notation: Notation = "auto",
                          limits: ParseLimits = DEFAULT_LIMITS) -> Parsed:
     """Same as ``parse_math`` with the size caps but without a time budget (for use inside a
     worker process)."""
+    return _cached_parse(text, notation, limits)
+
+
+@lru_cache(maxsize=4096)
+def _cached_parse(text: str, notation: Notation, limits: ParseLimits) -> Parsed:
+    # Solutions repeat their expressions from step to step; a Parsed is immutable.
     with warnings.catch_warnings():
         # SymPy warns about odd products such as a vector times a name; they fail cleanly later.
         warnings.simplefilter("ignore", SymPyDeprecationWarning)
@@ -160,6 +170,9 @@ def _parse(text: str, notation: Notation, limits: ParseLimits) -> Parsed:
         return quick
     s = strip_delimiters(text)
     which = _resolve(s, notation)
+    if _NOT_EQUALITY.search(s):
+        return Parsed("unparseable", error="congruence or base notation (not an equality of numbers)",
+                      notation=which)
     try:
         if which == "plain":
             if _UNSAFE.search(s) or _BAD_QUOTE.search(s):
@@ -168,12 +181,18 @@ def _parse(text: str, notation: Notation, limits: ParseLimits) -> Parsed:
             if "'" in norm:
                 return Parsed("unparseable", error="a quote that is not a derivative prime", notation=which)
             norm = _PLAIN_VECTOR.sub(lambda m: f"zzqvec({m.group(1)})", norm)
+            reader = "plain"
         else:
             norm = latex_reader.normalize(s)
-        side_texts, ops = split_relations(norm, latex=which == "latex")
+            reader = "latex"
+            fast = to_plain(norm)
+            if fast is not None and not _UNSAFE.search(fast) and "'" not in fast:
+                norm = _PLAIN_VECTOR.sub(lambda m: f"zzqvec({m.group(1)})", plain_reader.normalize(fast))
+                reader = "plain"
+        side_texts, ops = split_relations(norm, latex=reader == "latex")
         if any(not t.strip() for t in side_texts):
             return Parsed("unparseable", error="a relation with an empty side", notation=which)
-        raw_sides = [_parse_side(t, which) for t in side_texts]
+        raw_sides = [_parse_side(t, reader) for t in side_texts]
     except RecursionError:
         return Parsed("unverifiable", error="expression nested too deeply", notation=which)
     except Exception as exc:

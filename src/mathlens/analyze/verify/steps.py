@@ -22,7 +22,7 @@ import sympy
 from sympy.core.function import AppliedUndef
 
 from mathlens.analyze.verify.budget import run_bounded
-from mathlens.analyze.verify.claims import ClaimCheck, PairInfo, check_relation, solves_pending
+from mathlens.analyze.verify.claims import EQUATION_REASON, ClaimCheck, PairInfo, check_relation, solves_pending
 from mathlens.analyze.verify.context import Context, definition_of, substitute
 from mathlens.analyze.verify.extract import extract_math
 from mathlens.analyze.verify.limits import tree_depth
@@ -170,63 +170,89 @@ def _key(expr: sympy.Basic) -> str:
     return sympy.sstr(expr)
 
 
+@dataclass
+class _Acc:
+    """What `analyze_step` gathers over the pieces of one step."""
+
+    ctx: Context
+    claims: list[ClaimCheck] = field(default_factory=list)
+    cues: set[str] = field(default_factory=set)
+    defines: list[str] = field(default_factory=list)
+    produces: list[str] = field(default_factory=list)
+    mentions: set[str] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)
+    depth: int = 0
+    parsed: int = 0
+
+
 def analyze_step(text: str, ctx: Context) -> tuple[StepMath, Context]:
     """Parse and check one step (no time budget: run it through `run_bounded`)."""
-    claims: list[ClaimCheck] = []
-    cues: set[str] = set()
-    defines: list[str] = []
-    produces: list[str] = []
-    mentions: set[str] = set()
-    notes: list[str] = []
-    depth = parsed_count = 0
+    acc = _Acc(ctx)
     pieces = _pieces(text)
     for piece, notation, continued in pieces:
-        parsed = parse_math_unbounded(piece, notation)  # type: ignore[arg-type]
-        if not parsed.ok:
+        before = (len(acc.claims), acc.ctx)
+        try:
+            _piece(acc, piece, notation, continued)
+        except Exception as exc:  # one odd snippet must not lose the step's other claims
+            del acc.claims[before[0]:]
+            acc.ctx = before[1]
+            acc.notes.append(f"could not check {piece[:60]!r} ({type(exc).__name__})")
+    return StepMath("ok", tuple(acc.claims), acc.depth, tuple(sorted(acc.cues)), tuple(acc.defines),
+                    tuple(acc.produces), tuple(sorted(acc.mentions)), tuple(dict.fromkeys(acc.notes)),
+                    len(pieces), acc.parsed), acc.ctx
+
+
+def _piece(acc: _Acc, piece: str, notation: str, continued: bool) -> None:
+    parsed = parse_math_unbounded(piece, notation)  # type: ignore[arg-type]
+    if not parsed.ok:
+        return
+    acc.parsed += 1
+    acc.depth = max(acc.depth, tree_depth(parsed.raw))
+    acc.cues |= _cues(parsed, piece)
+    raw_sides = _raw_sides(parsed)
+    for side in raw_sides:
+        acc.mentions |= _mentions(side, acc.ctx)
+    if not parsed.relations:
+        acc.notes.extend(_unreduced(parsed.raw))
+        if piece.lstrip().startswith("(") and isinstance(parsed.value, sympy.Tuple) and \
+                all(getattr(v, "is_number", False) for v in parsed.value):
+            acc.ctx = acc.ctx.with_point(tuple(parsed.value))
+        return
+    acc.notes.extend(_unreduced(raw_sides[-1]))
+    sides = parsed.sides
+    start = 0
+    if parsed.relations[0] == "=" and not continued:
+        new_ctx = definition_of(sides[0], sides[-1] if len(sides) > 2 else sides[1], acc.ctx)
+        if new_ctx is not None:
+            name = _defined_name(sides[0])
+            acc.claims.append(ClaimCheck(f"{_key(raw_sides[0])} = {_key(raw_sides[1])}", "definition"))
+            solved = solves_pending(name, acc.ctx, new_ctx, f"{_key(raw_sides[0])} = {_key(raw_sides[-1])}")
+            if solved is not None:
+                acc.claims.append(solved)
+                acc.cues.add("solved")
+            acc.defines.append(name)
+            acc.ctx = new_ctx
+            start = 1
+    chain_identity = start == 1
+    for i in range(start, len(parsed.relations)):
+        op = parsed.relations[i]
+        label = f"{_key(raw_sides[i])} {op} {_key(raw_sides[i + 1])}"
+        if continued and i == 0:
+            acc.claims.append(ClaimCheck(label, "unverifiable", reason="its left side continues in words"))
             continue
-        parsed_count += 1
-        depth = max(depth, tree_depth(parsed.raw))
-        cues |= _cues(parsed, piece)
-        raw_sides = _raw_sides(parsed)
-        for side in raw_sides:
-            mentions |= _mentions(side, ctx)
-        if not parsed.relations:
-            notes.extend(_unreduced(parsed.raw))
-            if piece.lstrip().startswith("(") and isinstance(parsed.value, sympy.Tuple) and \
-                    all(getattr(v, "is_number", False) for v in parsed.value):
-                ctx = ctx.with_point(tuple(parsed.value))
-            continue
-        notes.extend(_unreduced(raw_sides[-1]))
-        sides = parsed.sides
-        start = 0
-        if parsed.relations[0] == "=" and not continued:
-            new_ctx = definition_of(sides[0], sides[-1] if len(sides) > 2 else sides[1], ctx)
-            if new_ctx is not None:
-                name = _defined_name(sides[0])
-                claims.append(ClaimCheck(f"{_key(raw_sides[0])} = {_key(raw_sides[1])}", "definition"))
-                solved = solves_pending(name, ctx, new_ctx, f"{_key(raw_sides[0])} = {_key(raw_sides[-1])}")
-                if solved is not None:
-                    claims.append(solved)
-                    cues.add("solved")
-                defines.append(name)
-                ctx = new_ctx
-                start = 1
-        for i in range(start, len(parsed.relations)):
-            op = parsed.relations[i]
-            label = f"{_key(raw_sides[i])} {op} {_key(raw_sides[i + 1])}"
-            if continued and i == 0:
-                claims.append(ClaimCheck(label, "unverifiable", reason="its left side continues in words"))
-                continue
-            verdict = check_relation(sides[i], sides[i + 1], ctx, PairInfo(op, i), label)
-            claims.append(verdict)
-            if verdict.reason == "an equation to solve, not an identity":
-                ctx = ctx.with_equation(sides[i], sides[i + 1])
-        if start == 1 and len(sides) > 2:
-            ctx = definition_of(sides[0], sides[-1], ctx) or ctx  # the name keeps the chain's result
-        last, _ = substitute(sides[-1], ctx)
-        produces.append(_key(last))
-    return StepMath("ok", tuple(claims), depth, tuple(sorted(cues)), tuple(defines), tuple(produces),
-                    tuple(sorted(mentions)), tuple(dict.fromkeys(notes)), len(pieces), parsed_count), ctx
+        verdict = check_relation(sides[i], sides[i + 1], acc.ctx, PairInfo(op, i, chain_identity), label)
+        acc.claims.append(verdict)
+        if i == start:
+            chain_identity = verdict.status == "valid" or chain_identity
+        elif verdict.status != "valid":
+            chain_identity = False
+        if verdict.reason == EQUATION_REASON:
+            chain_identity = False
+            acc.ctx = acc.ctx.with_equation(sides[i], sides[i + 1])
+    if start == 1 and len(sides) > 2:
+        acc.ctx = definition_of(sides[0], sides[-1], acc.ctx) or acc.ctx  # the name keeps the chain's result
+    last, _ = substitute(sides[-1], acc.ctx)
+    acc.produces.append(_key(last))
 
 
 def _raw_sides(parsed: Parsed) -> tuple[sympy.Basic, ...]:

@@ -45,7 +45,7 @@ def replace_calls(s: str, pattern: re.Pattern[str], build: Callable[[re.Match[st
 PLAIN_RELATIONS = ("<=", ">=", "!=", "≈", "=", "<", ">")
 LATEX_RELATIONS = {r"\leq": "<=", r"\le": "<=", r"\geq": ">=", r"\ge": ">=", r"\neq": "!=",
                    r"\ne": "!=", r"\approx": "≈", r"\lt": "<", r"\gt": ">", "=": "=", "<": "<",
-                   ">": ">", r"\equiv": "="}
+                   ">": ">"}
 
 
 def split_relations(s: str, latex: bool = False) -> tuple[list[str], list[str]]:

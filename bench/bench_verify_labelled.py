@@ -1,0 +1,133 @@
+"""The step verifier against human labels; segmentation against ProcessBench steps.
+
+* BIG-Bench Mistake (multistep arithmetic): first-error-step accuracy. Each step of a chain is
+  checked in order; the predicted mistake index is the first step with an invalid claim (None when
+  there is none). Accuracy = share of chains where it equals `mistake_index`.
+* ProcessBench (gsm8k, math): the earliest wrong step `label` (-1 = no error). The verifier's
+  prediction is its first invalid step, else -1, "counting only what the verifier claims":
+  accuracy on erroneous solutions (prediction == label), on error-free ones (prediction == -1),
+  and F1 = their harmonic mean (the ProcessBench definition). Also reported: how often the
+  verifier flags a step at all, and the precision of its flags (flag at the labelled step).
+* Segmentation: each ProcessBench solution's steps joined with blank lines and segmented again;
+  precision / recall of step boundaries (a boundary is the end offset of a step's text).
+
+    .venv/bin/python bench/bench_verify_labelled.py [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def _sample(rows: list[Any], limit: int | None) -> list[Any]:
+    """All rows, or `limit` of them drawn with a fixed seed (the files are sorted by label)."""
+    if limit is None or limit >= len(rows):
+        return rows
+    return random.Random(0).sample(rows, limit)
+
+
+def _first_invalid(steps: list[str], question: str | None) -> int | None:
+    from mathlens.analyze.verify.steps import verify_steps
+
+    for i, step in enumerate(verify_steps(steps, question)):
+        if step.verdict == "invalid":
+            return i
+    return None
+
+
+def bigbench(limit: int | None, threads: int) -> None:
+    path = DATA / "bigbench_mistake_arithmetic.jsonl"
+    rows = _sample([json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()], limit)
+    start = time.perf_counter()
+    with ThreadPoolExecutor(threads) as pool:
+        preds = list(pool.map(lambda r: _first_invalid(r["steps"], r["input"]), rows))
+    hits = sum(1 for r, p in zip(rows, preds, strict=True) if p == r["mistake_index"])
+    wrong = [r for r in rows if r["mistake_index"] is not None]
+    hits_wrong = sum(1 for r, p in zip(rows, preds, strict=True) if r["mistake_index"] is not None
+                     and p == r["mistake_index"])
+    clean_ok = sum(1 for r, p in zip(rows, preds, strict=True) if r["mistake_index"] is None and p is None)
+    print(f"BIG-Bench Mistake arithmetic: {len(rows)} chains ({len(wrong)} with a mistake), "
+          f"{time.perf_counter() - start:.1f} s")
+    print(f"  first-error-step accuracy (all): {hits / len(rows):.3f}")
+    print(f"  on chains with a mistake: {hits_wrong / max(len(wrong), 1):.3f}   "
+          f"on chains without: {clean_ok / max(len(rows) - len(wrong), 1):.3f}")
+
+
+def processbench(name: str, limit: int | None, threads: int) -> None:
+    rows: list[dict[str, Any]] = _sample(json.loads((DATA / f"processbench_{name}.json").read_text(encoding="utf-8")),
+                                         limit)
+    start = time.perf_counter()
+    with ThreadPoolExecutor(threads) as pool:
+        preds = list(pool.map(lambda r: _first_invalid(r["steps"], r["problem"]), rows))
+    preds_i = [-1 if p is None else p for p in preds]
+    err = [(r["label"], p) for r, p in zip(rows, preds_i, strict=True) if r["label"] != -1]
+    ok = [p for r, p in zip(rows, preds_i, strict=True) if r["label"] == -1]
+    acc_err = sum(1 for lab, p in err if lab == p) / max(len(err), 1)
+    acc_ok = sum(1 for p in ok if p == -1) / max(len(ok), 1)
+    f1 = 2 * acc_err * acc_ok / (acc_err + acc_ok) if acc_err + acc_ok else 0.0
+    flags = [(r["label"], p) for r, p in zip(rows, preds_i, strict=True) if p != -1]
+    precise = sum(1 for lab, p in flags if lab == p) / max(len(flags), 1)
+    print(f"ProcessBench {name}: {len(rows)} solutions ({len(err)} erroneous, {len(ok)} error-free), "
+          f"{time.perf_counter() - start:.1f} s")
+    print(f"  accuracy erroneous: {acc_err:.3f}   error-free: {acc_ok:.3f}   F1: {f1:.3f}")
+    print(f"  solutions flagged: {len(flags)} ({len(flags) / max(len(rows), 1):.1%}); flags at the labelled "
+          f"step: {precise:.3f}; flags on error-free solutions: {sum(1 for p in ok if p != -1)}")
+
+
+def segmentation(limit: int | None) -> None:
+    from mathlens.analyze.flow.segment import segment_steps
+
+    tp = fp = fn = 0
+    exact = total = 0
+    for name in ("gsm8k", "math"):
+        rows = _sample(json.loads((DATA / f"processbench_{name}.json").read_text(encoding="utf-8")), limit)
+        for row in rows:
+            parts = row["steps"]
+            gold: set[int] = set()
+            pos = 0
+            for s in parts[:-1]:
+                gold.add(pos + len(s.rstrip()))
+                pos += len(s) + 2
+            steps = segment_steps("\n\n".join(parts))
+            pred = {s.end for s in steps[:-1]}
+            tp += len(pred & gold)
+            fp += len(pred - gold)
+            fn += len(gold - pred)
+            exact += int(pred == gold)
+            total += 1
+    print(f"Segmentation vs ProcessBench steps joined by blank lines ({total} solutions): "
+          f"precision {tp / max(tp + fp, 1):.3f}, recall {tp / max(tp + fn, 1):.3f}, "
+          f"identical segmentation {exact / max(total, 1):.3f}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, default=None, help="rows per file (a seeded sample)")
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    needed = ["bigbench_mistake_arithmetic.jsonl", "processbench_gsm8k.json", "processbench_math.json"]
+    missing = [n for n in needed if not (DATA / n).exists()]
+    if missing:
+        print(f"third-party data not found in {DATA} ({', '.join(missing)}): nothing to measure")
+        return 0
+    from mathlens.analyze.verify.budget import get_pool
+
+    get_pool().warm(args.threads)
+    segmentation(args.limit)
+    bigbench(args.limit, args.threads)
+    processbench("gsm8k", args.limit, args.threads)
+    processbench("math", args.limit, args.threads)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
