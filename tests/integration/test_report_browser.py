@@ -55,9 +55,9 @@ def _fixture_module() -> ModuleType:
 fx = _fixture_module()
 
 
-def _cli(*args: str) -> None:
+def _cli(*args: str, cache: Path | None = None) -> None:
     """Run a mathlens command in a child process (Playwright's sync API holds this thread's event loop)."""
-    env = {**os.environ}
+    env = {**os.environ, **({"MATHLENS_CACHE_DIR": str(cache)} if cache is not None else {})}
     res = subprocess.run([sys.executable, "-m", "mathlens.cli.main", *args], capture_output=True, text=True,
                          timeout=600, env=env)
     assert res.returncode == 0, res.stderr[-2000:]
@@ -135,7 +135,7 @@ def test_embedded_run_report_renders(browser: Any, tmp_path: Path, embedded_mode
 def xss_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run = tmp_path_factory.mktemp("xss") / "run"
     _cli("run", "calc3-exam1", "--model", fx.MODEL, "-M", "responses=" + json.dumps([XSS]), "--limit", "1",
-         "--ablate=all", "--out", str(run), "--quiet")
+         "--ablate=all", "--out", str(run), "--quiet", cache=run.parent / ".cache")
     _cli("analyze", str(run))
     write_report([run], run / "report.html")
     return run

@@ -22,9 +22,11 @@ HERE = Path(__file__).resolve().parent
 MODEL = "mock/report"
 
 
-def cli(*args: str) -> dict[str, Any]:
-    """Invoke a mathlens command in-process with `--json`; return its document (fails loudly)."""
-    res = CliRunner().invoke(app, [*args, "--json"], catch_exceptions=False)
+def cli(*args: str, cache: Path | None = None) -> dict[str, Any]:
+    """Invoke a mathlens command in-process with `--json`; return its document (fails loudly).
+    `cache` sets the response cache folder (module-scoped fixtures run before the per-test one)."""
+    env = {"MATHLENS_CACHE_DIR": str(cache)} if cache is not None else None
+    res = CliRunner().invoke(app, [*args, "--json"], catch_exceptions=False, env=env)
     assert res.exit_code == 0, res.output
     return json.loads(res.stdout)
 
@@ -36,7 +38,7 @@ def make_run(out: Path, responses: list[str], *, limit: int = 2, ablate: bool = 
             "--out", str(out), "--quiet"]
     if ablate:
         args.append("--ablate=all")
-    cli(*args)
+    cli(*args, cache=out.parent / f".cache-{out.name}")
     if analyze:
         cli("analyze", str(out))
     return out
