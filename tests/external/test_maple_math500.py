@@ -29,11 +29,12 @@ SUBJECTS = {"Prealgebra", "Algebra", "Number Theory", "Counting & Probability", 
 @pytest.mark.embedded
 @pytest.mark.external
 @pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_maple_on_20_math500_problems(shared_data: Path, embedded_model_path: Path, tmp_path: Path) -> None:
     source = shared_data / "math500_test.jsonl"
     manifest = base_manifest(
         items=[ItemSource(source=str(source), limit=20)], models=[ModelEntry(spec="embedded/gemma3-270m")],
-        generate=GenerateConfig(max_tokens=96, stop=DEFAULT_STOP),
+        generate=GenerateConfig(max_tokens=64, stop=DEFAULT_STOP),
         system_role="Solve the problem step by step and end with 'Final answer:'.",
     )
     store = RunStore(tmp_path / "run")
@@ -42,7 +43,9 @@ def test_maple_on_20_math500_problems(shared_data: Path, embedded_model_path: Pa
     done = asyncio.run(execute(store, manifest, models))
     assert done.written == 20 and done.errors == 0
 
-    options = MapleOptions(judge_tokens=160, reflect_tokens=48, discover="auto", cache=False,
+    # Every solution is answer-checked, segmented and analysed; reflection and judging (a few seconds
+    # each on 2 cores) are capped at 6 wrong answers to keep the test near two minutes.
+    options = MapleOptions(judge_tokens=128, reflect_tokens=24, judge_limit=6, discover="auto", cache=False,
                            boot=BootstrapConfig(n_resamples=300))
     result = asyncio.run(analyze_run(store, options))
 
@@ -63,8 +66,9 @@ def test_maple_on_20_math500_problems(shared_data: Path, embedded_model_path: Pa
                 assert s.maple == pytest.approx(math.tanh(inner))
                 assert all(1 <= st.step <= len(s.steps) for st in s.step_labels)
         if s.status == "unjudged":
-            assert s.maple is None and s.judgement is not None and s.judgement.raw
-        if s.answer_status in ("incorrect", "unparseable"):
+            assert s.maple is None
+            assert (s.judgement is not None and s.judgement.raw) or "judge-limit" in s.error
+        if s.answer_status in ("incorrect", "unparseable") and "judge-limit" not in s.error:
             assert s.reflection is not None
     checked = [s for s in sols if s.answer_status in ("correct", "incorrect", "unparseable")]
     (overall,) = result.overall
@@ -78,14 +82,21 @@ def test_maple_on_20_math500_problems(shared_data: Path, embedded_model_path: Pa
     fig5 = json.loads((store.analysis_dir / "maple_figure5.json").read_text())
     assert {p["subject"] for p in fig5["points"]} <= SUBJECTS
 
-    # Label discovery over the stored reflections, and a draft label set that loads as data.
+    # Label discovery over the stored reflections: clusters and a draft label set that loads as data,
+    # or, when the model's reflections are (near) identical echoes, a recorded reason.
     reflections = [s.reflection for s in sols if s.reflection is not None and s.reflection.status == "ok"]
-    assert result.discovery is not None and result.discovery["n"] == len(reflections)
-    assert 2 <= result.discovery["k"] <= 8
-    members = sorted(i for c in result.discovery["clusters"] for i in c["members"])
-    assert members == list(range(len(reflections)))
-    draft = load_label_set(store.analysis_dir / "maple_labels_draft.yaml")
-    assert len(draft.labels) == result.discovery["k"] and draft.source == "discovered"
-    print(f"\nMAPLE on 20 MATH500 problems: {dict((s.status, sum(x.status == s.status for x in sols)) for s in sols)}, "
+    disc = result.discovery
+    assert disc is not None and disc["reflections"] == len(reflections)
+    assert len(disc["texts"]) == len({r.text for r in reflections})
+    if disc["status"] == "ok":
+        assert 2 <= disc["k"] <= 8
+        assert sorted(i for c in disc["clusters"] for i in c["members"]) == list(range(len(disc["texts"])))
+        draft = load_label_set(store.analysis_dir / "maple_labels_draft.yaml")
+        assert len(draft.labels) == disc["k"] and draft.source == "discovered"
+    else:
+        assert len(disc["texts"]) <= 3 and "distinct" in disc["error"]
+        assert not (store.analysis_dir / "maple_labels_draft.yaml").exists()
+    statuses = {st: sum(x.status == st for x in sols) for st in {x.status for x in sols}}
+    print(f"\nMAPLE on 20 MATH500 problems: {statuses}, discovery {disc['status']}, "
           f"accuracy {overall.accuracy.format()}, mean MAPLE {overall.mean_maple.format()}, "
           f"{result.seconds:.0f} s analysis")

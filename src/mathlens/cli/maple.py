@@ -76,7 +76,9 @@ def _print_result(result: MapleResult, store: RunStore) -> None:
     if result.label_totals:
         console.print("label counts: " + ", ".join(f"{k} {v}" for k, v in result.label_totals.items()))
     console.print(f"written: {store.analysis_dir}/maple.json, maple_by_level.csv, maple_by_subject.csv")
-    if result.discovery:
+    if result.discovery and result.discovery.get("status") != "ok":
+        console.print(f"label discovery not made: {result.discovery.get('error')}")
+    elif result.discovery:
         console.print(
             f"label discovery: {result.discovery['k']} clusters; edit "
             f"{store.analysis_dir}/maple_labels_draft.yaml and re-run with --labels"
@@ -99,6 +101,7 @@ def maple(
     reasoneval: Path = typer.Option(None, "--reasoneval", help="Local ReasonEval checkpoint folder (--vr reasoneval)."),
     floor: float = typer.Option(0.05, "--floor", help="Lower bound of the divisor (r or v)."),
     judge_correct: bool = typer.Option(False, "--judge-correct", help="Also judge solutions with a right answer."),
+    judge_limit: int = typer.Option(None, "--judge-limit", min=0, help="Judge at most N solutions (rest: unjudged)."),
     no_reflect: bool = typer.Option(False, "--no-reflect", help="Skip the self-reflection stage."),
     max_tokens: int = typer.Option(384, "--max-tokens", help="Token cap of each judge reply."),
     reflect_tokens: int = typer.Option(160, "--reflect-tokens", help="Token cap of each reflection."),
@@ -132,6 +135,7 @@ def maple(
         embedder=embedder,
         reflect=not no_reflect,
         judge_correct=judge_correct,
+        judge_limit=judge_limit,
         judge_tokens=max_tokens,
         reflect_tokens=reflect_tokens,
         cache=not no_cache,

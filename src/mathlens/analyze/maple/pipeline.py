@@ -19,7 +19,7 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mathlens.analyze.flow import analyze_solution, segment_steps
@@ -63,6 +63,7 @@ class MapleOptions:
     embedder: str | None = None
     reflect: bool = True
     judge_correct: bool = False
+    judge_limit: int | None = None
     judge_tokens: int = 384
     reflect_tokens: int = 160
     cache: bool = True
@@ -82,6 +83,7 @@ class MapleOptions:
             "embedder": self.embedder,
             "reflect": self.reflect,
             "judge_correct": self.judge_correct,
+            "judge_limit": self.judge_limit,
             "judge_tokens": self.judge_tokens,
             "reflect_tokens": self.reflect_tokens,
             "reasoneval_path": self.reasoneval_path,
@@ -108,6 +110,7 @@ class _Context:
     labels: LabelSet
     judge: Model
     reflectors: dict[str, Model]
+    judged: int = 0
 
 
 def _base(rec: RunRecord, q: Question | None) -> SolutionMaple:
@@ -187,6 +190,13 @@ async def score_record(ctx: _Context, rec: RunRecord, q: Question | None) -> Sol
                 "r_basis": vr.r_basis or "not needed: correct answer",
             }
         )
+    if opts.judge_limit is not None:
+        # Counted before the first await, so the first N solutions in record order are the judged ones.
+        if ctx.judged >= opts.judge_limit:
+            return sol.model_copy(
+                update={"status": "unjudged", "error": f"not judged: over --judge-limit {opts.judge_limit}"}
+            )
+        ctx.judged += 1
     if not correct and opts.reflect:
         reflector = ctx.reflectors.get(rec.model) or ctx.judge
         sol.reflection = await reflect(
@@ -251,15 +261,22 @@ def _models(store: RunStore, options: MapleOptions) -> tuple[Model, dict[str, Mo
     return judge, reflectors, options.reflector or "the solving model"
 
 
-def _discover(options: MapleOptions, solutions: list[SolutionMaple]) -> tuple[dict[str, Any], LabelSet]:
+def _discover(options: MapleOptions, solutions: list[SolutionMaple]) -> tuple[dict[str, Any], LabelSet | None]:
+    """Cluster the distinct reflections; a discovery that cannot be made is recorded, not raised,
+    so the scores computed before it are kept."""
     from mathlens.analyze.maple.discover import discover_clusters, draft_label_set
     from mathlens.solve.retrieval.embed import get_embedder
 
     texts = [s.reflection.text for s in solutions if s.reflection is not None and s.reflection.status == "ok"]
+    distinct = list(dict.fromkeys(texts))  # identical reflections (a model echoing its prompt) are one point
     embedder = get_embedder(options.embedder)
     k = None if options.discover == "auto" else int(options.discover or 0)
-    found = discover_clusters(texts, embedder.embed(texts), k=k)
-    return {**found.model_dump(), "embedder": embedder.identity}, draft_label_set(found)
+    base = {"embedder": embedder.identity, "reflections": len(texts), "texts": distinct}
+    try:
+        found = discover_clusters(distinct, embedder.embed(distinct) if distinct else [], k=k)
+    except UserError as exc:
+        return {**base, "status": "error", "error": f"{exc} ({len(distinct)} distinct of {len(texts)})"}, None
+    return {**base, "status": "ok", **found.model_dump()}, draft_label_set(found)
 
 
 async def analyze_run(
@@ -331,18 +348,6 @@ def write_outputs(store: RunStore, result: MapleResult, draft: LabelSet | None =
     store.write_analysis("maple_figure5", {"x": "subject", "points": result.figure5})
     if draft is not None:
         save_label_set(draft, store.analysis_dir / "maple_labels_draft.yaml")
-
-
-def analyze(store: RunStore, options: dict[str, Any]) -> dict[str, Any]:
-    """Analyzer-registry entry point: `options` may hold `judge`, `variant`, `vr_source`, `labels` (a path)."""
-    from mathlens.analyze.maple.labels import load_label_set
-
-    opts = MapleOptions()
-    changes: dict[str, Any] = {k: v for k, v in options.items() if k in ("judge", "variant", "vr_source", "reflect")}
-    if options.get("labels"):
-        changes["labels"] = load_label_set(options["labels"])
-    result = asyncio.run(analyze_run(store, replace(opts, **changes)))
-    return summary(result)
 
 
 def summary(result: MapleResult) -> dict[str, Any]:
