@@ -44,8 +44,8 @@ def test_maple_on_20_math500_problems(shared_data: Path, embedded_model_path: Pa
     assert done.written == 20 and done.errors == 0
 
     # Every solution is answer-checked, segmented and analysed; reflection and judging (a few seconds
-    # each on 2 cores) are capped at 6 wrong answers to keep the test near two minutes.
-    options = MapleOptions(judge_tokens=128, reflect_tokens=24, judge_limit=6, discover="auto", cache=False,
+    # each on 2 cores) are capped at 4 wrong answers to keep the test near two minutes.
+    options = MapleOptions(judge_tokens=128, reflect_tokens=24, judge_limit=4, discover="auto", cache=False,
                            boot=BootstrapConfig(n_resamples=300))
     result = asyncio.run(analyze_run(store, options))
 
