@@ -82,3 +82,11 @@ def test_label_set_model_rejects_duplicates_directly() -> None:
     lab = default_labels().labels[0]
     with pytest.raises(ValueError, match="repeat"):
         LabelSet(id="x", labels=[lab, lab])
+
+
+def test_bad_label_file_names_line_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "labels.yaml"
+    path.write_text("id: x\nlabels:\n  - id: a\n    name: n\n    definition: d\n    severity: high\n    weight: 1\n")
+    with pytest.raises(UserError) as info:
+        load_label_set(path)
+    assert f"{path}:6" in str(info.value) and "labels[0].severity" in str(info.value)

@@ -16,9 +16,10 @@ from importlib import resources
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from mathlens.errors import UnknownNameError, UserError
+from mathlens.datafiles import load_model_file
+from mathlens.errors import UnknownNameError
 
 
 class Criterion(BaseModel):
@@ -106,19 +107,7 @@ def builtin_rubrics() -> dict[str, Path]:
 
 def load_rubric(path: Path | str) -> Rubric:
     """Load a rubric YAML file; a bad file raises `UserError` naming the problem."""
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such rubric file") from None
-    except yaml.YAMLError as exc:
-        raise UserError(f"{path}: not valid YAML ({exc})") from None
-    try:
-        return Rubric.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(map(str, err["loc"])) or "(top level)"
-        raise UserError(f"{path}: {where}: {err['msg']}") from None
+    return load_model_file(path, Rubric, "rubric")
 
 
 def builtin_rubric(name: str = "calculus") -> Rubric:

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from mathlens.datafiles import load_model_file
 from mathlens.errors import UserError
 
 #: Label ids that judge-free detectors assign; a label set that lacks them simply gets no such labels.
@@ -102,21 +103,7 @@ def default_labels() -> LabelSet:
 
 def load_label_set(path: Path | str) -> LabelSet:
     """Read a label set from YAML or JSON; a bad file is a one-line `UserError`."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such label file") from None
-    try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise UserError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'} ({exc})") from None
-    try:
-        return LabelSet.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(map(str, err["loc"])) or "(top level)"
-        raise UserError(f"{path}: not a valid label set ({where}: {err['msg']})") from None
+    return load_model_file(path, LabelSet, "label")
 
 
 def save_label_set(labels: LabelSet, path: Path | str) -> Path:
