@@ -2,7 +2,9 @@
 
 `compute_sensitivity(store, config)` reads the run's records and questions and returns a
 `SensitivityReport`; `run_sensitivity(store, options)` is the analyzer-registry entry point that
-also writes `analysis/sensitivity.json` and `analysis/sensitivity_exams.csv`.
+also writes `analysis/sensitivity.json` and `analysis/sensitivity_exams.csv`. Degenerate
+responses are left out unless the option `include_degenerate` is true (see `metrics`);
+`excluded_degenerate` counts them over the whole run.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ class SensitivityReport(BaseModel):
     bootstrap: dict[str, Any] = Field(default_factory=dict)
     n_records: int = 0
     n_questions: int = 0
+    include_degenerate: bool = False
+    excluded_degenerate: int = 0
+    excluded_questions: int = 0
     answer_source: str = ""
     flow_source: str | None = None
     exams: list[ExamRow] = Field(default_factory=list)
@@ -49,13 +54,17 @@ class SensitivityReport(BaseModel):
 
 def config_from_options(options: dict[str, Any] | None) -> SensitivityConfig:
     """Build a `SensitivityConfig` from analyzer options (the keys are the field names, plus
-    `complexity_max`, `phrase_sensitivity_max` and `flag_meaning_preserving_flips`)."""
+    `complexity_max`, `phrase_sensitivity_max` and `flag_meaning_preserving_flips`; booleans may be
+    given as the strings true/false)."""
     options = dict(options or {})
     flag_keys = {"complexity_max", "phrase_sensitivity_max", "flag_meaning_preserving_flips"}
-    known = {"flow", "answers", "n_resamples", "confidence", "seed"} | flag_keys
+    known = {"flow", "answers", "n_resamples", "confidence", "seed", "include_degenerate"} | flag_keys
     unknown = sorted(set(options) - known)
     if unknown:
         raise UserError(f"unknown sensitivity option(s): {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    for key in ("include_degenerate", "flow", "answers"):
+        if isinstance(options.get(key), str):
+            options[key] = options[key].strip().lower() in ("1", "true", "yes", "on")
     flags = FlagConfig(**{k: options[k] for k in flag_keys if k in options})
     base = SensitivityConfig(flags=flags)
     return replace(base, **{k: options[k] for k in known - flag_keys if k in options})
@@ -99,7 +108,9 @@ def compute_sensitivity(store: RunStore, config: SensitivityConfig | None = None
                     "flag_meaning_preserving_flips": config.flags.flag_meaning_preserving_flips},
         bootstrap={"n_resamples": config.n_resamples, "confidence": config.confidence, "seed": config.seed,
                    "resampled": "questions"},
-        n_records=len(records), n_questions=len(results),
+        n_records=len(records), n_questions=len(results), include_degenerate=config.include_degenerate,
+        excluded_degenerate=sum(q.excluded_degenerate for q in results),
+        excluded_questions=sum(q.status == "degenerate" for q in results),
         answer_source=answer_source(),
         flow_source=next((q.flow_source for q in results if q.flow_source), None),
         exams=exam_rows(results, exams, config), questions=results,
@@ -121,4 +132,5 @@ def run_sensitivity(store: RunStore, options: dict[str, Any]) -> dict[str, Any]:
     write_report(store, report)
     flagged = [f"{q.exam_id}/{q.question_id}" for q in report.questions if q.flags]
     return {"status": report.status, "questions": report.n_questions, "exam_rows": len(report.exams),
-            "flagged": flagged, "note": report.note}
+            "flagged": flagged, "note": report.note, "excluded_degenerate": report.excluded_degenerate,
+            "excluded_questions": report.excluded_questions, "include_degenerate": report.include_degenerate}

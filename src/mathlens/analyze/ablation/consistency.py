@@ -4,7 +4,8 @@ The seed re-ran one exam five times and found the same marks each time. With `--
 measure, per question, how often the repeats agree on the final answer and how similar their
 texts are: the share of repeat pairs whose final answers are equivalent (pairs where an answer
 is missing are left out and counted), the share of repeats giving the most common answer, and
-the mean pairwise TF-IDF cosine (vectoriser fitted on that question's repeats).
+the mean pairwise TF-IDF cosine (vectoriser fitted on that question's repeats). Degenerate
+responses are left out before this (by the caller) and counted in `excluded_degenerate`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class Consistency(BaseModel):
     n_unknown_pairs: int = 0
     modal_share: float | None = None
     mean_pairwise_cosine: float | None = None
+    excluded_degenerate: int = 0
 
 
 def repeat_consistency(responses: list[str], question: Question | None, answers: bool = True) -> Consistency:

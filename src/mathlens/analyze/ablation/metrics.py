@@ -13,6 +13,13 @@ response compared against the responses to that repeat's variants:
 
 Element pairs and paraphrases are summarised separately and never enter R or PS, so numbers stay
 comparable with the seed's single-element procedure.
+
+Degenerate responses (empty, an echo of the prompt or system role, a loop, the wrong script: see
+`mathlens.analyze.quality`) are left out unless `include_degenerate`: a degenerate original
+response leaves out every pair of its repeat (and the question, when every repeat's original is
+degenerate: status `degenerate`), a degenerate variant response leaves out that pair only; they
+are also left out of the step count, complexity and consistency. `excluded_degenerate` counts the
+responses left out.
 """
 
 from __future__ import annotations
@@ -28,11 +35,14 @@ from mathlens.analyze.ablation.consistency import Consistency, repeat_consistenc
 from mathlens.analyze.ablation.divergence import divergences, sequence_distance
 from mathlens.analyze.ablation.flags import Flag, FlagConfig, question_flags
 from mathlens.analyze.ablation.outcomes import AnswerStatus, FlowSummary, compare_answers, summarize_flow
+from mathlens.analyze.quality import DEGENERATE_FLAGS, record_quality
 from mathlens.items.schema import Question
 from mathlens.runs.records import RunRecord
 
-PairStatus = Literal["ok", "error", "empty", "no_original"]
-QuestionStatus = Literal["ok", "no_variants", "no_original"]
+PairStatus = Literal["ok", "error", "empty", "no_original", "degenerate", "degenerate_original"]
+QuestionStatus = Literal["ok", "no_variants", "no_original", "degenerate"]
+#: Pair statuses that mean "left out because a response is degenerate" (not a failure).
+EXCLUDED_PAIR = ("degenerate", "degenerate_original")
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,7 @@ class SensitivityConfig:
     n_resamples: int = 2000
     confidence: float = 0.95
     seed: int = 0
+    include_degenerate: bool = False
 
 
 class PairDivergence(BaseModel):
@@ -106,6 +117,7 @@ class QuestionSensitivity(BaseModel):
     n_repeats: int = 0
     n_ablations: int = 0
     n_failed_pairs: int = 0
+    excluded_degenerate: int = 0
     robustness: float | None = None
     robustness_sd: float | None = None
     phrase_sensitivity: float | None = None
@@ -134,6 +146,17 @@ def _text(rec: RunRecord) -> str | None:
     return rec.response if rec.status == "ok" and rec.response is not None else None
 
 
+def degenerate_reasons(records: list[RunRecord], question: Question | None) -> dict[str, str]:
+    """Record key -> why its response is degenerate, for the degenerate ones among `records`."""
+    out = {}
+    for rec in records:
+        flags = record_quality(rec, question)
+        if flags is not None and flags.degenerate:
+            out[rec.key] = "degenerate response (" + "; ".join(
+                d for d in flags.details if d.split(":")[0] in DEGENERATE_FLAGS) + ")"
+    return out
+
+
 @dataclass(frozen=True)
 class _Flows:
     """Flow summaries: stored ones by record key first, else computed from the response."""
@@ -147,11 +170,15 @@ class _Flows:
 
 
 def _pairs_for_repeat(original: RunRecord | None, variants: list[RunRecord], question: Question | None,
-                      config: SensitivityConfig, flows: _Flows) -> list[PairDivergence]:
+                      config: SensitivityConfig, flows: _Flows, degenerate: dict[str, str]) -> list[PairDivergence]:
     out: list[PairDivergence] = []
     base = _text(original) if original is not None else None
+    bad_original = original is not None and original.key in degenerate
+    if bad_original:
+        base = None
     ok = [(v, _text(v)) for v in variants]
-    usable = [(v, t) for v, t in ok if t is not None]
+    # A degenerate variant response is left out of the vectoriser's fitting set too.
+    usable = [(v, t) for v, t in ok if t is not None and v.key not in degenerate]
     cos_of: dict[int, float | None] = {}
     lev_of: dict[int, float] = {}
     if base is not None:
@@ -165,12 +192,19 @@ def _pairs_for_repeat(original: RunRecord | None, variants: list[RunRecord], que
         pd = PairDivergence(variant=v.variant.name, kind=v.variant.kind, element_type=v.variant.element_type,
                             element_text=v.variant.element_text, meaning_preserving=v.variant.meaning_preserving,
                             repeat=v.repeat, truncated=v.truncated or bool(original and original.truncated))
+        if bad_original and original is not None:
+            out.append(pd.model_copy(update={"status": "degenerate_original",
+                                             "note": "original: " + degenerate[original.key]}))
+            continue
         if base is None:
             out.append(pd.model_copy(update={"status": "no_original",
                                              "note": "the original prompt's response is missing or failed"}))
             continue
         if t is None:
             out.append(pd.model_copy(update={"status": "error", "note": v.error or "no response"}))
+            continue
+        if v.key in degenerate:
+            out.append(pd.model_copy(update={"status": "degenerate", "note": degenerate[v.key]}))
             continue
         cos = cos_of[id(v)]
         if cos is None:
@@ -233,21 +267,35 @@ def question_sensitivity(records: list[RunRecord], question: Question | None,
     for r in records:
         by_repeat[r.repeat].append(r)
     originals = {k: next((r for r in rs if r.variant.name == "original"), None) for k, rs in by_repeat.items()}
+    degenerate = {} if config.include_degenerate else degenerate_reasons(records, question)
     details: list[PairDivergence] = []
     for k in sorted(by_repeat):
         variants = [r for r in by_repeat[k] if r.variant.name != "original"]
-        details += _pairs_for_repeat(originals[k], variants, question, config, flows)
-    usable = [(o, t) for k in sorted(originals) if (o := originals[k]) is not None and (t := _text(o)) is not None]
+        details += _pairs_for_repeat(originals[k], variants, question, config, flows, degenerate)
+    usable = [(o, t) for k in sorted(originals) if (o := originals[k]) is not None and (t := _text(o)) is not None
+              and o.key not in degenerate]
     texts = [t for _, t in usable]
     summaries = [flows.of(o, t) for o, t in usable] if config.flow else []
     steps = fmean(f.step_count for f in summaries) if summaries else None
     cx = [f.complexity for f in summaries if f.complexity is not None]
     complexity = fmean(cx) if cx else None
-    consistency = repeat_consistency(texts, question, config.answers) if len(by_repeat) > 1 else None
+    bad_originals = [o for o in originals.values() if o is not None and o.key in degenerate]
+    consistency = None
+    if len(by_repeat) > 1:
+        consistency = repeat_consistency(texts, question, config.answers).model_copy(
+            update={"excluded_degenerate": len(bad_originals)})
     common = {**head, "n_repeats": len(by_repeat), "step_count": steps, "complexity": complexity,
-              "flow_source": summaries[0].source if summaries else None, "consistency": consistency}
+              "flow_source": summaries[0].source if summaries else None, "consistency": consistency,
+              "excluded_degenerate": len(degenerate)}
     if not details:
+        if bad_originals and not texts:
+            return QuestionSensitivity(**common, status="degenerate",
+                                       note="excluded: " + degenerate[bad_originals[0].key])
         return QuestionSensitivity(**common, status="no_variants", note="the run has no variants of this question")
+    if bad_originals and not texts:
+        return QuestionSensitivity(**common, status="degenerate", details=details,
+                                   note="excluded: the original prompt's response is "
+                                        + degenerate[bad_originals[0].key])
     if not texts:
         return QuestionSensitivity(**common, status="no_original", details=details,
                                    note="no usable response to the original prompt")
@@ -261,7 +309,8 @@ def question_sensitivity(records: list[RunRecord], question: Question | None,
     flips_mp = sum(p.answer == "flipped" for p in preserving)
     ps = impacts[0].impact if impacts else None
     return QuestionSensitivity(
-        **common, status="ok", n_ablations=len(single), n_failed_pairs=sum(p.status != "ok" for p in details),
+        **common, status="ok", n_ablations=len(single),
+        n_failed_pairs=sum(p.status not in ("ok", *EXCLUDED_PAIR) for p in details),
         robustness=fmean(cos) if cos else None, robustness_sd=stdev(cos) if len(cos) > 1 else None,
         phrase_sensitivity=ps, ps_variant=impacts[0].variant if impacts else None,
         ps_element_type=impacts[0].element_type if impacts else None,

@@ -4,7 +4,9 @@ One row per model × configuration × exam: course, exam, configuration, robustn
 step count and phrase sensitivity, each the mean of its question-level values (eq. 3 for the step
 count) with the standard deviation across questions and a seeded percentile-bootstrap 95%
 interval (`mathlens.stats.bootstrap.bootstrap_ci`, resampling questions). Questions without a
-value for a metric are left out of that metric and counted in its `n`.
+value for a metric are left out of that metric and counted in its `n`. `excluded_degenerate`
+counts the degenerate responses left out of the row's questions, `excluded_questions` the
+questions left out entirely because their original response is degenerate.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ class ExamRow(BaseModel):
     phrase_sensitivity: MetricSummary
     answer_flip_rate: MetricSummary
     flagged_questions: int
+    excluded_degenerate: int = 0
+    excluded_questions: int = 0
 
 
 def summarize(values: list[float], config: SensitivityConfig) -> MetricSummary:
@@ -79,6 +83,8 @@ def exam_rows(questions: list[QuestionSensitivity], exams: dict[str, tuple[str, 
             **{m: summarize(values(m), config) for m in TABLE_METRICS},
             answer_flip_rate=summarize(values("answer_flip_rate"), config),
             flagged_questions=sum(bool(q.flags) for q in qs),
+            excluded_degenerate=sum(q.excluded_degenerate for q in qs),
+            excluded_questions=sum(q.status == "degenerate" for q in qs),
         ))
     return rows
 
@@ -93,7 +99,7 @@ def rows_csv(rows: list[ExamRow]) -> str:
     header = ["course", "exam", "exam_id", "model", "configuration", "n_questions"]
     for m in metrics:
         header += [m, f"{m}_sd", f"{m}_ci_low", f"{m}_ci_high", f"{m}_n"]
-    header.append("flagged_questions")
+    header += ["flagged_questions", "excluded_degenerate", "excluded_questions"]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(header)
@@ -102,6 +108,6 @@ def rows_csv(rows: list[ExamRow]) -> str:
         for m in metrics:
             s: MetricSummary = getattr(r, m)
             line += [_fmt(s.mean), _fmt(s.sd), _fmt(s.ci_low), _fmt(s.ci_high), str(s.n)]
-        line.append(str(r.flagged_questions))
+        line += [str(r.flagged_questions), str(r.excluded_degenerate), str(r.excluded_questions)]
         writer.writerow(line)
     return buf.getvalue()

@@ -1,7 +1,8 @@
 """The `answers` analyzer: final-answer verdicts and format compliance for every record of a run.
 
 Writes `analysis/answers.json`: one entry per record (verdict, predicted and reference answers,
-parsed forms, format violations) and a summary per model and configuration. The format rules
+parsed forms, format violations, output-quality flags) and a summary per model and configuration
+(verdict counts, and counts of degenerate, truncated and answerless responses). The format rules
 come from the run's system role (`compliance.rules_from_role`); a role that forbids neither
 LaTeX nor markup still gets its violations counted, with `rules` left empty in the output.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from mathlens.analyze.grading.compliance import (
     ComplianceSummary,
@@ -22,6 +23,7 @@ from mathlens.analyze.grading.compliance import (
     summarize_compliance,
 )
 from mathlens.analyze.grading.equivalence import AnswerVerdict, EquivalenceConfig, check_answer
+from mathlens.analyze.quality import COUNTED_FLAGS, QualityFlags, flag_counts, record_quality
 from mathlens.items.schema import Question
 from mathlens.runs.plan import load_exams
 from mathlens.runs.records import Manifest
@@ -44,16 +46,26 @@ class AnswerRecord(BaseModel):
     truncated: bool = False
     verdict: AnswerVerdict | None = None
     format: FormatReport | None = None
+    quality: QualityFlags | None = None
 
 
 class AccuracySummary(BaseModel):
-    """Verdict counts for one model and configuration; `accuracy` over the checkable records."""
+    """Verdict counts for one model and configuration; `accuracy` over the checkable records.
+
+    `degenerate`, `truncated` and `no_final_answer` count the records (with a response) carrying
+    that quality flag; `quality` counts every flag (see `mathlens.analyze.quality`). Accuracy keeps
+    degenerate responses: a copy of the prompt is a wrong answer.
+    """
 
     model: str
     configuration: str
     records: int
     counts: dict[str, int]
     accuracy: float | None
+    degenerate: int = 0
+    truncated: int = 0
+    no_final_answer: int = 0
+    quality: dict[str, int] = Field(default_factory=dict)
 
 
 class AnswersAnalysis(BaseModel):
@@ -80,8 +92,11 @@ def _summaries(records: list[AnswerRecord]) -> list[AccuracySummary]:
         for r in rs:
             counts[r.status] += 1
         checkable = counts["correct"] + counts["incorrect"] + counts["unparseable"] + counts["no_response"]
+        quality = flag_counts(r.quality for r in rs)
         out.append(AccuracySummary(model=model, configuration=conf, records=len(rs), counts=dict(counts),
-                                   accuracy=counts["correct"] / checkable if checkable else None))
+                                   accuracy=counts["correct"] / checkable if checkable else None,
+                                   degenerate=quality["degenerate"], truncated=quality["truncated"],
+                                   no_final_answer=quality["no_final_answer"], quality=quality))
     return out
 
 
@@ -97,6 +112,9 @@ def check_run(store: RunStore, config: EquivalenceConfig | None = None) -> Answe
         base: dict[str, Any] = {"key": rec.key, "model": rec.model, "configuration": rec.configuration,
                                 "exam_id": rec.exam_id, "question_id": rec.question_id,
                                 "variant": rec.variant.name, "repeat": rec.repeat, "truncated": rec.truncated}
+        # Error records have no response to judge, so no quality flags; an empty ok response has some.
+        quality = record_quality(rec, q)
+        base["quality"] = quality
         if rec.status != "ok" or not rec.response:
             results.append(AnswerRecord(status="no_response", **base))
             continue
@@ -128,4 +146,6 @@ def analyze_answers(store: RunStore, options: dict[str, Any]) -> dict[str, Any]:
         "records": len(analysis.records),
         "summary": [s.model_dump() for s in analysis.summary],
         "compliance": [{"model": c.model, "rate": c.rate} for c in analysis.compliance],
+        "quality": {"degenerate": sum(s.degenerate for s in analysis.summary),
+                    **{k: sum(s.quality.get(k, 0) for s in analysis.summary) for k in COUNTED_FLAGS}},
     }

@@ -1,5 +1,6 @@
 """MAPLE (seed 001_c607caa65db8a290.txt): error labels, step judging and the MAPLE score.
 
+    >>> from mathlens.analyze.maple import default_labels, maple_score
     >>> maple_score({"calculation_error": 1}, default_labels().weights(), v=1.0, r=1.0).e > 0
     True
 
@@ -7,13 +8,39 @@ See docs/maple.md. Entry points: `analyze_run(store, MapleOptions(...))` for a r
 `run_audit(load_audit_data(path), judge, labels)` for the judge audit.
 """
 
-from mathlens.analyze.maple.audit import AuditMetrics, audit_metrics, load_audit_data, run_audit
-from mathlens.analyze.maple.discover import Discovery, discover_clusters, draft_label_set
-from mathlens.analyze.maple.judge import StepJudgement, judge_steps, reflect
-from mathlens.analyze.maple.labels import Label, LabelSet, default_labels, load_label_set, save_label_set
-from mathlens.analyze.maple.pipeline import MapleOptions, analyze_run
-from mathlens.analyze.maple.results import MapleResult, SolutionMaple
-from mathlens.analyze.maple.score import MapleParts, error_rate, maple_score
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mathlens.analyze.maple.audit import AuditMetrics, audit_metrics, load_audit_data, run_audit
+    from mathlens.analyze.maple.discover import Discovery, discover_clusters, draft_label_set
+    from mathlens.analyze.maple.judge import StepJudgement, judge_steps, reflect
+    from mathlens.analyze.maple.labels import Label, LabelSet, default_labels, load_label_set, save_label_set
+    from mathlens.analyze.maple.pipeline import MapleOptions, analyze_run
+    from mathlens.analyze.maple.results import MapleResult, SolutionMaple
+    from mathlens.analyze.maple.score import MapleParts, error_rate, maple_score
+
+# Exports are loaded on first use, so that importing one light module of the package (for example
+# `detect`, used by the output-quality flags) does not pull in the judge and model machinery.
+_EXPORTS = {
+    "AuditMetrics": "audit", "audit_metrics": "audit", "load_audit_data": "audit", "run_audit": "audit",
+    "Discovery": "discover", "discover_clusters": "discover", "draft_label_set": "discover",
+    "StepJudgement": "judge", "judge_steps": "judge", "reflect": "judge",
+    "Label": "labels", "LabelSet": "labels", "default_labels": "labels", "load_label_set": "labels",
+    "save_label_set": "labels", "MapleOptions": "pipeline", "analyze_run": "pipeline",
+    "MapleResult": "results", "SolutionMaple": "results", "MapleParts": "score", "error_rate": "score",
+    "maple_score": "score",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = [
     "AuditMetrics", "Discovery", "Label", "LabelSet", "MapleOptions", "MapleParts", "MapleResult", "SolutionMaple",

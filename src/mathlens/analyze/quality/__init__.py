@@ -1,0 +1,22 @@
+"""Output-quality flags: empty, echoed, looping or wrong-script responses, found without a model.
+
+Entry points: `quality_flags(response, system_role=..., prompt=..., finish_reason=...)` for one
+response, `record_quality(record)` for a run record, `likely_cause(flags)` and
+`degenerate_warning(flags)` for a set of them. See `flags.py` for every threshold.
+"""
+
+from mathlens.analyze.quality.flags import DEGENERATE_FLAGS, QualityConfig, QualityFlags, quality_flags
+from mathlens.analyze.quality.summary import (
+    COUNTED_FLAGS,
+    WARNING_SHARE,
+    degenerate_warning,
+    flag_counts,
+    likely_cause,
+    record_prompts,
+    record_quality,
+)
+
+__all__ = [
+    "COUNTED_FLAGS", "DEGENERATE_FLAGS", "WARNING_SHARE", "QualityConfig", "QualityFlags", "degenerate_warning",
+    "flag_counts", "likely_cause", "quality_flags", "record_prompts", "record_quality",
+]

@@ -1,0 +1,150 @@
+"""The individual output-quality checks: empty text, echo of the prompt, foreign script.
+
+Each check is a plain, linear-time property of (a bounded window of) the text; `flags.py` combines
+them with the looping checks of `analyze/maple/detect.py` and the final-answer search of grading.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_ALNUM = re.compile(r"[^\W_]")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def window(text: str, max_chars: int) -> str:
+    """`text` when it is at most 2·`max_chars` long, else its first and last `max_chars` characters.
+
+    >>> window("abcdef", 2)
+    'abcdef'
+    >>> window("abcdefgh", 2)
+    'ab\\ngh'
+    """
+    if len(text) <= 2 * max_chars:
+        return text
+    return text[:max_chars] + "\n" + text[-max_chars:]
+
+
+def is_empty(text: str | None) -> bool:
+    """True when `text` has no letter or digit at all (nothing, whitespace, punctuation, NUL bytes).
+
+    >>> is_empty(" ...\\n"), is_empty("0")
+    (True, False)
+    """
+    return not text or _ALNUM.search(text) is None
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased runs of letters and digits (`x^2 + 1` gives `x`, `2`, `1`)."""
+    return _WORD.findall(text.lower())
+
+
+@dataclass(frozen=True)
+class EchoMatch:
+    """How much of a response is copied from each source, as shares of its words."""
+
+    share: float
+    source: str  # "system role" or "prompt" (the one that covers more words)
+    n_words: int
+
+
+def _shingles(tokens: list[str], k: int) -> set[tuple[str, ...]]:
+    return {tuple(tokens[i : i + k]) for i in range(len(tokens) - k + 1)}
+
+
+def _covered(tokens: list[str], source: set[tuple[str, ...]], k: int) -> int:
+    """Words of `tokens` inside at least one k-gram that also occurs in the source (linear: a
+    difference array marks each matching k-gram's span)."""
+    marks = [0] * (len(tokens) + 1)
+    for i in range(len(tokens) - k + 1):
+        if tuple(tokens[i : i + k]) in source:
+            marks[i] += 1
+            marks[i + k] -= 1
+    covered = running = 0
+    for m in marks[:-1]:
+        running += m
+        covered += running > 0
+    return covered
+
+
+def _contains(haystack: list[str], needle: list[str]) -> bool:
+    # Space-joined with sentinels: a whole-word contiguous match, in linear time.
+    return f" {' '.join(needle)} " in f" {' '.join(haystack)} "
+
+
+def echo_match(response: str, sources: dict[str, str], k: int, min_words: int) -> EchoMatch | None:
+    """The share of `response`'s words that lie in a word k-gram also found in one of `sources`
+    (name -> text); the best-covering source is named. A response shorter than k words counts as
+    copied when it has at least `min_words` words and occurs word for word in a source.
+
+    >>> m = echo_match("you are a student answer every question in full", {"prompt": "x",
+    ...                "system role": "You are a student. Answer every question in full."}, 8, 4)
+    >>> (round(m.share, 2), m.source)
+    (1.0, 'system role')
+    """
+    tokens = words(response)
+    if not tokens:
+        return None
+    best: EchoMatch | None = None
+    for name, text in sources.items():
+        src = words(text)
+        if len(tokens) < k:
+            share = 1.0 if len(tokens) >= min_words and _contains(src, tokens) else 0.0
+        else:
+            share = _covered(tokens, _shingles(src, k), k) / len(tokens)
+        if best is None or share > best.share:
+            best = EchoMatch(share=share, source=name, n_words=len(tokens))
+    return best
+
+
+def _latin_or_math(ch: str) -> bool:
+    o = ord(ch)
+    # Latin (basic, supplement, extended A/B, additional), Greek (math variables), letterlike
+    # symbols and mathematical alphanumerics; everything else alphabetic is another script.
+    return (o < 0x250 or 0x370 <= o < 0x400 or 0x1E00 <= o < 0x1F00 or 0x2100 <= o < 0x2150
+            or 0x1D400 <= o < 0x1D800)
+
+
+def _ideographic(ch: str) -> bool:
+    o = ord(ch)
+    # CJK ideographs, kana and hangul: one character is roughly one word.
+    return 0x3040 <= o < 0x3100 or 0x3400 <= o < 0xA000 or 0xAC00 <= o < 0xD7B0 or 0xF900 <= o < 0xFB00
+
+
+@dataclass(frozen=True)
+class ScriptShare:
+    """Words in Latin script (two letters or more: single letters are math variables) against words
+    in other scripts (each CJK character counts as one word)."""
+
+    latin: int
+    foreign: int
+
+    @property
+    def share(self) -> float:
+        """Share of foreign-script words (0 when there are no words)."""
+        total = self.latin + self.foreign
+        return self.foreign / total if total else 0.0
+
+
+def script_share(text: str) -> ScriptShare:
+    """Count Latin and foreign-script words of `text`.
+
+    >>> script_share("Final answer: 12"), script_share("最终答案：12").foreign
+    (ScriptShare(latin=2, foreign=0), 4)
+    """
+    latin = foreign = 0
+    for run in _WORD.findall(text):
+        letters = [ch for ch in run if ch.isalpha()]
+        if not letters:
+            continue
+        ideo = sum(_ideographic(ch) for ch in letters)
+        foreign += ideo
+        rest = [ch for ch in letters if not _ideographic(ch)]
+        if not rest:
+            continue
+        if all(_latin_or_math(ch) for ch in rest):
+            latin += len(rest) >= 2
+        else:
+            foreign += 1
+    return ScriptShare(latin=latin, foreign=foreign)

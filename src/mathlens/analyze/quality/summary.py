@@ -1,0 +1,99 @@
+"""Quality flags of run records, their counts, the likely cause, and the run-level warning.
+
+A run is called *mostly degenerate* when more than `WARNING_SHARE` (50%) of its `ok` records are
+degenerate; the report opens with a banner and `mathlens run` / `mathlens show` end with a warning
+naming the share and the likely cause.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from mathlens.analyze.quality.flags import DEGENERATE_FLAGS, QualityConfig, QualityFlags, quality_flags
+from mathlens.items.schema import Question
+from mathlens.runs.records import RunRecord
+
+#: Share of ok records above which a run is called mostly degenerate.
+WARNING_SHARE = 0.5
+#: Counted per model and configuration, in this order.
+COUNTED_FLAGS = (*DEGENERATE_FLAGS, "truncated", "no_final_answer")
+
+_CAUSES = {
+    "echo": "copy the prompt or system role, as a base (not instruction-tuned) model does",
+    "repetition_loop": "loop, repeating the same text until the token cap (a repeat penalty, stop sequences or an "
+                       "instruction-tuned model may help)",
+    "empty": "are empty: the model stopped at once (check the chat template and stop sequences)",
+    "wrong_script": "are not in Latin script or are unreadable symbols (the model is answering in another language "
+                    "or its output is garbled)",
+}
+
+
+def record_prompts(rec: RunRecord) -> tuple[str, str]:
+    """(system role, last user prompt) of the messages a record sent."""
+    system = "\n".join(m.content for m in rec.messages if m.role == "system")
+    users = [m.content for m in rec.messages if m.role == "user"]
+    return system, users[-1] if users else ""
+
+
+def record_quality(rec: RunRecord, question: Question | None = None,
+                   config: QualityConfig | None = None) -> QualityFlags | None:
+    """The quality flags of a run record, against the system role and prompt it actually sent;
+    None for a failed request (status `error`), which has no response to judge."""
+    if rec.status != "ok":
+        return None
+    system, prompt = record_prompts(rec)
+    return quality_flags(rec.response, system_role=system, prompt=prompt, finish_reason=rec.finish_reason,
+                         question=question, config=config)
+
+
+def flag_counts(flags: Iterable[QualityFlags | None]) -> dict[str, int]:
+    """`flagged` (records with flags), `degenerate`, and the count of each flag.
+
+    >>> flag_counts([QualityFlags(echo=True, truncated=True), QualityFlags(), None])["degenerate"]
+    1
+    """
+    counts: Counter[str] = Counter()
+    counts["flagged"] = 0
+    for f in flags:
+        if f is None:
+            continue
+        counts["flagged"] += 1
+        counts["degenerate"] += f.degenerate
+        for name in COUNTED_FLAGS:
+            counts[name] += bool(getattr(f, name))
+    return {k: counts[k] for k in ("flagged", "degenerate", *COUNTED_FLAGS)}
+
+
+def likely_cause(flags: Iterable[QualityFlags]) -> str:
+    """One sentence naming the most common failure among `flags`.
+
+    >>> likely_cause([QualityFlags(echo=True), QualityFlags(echo=True), QualityFlags()])
+    'most responses copy the prompt or system role, as a base (not instruction-tuned) model does'
+    """
+    items = list(flags)
+    counts = Counter(name for f in items for name in DEGENERATE_FLAGS if getattr(f, name))
+    if not counts:
+        truncated = sum(f.truncated for f in items)
+        if items and truncated * 2 > len(items):
+            return "most responses hit the token cap; a larger --max-tokens may let them finish"
+        return "no dominant failure: the responses look like attempts at the questions"
+    name, n = max(counts.items(), key=lambda kv: (kv[1], -DEGENERATE_FLAGS.index(kv[0])))
+    cause = _CAUSES[name]
+    if n * 2 > len(items):
+        return f"most responses {cause}"
+    return f"the most common failure ({n} of {len(items)} responses): they {cause}"
+
+
+def degenerate_warning(flags: Iterable[QualityFlags | None], share: float = WARNING_SHARE) -> str | None:
+    """A warning when more than `share` of the flagged (ok) records are degenerate, else None.
+
+    >>> degenerate_warning([QualityFlags(empty=True), QualityFlags(empty=True), QualityFlags()])[:26]
+    '2 of 3 responses (67%) are'
+    """
+    items = [f for f in flags if f is not None]
+    bad = sum(f.degenerate for f in items)
+    if not items or bad / len(items) <= share:
+        return None
+    return (f"{bad} of {len(items)} responses ({bad / len(items):.0%}) are degenerate: {likely_cause(items)}. "
+            "Scores computed on them describe the failure, not the model's reasoning.")
