@@ -7,6 +7,8 @@ traceback and exits with status 2.
 from __future__ import annotations
 
 import difflib
+import re
+import sys
 from collections.abc import Iterable
 
 
@@ -38,8 +40,52 @@ class ModelError(MathlensError):
 
 
 class TransientModelError(ModelError):
-    """A failure worth retrying: timeout, dropped connection, 429, 5xx."""
+    """A failure worth retrying: timeout, dropped connection, 429, 5xx.
+
+    `retry_after` is the wait in seconds the server asked for (a `Retry-After` header), if any.
+    """
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class PermanentModelError(ModelError):
     """A failure that a retry cannot fix: bad request, unknown model, auth failure."""
+
+
+class MalformedReplyError(PermanentModelError):
+    """The server answered, but not in the shape its protocol promises (wrong types, no text)."""
+
+
+class RunInUseError(UserError):
+    """Another process holds the lock of a run directory."""
+
+
+def warn(message: str) -> None:
+    """Print one warning line on stderr (plain text: never interpreted as console markup)."""
+    sys.stderr.write(f"warning: {message}\n")
+    sys.stderr.flush()
+
+
+#: Shapes of common API credentials, replaced in any error text mathlens stores.
+SECRET_SHAPES = re.compile(
+    r"(?i:bearer)\s+[A-Za-z0-9._~+/=-]{8,}"
+    r"|\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}"
+    r"|\bhf_[A-Za-z0-9]{20,}"
+    r"|\bgh[pousr]_[A-Za-z0-9]{20,}"
+    r"|\bxox[abprs]-[A-Za-z0-9-]{10,}"
+    r"|\bAKIA[0-9A-Z]{16}\b"
+    r"|\bAIza[0-9A-Za-z_-]{30,}"
+)
+
+
+def redact_secrets(text: str, secrets: Iterable[str] = ()) -> str:
+    """`text` with every given secret (of 6 characters or more) and every key-shaped token redacted.
+
+    >>> redact_secrets("auth: Bearer sk-abcdefghijklmnopqrstu ok")
+    'auth: [REDACTED] ok'
+    """
+    for secret in sorted({s for s in secrets if s and len(s) >= 6}, key=len, reverse=True):
+        text = text.replace(secret, "[REDACTED]")
+    return SECRET_SHAPES.sub("[REDACTED]", text)

@@ -13,6 +13,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from mathlens.cli.common import JSON_OPTION, console, emit_json, user_errors
+from mathlens.cli.run_args import (
+    RunNumbers,
+    check_model_options,
+    check_out_dir,
+    check_resume_dir,
+    check_url,
+    read_system_role,
+)
 from mathlens.errors import UserError
 from mathlens.models.base import GenerateConfig
 from mathlens.models.cache import ResponseCache
@@ -42,10 +50,22 @@ def _model_entries(models: list[str], options: dict[str, Any], base_url: str | N
 
 
 class _Bar:
-    """A rich progress bar fed by the runner's callbacks: done/total, rate, ETA, tokens/s, errors."""
+    """Progress fed by the runner's callbacks: done/total, rate, ETA, tokens/s, errors.
 
-    def __init__(self, enabled: bool) -> None:
+    On a terminal it is a rich progress bar. When stderr is not a terminal (a log file, CI) and
+    `lines` is set, it prints one plain line every `LINE_EVERY` records or `LINE_SECONDS`
+    seconds, whichever comes first, so a log shows the run is alive.
+    """
+
+    LINE_EVERY = 5
+    LINE_SECONDS = 60.0
+
+    def __init__(self, enabled: bool, lines: bool = False) -> None:
         self.enabled = enabled
+        self.lines = lines and not enabled
+        self.total = 0
+        self.done = 0
+        self.last_line = time.perf_counter()
         self.bar = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[rate]}"), TextColumn("{task.fields[tps]} tok/s"),
@@ -59,8 +79,11 @@ class _Bar:
         self.count = 0
 
     def on_start(self, total: int, done: int) -> None:
+        self.total, self.done = total, done
         self.bar.start()
         self.task = self.bar.add_task("requests", total=total, completed=done, rate="", tps="0", errors=0)
+        if self.lines:
+            print(f"[run] {done}/{total} requests done, {total - done} to send", file=sys.stderr, flush=True)
 
     def on_record(self, rec: RunRecord) -> None:
         self.count += 1
@@ -69,6 +92,13 @@ class _Bar:
         elapsed = max(time.perf_counter() - self.start, 1e-9)
         self.bar.update(self.task, advance=1, rate=f"{self.count / elapsed:.2f} req/s",
                         tps=f"{self.tokens / elapsed:.1f}", errors=self.errors)
+        self.done += 1
+        now = time.perf_counter()
+        if self.lines and (self.count % self.LINE_EVERY == 0 or self.done == self.total
+                           or now - self.last_line >= self.LINE_SECONDS):
+            self.last_line = now
+            print(f"[run] {self.done}/{self.total} requests, {self.errors} errors, "
+                  f"{self.tokens / elapsed:.1f} tok/s, {elapsed:.0f} s elapsed", file=sys.stderr, flush=True)
 
     def stop(self) -> None:
         self.bar.stop()
@@ -78,7 +108,7 @@ def _execute(store: RunStore, manifest: Manifest, concurrency: int | None, retry
              quiet: bool) -> RunResult:
     cache = ResponseCache()
     models = build_models(manifest, cache, retry, concurrency)
-    bar = _Bar(enabled=not quiet and sys.stderr.isatty())
+    bar = _Bar(enabled=not quiet and sys.stderr.isatty(), lines=not quiet)
     try:
         result = asyncio.run(execute(store, manifest, models,
                                      RunProgress(on_start=bar.on_start, on_record=bar.on_record)))
@@ -162,15 +192,30 @@ def run(
     system_role: Path = typer.Option(None, "--system-role", help="A text file replacing the exam system role."),
     out: Path = typer.Option(None, "--out", help="Run directory [runs/<run id>]."),
     resume: Path = typer.Option(None, "--resume", help="Continue an interrupted run in this directory."),
+    retry_errors: bool = typer.Option(False, "--retry-errors",
+                                      help="With --resume: send the requests that ended in an error again."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Count requests and prompt tokens; call nothing."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Run questions against models; every response is recorded in a run directory."""
+    """Run questions against models; every response is recorded in a run directory.
+
+    Exits 1 when the run holds no successful record (every request failed).
+    """
+    RunNumbers(runs=runs, max_tokens=max_tokens, temperature=temperature, concurrency=concurrency,
+               timeout=timeout, attempts=retries, top_k=top_k).check()
+    if base_url:
+        check_url("--base-url", base_url)
+    model_opts = parse_options(model_option)
+    check_model_options(model_opts)
+    check_out_dir(out)
+    if retry_errors and resume is None:
+        raise UserError("--retry-errors goes with --resume RUN_DIR")
     retry = RetryPolicy(max_attempts=retries, timeout_s=timeout)
     if resume is not None:
         if sources:
             raise UserError("--resume takes the run directory only; the sources are in its manifest")
+        check_resume_dir(resume)
         store = RunStore(resume)
         manifest = store.manifest()
     else:
@@ -191,11 +236,11 @@ def run(
             ablation = {"elements": _split_csv([ablate]), "pairs": pairs, "paraphrases": paraphrases}
         judge_entry = _model_entries([judge], {}, None)[0] if judge else None
         manifest = base_manifest(
-            items=items, models=_model_entries(model, parse_options(model_option), base_url), judge=judge_entry,
+            items=items, models=_model_entries(model, model_opts, base_url), judge=judge_entry,
             configurations=_split_csv(config) or ["baseline"], configuration_options=conf_opts, runs=runs,
             seed=seed, generate=GenerateConfig(temperature=temperature, seed=seed, max_tokens=max_tokens,
                                                stop=DEFAULT_STOP),
-            system_role=system_role.read_text(encoding="utf-8") if system_role else EXAM_SYSTEM_ROLE,
+            system_role=read_system_role(system_role) if system_role else EXAM_SYSTEM_ROLE,
             ablation=ablation,
         )
         store = RunStore(out or Path("runs") / manifest.run_id)
@@ -216,8 +261,13 @@ def run(
                           f"{len(doc['configurations'])} configurations × {doc['runs']} runs × "
                           f"{len(doc['models'])} models), about {doc['estimated_prompt_tokens']} prompt tokens")
         return
+    store.acquire_lock()  # one writer per run directory; released when the process ends
     if resume is None and store.records_path.exists() and store.records_path.stat().st_size > 0:
         raise UserError(f"{store.root} already holds a run: use --resume {store.root} or another --out")
+    if retry_errors:
+        dropped = store.drop_error_records()
+        if not (quiet or as_json):
+            console.print(f"sending {dropped} failed request{'s' if dropped != 1 else ''} again", markup=False)
     store.write_manifest(manifest)
     result = _execute(store, manifest, concurrency, retry, quiet or as_json)
     doc = summary_dict(store, result)
@@ -225,6 +275,23 @@ def run(
         emit_json(doc)
     else:
         print_summary(doc)
+    _fail_if_nothing_succeeded(store)
+
+
+def _fail_if_nothing_succeeded(store: RunStore) -> None:
+    """Exit 1, saying why, when the run holds records and none of them is `ok`."""
+    total = ok = 0
+    first_error: str | None = None
+    for rec in store.records():
+        total += 1
+        ok += rec.status == "ok"
+        if rec.status == "error" and first_error is None:
+            first_error = rec.error
+    if total and not ok:
+        console.print(f"error: no request succeeded ({total} error records; the first: {first_error}). "
+                      f"Fix the cause, then run: mathlens run --resume {store.root} --retry-errors",
+                      markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

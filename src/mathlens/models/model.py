@@ -17,16 +17,28 @@ from mathlens.models.cache import ResponseCache, request_hash
 class RetryPolicy:
     """Exponential backoff with jitter on transient failures; none on permanent ones.
 
-    The delay before retry k (1-based) is min(max_delay, base_delay * 2**(k-1)) * U(0.5, 1).
+    The delay before retry k (1-based) is min(max_delay, base_delay * 2**(k-1)) * U(0.5, 1). When
+    the server named a wait (`Retry-After`), the delay is at least that wait, capped at
+    `max_retry_after` seconds.
     """
 
     max_attempts: int = 4
     base_delay: float = 0.5
     max_delay: float = 8.0
     timeout_s: float = 300.0
+    max_retry_after: float = 60.0
 
-    def delay(self, attempt: int, rng: random.Random) -> float:
-        return min(self.max_delay, self.base_delay * 2 ** (attempt - 1)) * rng.uniform(0.5, 1.0)
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        if not self.timeout_s > 0:
+            raise ValueError("timeout_s must be greater than 0")
+
+    def delay(self, attempt: int, rng: random.Random, retry_after: float | None = None) -> float:
+        backoff = min(self.max_delay, self.base_delay * 2 ** (attempt - 1)) * rng.uniform(0.5, 1.0)
+        if retry_after is None:
+            return backoff
+        return max(backoff, min(retry_after, self.max_retry_after))
 
 
 @dataclass
@@ -101,7 +113,8 @@ class Model:
                     reason = "timeout" if isinstance(exc, TimeoutError) else str(exc)
                     raise TransientModelError(f"gave up after {attempt} attempts: {reason}") from exc
                 self.stats.retries += 1
-                await asyncio.sleep(self.retry.delay(attempt, self._rng))
+                wait = getattr(exc, "retry_after", None)
+                await asyncio.sleep(self.retry.delay(attempt, self._rng, wait))
                 continue
             except PermanentModelError:
                 self.stats.errors += 1

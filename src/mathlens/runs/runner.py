@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mathlens import __version__
-from mathlens.errors import ModelError
+from mathlens.errors import ModelError, redact_secrets
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import Model, RetryPolicy
 from mathlens.models.providers.replay import content_hash
@@ -76,6 +76,15 @@ def build_models(manifest: Manifest, cache: ResponseCache | None, retry: RetryPo
     return models
 
 
+#: Longest error text kept on a record.
+MAX_ERROR_CHARS = 2000
+
+
+def _error_record(common: dict[str, Any], message: str) -> RunRecord:
+    text = redact_secrets(message[:MAX_ERROR_CHARS])
+    return RunRecord(**common, status="error", error=text, finish_reason="error", created_at=now_utc())
+
+
 async def _one(task: Task, model: Model) -> RunRecord:
     common: dict[str, Any] = {
         "key": task.key, "model": task.model, "configuration": task.configuration, "exam_id": task.exam_id,
@@ -87,16 +96,24 @@ async def _one(task: Task, model: Model) -> RunRecord:
     try:
         out = await model.generate(task.messages, task.config)
     except ModelError as exc:
-        return RunRecord(**common, status="error", error=f"{type(exc).__name__}: {exc}",
-                         finish_reason="error", created_at=now_utc())
+        return _error_record(common, f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # a backend bug or a reply nobody foresaw must not end the run
+        return _error_record(common, f"unexpected {type(exc).__name__}: {exc}")
     return RunRecord(**common, response=out.text, finish_reason=out.finish_reason, usage=out.usage,
                      latency_s=out.latency_s, cached=out.cached, status="ok", created_at=now_utc())
 
 
 async def execute(store: RunStore, manifest: Manifest, models: dict[str, Model],
                   progress: Progress | None = None, tasks: list[Task] | None = None) -> RunResult:
-    """Send every planned task not yet recorded; records are appended as they complete."""
+    """Send every planned task not yet recorded; records are appended as they complete.
+
+    Takes the run's lock first (`RunInUseError` if another process writes the run). A record that
+    cannot be written (a full disk) stops the run with `RunStoreWriteError`; the records written
+    before it are intact and a resume completes the run.
+    """
     progress = progress or Progress()
+    took_lock = not store.locked
+    store.acquire_lock()
     tasks = tasks if tasks is not None else plan_tasks(manifest)
     done = store.done_keys()
     todo = [t for t in tasks if t.key not in done]
@@ -125,7 +142,11 @@ async def execute(store: RunStore, manifest: Manifest, models: dict[str, Model],
     finally:
         for fut in pending:
             fut.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
         store.close()
+        if took_lock:
+            store.release_lock()
     return RunResult(
         root=store.root, total=len(tasks), skipped=len(tasks) - len(todo), written=written, errors=errors,
         model_calls=sum(m.stats.calls for m in models.values()),

@@ -4,8 +4,12 @@ It answers deterministically (the reply is a function of the request), can wait 
 request (to stand in for a batching server such as vLLM), and can be told to fail: for requests
 whose last user message contains a marker, a queue of behaviours is consumed one per attempt:
 `"ok"`, `"500"`, `"429"`, `"400"`, `"timeout"` (never answers in time) and `"drop"` (closes the
-connection without a reply). Used by the provider, fault and resume tests and by the benchmarks.
-It binds to 127.0.0.1 only.
+connection without a reply). `"429:N"` is a 429 with `Retry-After: N`; `"echo-headers"` is a 500
+whose body repeats the request headers (as some proxies do). Replies that are valid JSON of the
+wrong shape, the names of `MALFORMED`: `"usage-text"`, `"usage-huge"`, `"usage-nan"`,
+`"content-number"`, `"content-parts"` (allowed by the OpenAI format), `"no-choices"` and
+`"deep"` (a body nested 100,000 levels). Used by the provider, fault and resume tests and by the
+benchmarks. It binds to 127.0.0.1 only.
 """
 
 from __future__ import annotations
@@ -19,6 +23,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+#: Wrong-shape reply bodies (OpenAI protocol) by behaviour name; `%(text)s` is the normal reply text.
+MALFORMED: dict[str, str] = {
+    "usage-text": '{"choices": [{"message": {"content": %(text)s}, "finish_reason": "stop"}], '
+                  '"usage": {"prompt_tokens": "abc", "completion_tokens": "lots"}}',
+    "usage-huge": '{"choices": [{"message": {"content": %(text)s}, "finish_reason": "stop"}], '
+                  '"usage": {"prompt_tokens": 1e400, "completion_tokens": 3}}',
+    "usage-nan": '{"choices": [{"message": {"content": %(text)s}, "finish_reason": "stop"}], '
+                 '"usage": {"prompt_tokens": NaN, "completion_tokens": 3}}',
+    "content-number": '{"choices": [{"message": {"content": 42}, "finish_reason": "stop"}]}',
+    "content-parts": '{"choices": [{"message": {"content": [{"type": "text", "text": %(text)s}]}, '
+                     '"finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 7}}',
+    "no-choices": '{"choices": []}',
+}
+
+
+def deep_body(depth: int = 100_000) -> bytes:
+    """A JSON body nested `depth` arrays deep inside an object."""
+    return b'{"choices": ' + b"[" * depth + b"]" * depth + b"}"
 
 
 def default_reply(messages: list[dict[str, Any]]) -> str:
@@ -59,11 +82,13 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # silence the default stderr log
         return
 
-    def _send(self, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
+    def _send(self, status: int, body: dict[str, Any] | bytes, headers: dict[str, str] | None = None) -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
 
@@ -97,9 +122,23 @@ class _Handler(BaseHTTPRequestHandler):
         if action in ("500", "429", "400"):
             self._send(int(action), {"error": {"message": f"stand-in {action}"}})
             return
+        if action.startswith("429:"):
+            self._send(429, {"error": {"message": "slow down"}}, {"Retry-After": action[4:]})
+            return
+        if action == "echo-headers":
+            auth = self.headers.get("Authorization")
+            self._send(500, {"error": {"message": f"upstream refused authorization {auth}",
+                                       "request_headers": dict(self.headers)}})
+            return
         if state.delay_s:
             time.sleep(state.delay_s)
         text = state.reply(messages)
+        if action == "deep":
+            self._send(200, deep_body())
+            return
+        if action in MALFORMED:
+            self._send(200, (MALFORMED[action] % {"text": json.dumps(text)}).encode())
+            return
         if self.path.endswith("/chat/completions"):
             self._send(200, {
                 "id": "standin-1", "object": "chat.completion", "model": body.get("model", "standin"),

@@ -11,16 +11,25 @@ import os
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from mathlens.errors import TransientModelError
+from mathlens.errors import MalformedReplyError, TransientModelError, UserError
 from mathlens.models.base import GenerateConfig, Message, ModelOutput, Provider, Usage
-from mathlens.models.providers._http import make_client, post_json
+from mathlens.models.providers._http import make_client, post_json, refuse_inline_key, timeout_option
+from mathlens.models.providers._replies import OllamaReply, validate_reply
 
 
-def _host(option: str | None) -> str:
-    host = option or os.environ.get("OLLAMA_HOST") or "http://127.0.0.1:11434"
-    if not host.startswith(("http://", "https://")):
+def _host(option: Any) -> str:
+    host = str(option or os.environ.get("OLLAMA_HOST") or "http://127.0.0.1:11434")
+    if "://" not in host:
         host = "http://" + host
+    parts = urlsplit(host)
+    try:
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        raise UserError(f"Ollama host {host!r} has an invalid port") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(f"Ollama host {host!r} is not an http:// or https:// URL")
     return host.rstrip("/")
 
 
@@ -31,10 +40,11 @@ class OllamaProvider(Provider):
 
     def __init__(self, model: str, **options: Any) -> None:
         super().__init__(model, **options)
+        refuse_inline_key(options)
         self.host = _host(options.get("host"))
         self.api = str(options.get("api", "chat"))
         self.num_ctx = options.get("num_ctx")
-        self._client = make_client(float(options.get("timeout_s", 600)))
+        self._client = make_client(timeout_option(options))
 
     def identity(self) -> dict[str, Any]:
         return {"provider": self.name, "model": self.model, "base_url": self.host, "api": self.api,
@@ -84,18 +94,17 @@ class OllamaProvider(Provider):
         start = time.perf_counter()
         data = await post_json(self._client, url, payload)
         if "error" in data:
-            raise TransientModelError(f"ollama error: {data['error']}")
-        text = data.get("response") if self.api == "generate" else (data.get("message") or {}).get("content")
-        if not isinstance(text, str):
-            raise TransientModelError(f"ollama reply without text: {str(data)[:200]}")
-        reason = data.get("done_reason", "stop")
+            raise TransientModelError(f"ollama error: {str(data['error'])[:300]}")
+        reply = validate_reply(OllamaReply, data, "ollama reply")
+        text = reply.response if self.api == "generate" else (reply.message.content if reply.message else None)
+        if text is None:
+            raise MalformedReplyError(f"ollama reply without text (keys: {sorted(data)[:10]})")
         return ModelOutput(
             text=text,
-            finish_reason="length" if reason == "length" else "stop",
-            usage=Usage(prompt_tokens=int(data.get("prompt_eval_count", 0) or 0),
-                        completion_tokens=int(data.get("eval_count", 0) or 0)),
+            finish_reason="length" if reply.done_reason == "length" else "stop",
+            usage=Usage(prompt_tokens=reply.prompt_eval_count, completion_tokens=reply.eval_count),
             latency_s=time.perf_counter() - start,
-            model_id=str(data.get("model", self.model)),
+            model_id=reply.model or self.model,
         )
 
     async def aclose(self) -> None:

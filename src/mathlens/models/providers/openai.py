@@ -16,10 +16,12 @@ import os
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from mathlens.errors import TransientModelError
+from mathlens.errors import MalformedReplyError, UserError
 from mathlens.models.base import GenerateConfig, Message, ModelOutput, Provider, Usage
-from mathlens.models.providers._http import make_client, post_json
+from mathlens.models.providers._http import make_client, post_json, refuse_inline_key, timeout_option
+from mathlens.models.providers._replies import ChatCompletion, validate_reply
 
 
 class OpenAIProvider(Provider):
@@ -29,11 +31,15 @@ class OpenAIProvider(Provider):
 
     def __init__(self, model: str, **options: Any) -> None:
         super().__init__(model, **options)
+        refuse_inline_key(options)
         base = options.get("base_url") or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         self.base_url = str(base).rstrip("/")
+        parts = urlsplit(self.base_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise UserError(f"base URL {self.base_url!r} is not an http:// or https:// URL")
         self.key_env = str(options.get("api_key_env", "OPENAI_API_KEY"))
         self.response_format = str(options.get("response_format", "json_schema"))
-        self._client = make_client(float(options.get("timeout_s", 600)))
+        self._client = make_client(timeout_option(options))
 
     def identity(self) -> dict[str, Any]:
         return {"provider": self.name, "model": self.model, "base_url": self.base_url}
@@ -76,19 +82,16 @@ class OpenAIProvider(Provider):
             headers["Authorization"] = f"Bearer {key}"
         start = time.perf_counter()
         data = await post_json(self._client, f"{self.base_url}/chat/completions", payload, headers)
-        try:
-            choice = data["choices"][0]
-            text = choice["message"]["content"] or ""
-        except (KeyError, IndexError, TypeError) as exc:
-            raise TransientModelError(f"malformed chat completion: {str(data)[:200]}") from exc
-        usage = data.get("usage") or {}
+        reply = validate_reply(ChatCompletion, data, "chat completion")
+        if not reply.choices:
+            raise MalformedReplyError("malformed chat completion: choices is empty")
+        choice = reply.choices[0]
         return ModelOutput(
-            text=text,
-            finish_reason="length" if choice.get("finish_reason") == "length" else "stop",
-            usage=Usage(prompt_tokens=int(usage.get("prompt_tokens", 0) or 0),
-                        completion_tokens=int(usage.get("completion_tokens", 0) or 0)),
+            text=choice.message.content,
+            finish_reason="length" if choice.finish_reason == "length" else "stop",
+            usage=Usage(prompt_tokens=reply.usage.prompt_tokens, completion_tokens=reply.usage.completion_tokens),
             latency_s=time.perf_counter() - start,
-            model_id=str(data.get("model", self.model)),
+            model_id=reply.model or self.model,
         )
 
     async def aclose(self) -> None:

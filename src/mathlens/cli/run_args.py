@@ -1,0 +1,114 @@
+"""Checks of `mathlens run`'s arguments, made before anything is written.
+
+Each check raises `UserError` with the option's name, so a bad argument is one clear line (exit
+2), never a traceback and never a half-made run directory.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from mathlens.errors import UserError
+
+#: Largest system-role file read (it is sent with every request).
+MAX_SYSTEM_ROLE_BYTES = 64 * 1024
+#: Model options that would put a credential into the manifest.
+_SECRET_OPTION = re.compile(r"(?i)(api_?key|token|secret|password|passwd|authorization)$")
+
+
+@dataclass(frozen=True)
+class RunNumbers:
+    """The numeric options of `mathlens run`, checked together."""
+
+    runs: int = 1
+    max_tokens: int = 512
+    temperature: float = 0.0
+    concurrency: int | None = None
+    timeout: float = 300.0
+    attempts: int = 4
+    top_k: int | None = None
+
+    def check(self) -> None:
+        """Raise `UserError` for the first value out of range."""
+        _at_least("--runs", self.runs, 1)
+        _at_least("--max-tokens", self.max_tokens, 1)
+        _at_least("--attempts", self.attempts, 1)
+        if self.concurrency is not None:
+            _at_least("--concurrency", self.concurrency, 1)
+        if self.top_k is not None:
+            _at_least("--top-k", self.top_k, 1)
+        if not math.isfinite(self.temperature) or self.temperature < 0:
+            raise UserError(f"--temperature must be a finite number >= 0 (not {self.temperature})")
+        if not math.isfinite(self.timeout) or self.timeout <= 0:
+            raise UserError(f"--timeout must be a finite number of seconds > 0 (not {self.timeout})")
+
+
+def _at_least(name: str, value: int, low: int) -> None:
+    if value < low:
+        raise UserError(f"{name} must be at least {low} (not {value})")
+
+
+def check_url(name: str, value: str) -> str:
+    """An http(s) URL with a host, else `UserError`.
+
+    >>> check_url("--base-url", "http://127.0.0.1:8000/v1")
+    'http://127.0.0.1:8000/v1'
+    """
+    try:
+        parts = urlsplit(value)
+        port = parts.port  # raises ValueError on a bad port
+    except ValueError as exc:
+        raise UserError(f"{name} {value!r} is not a valid URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(f"{name} must be an http:// or https:// URL with a host (not {value!r})")
+    del port
+    return value
+
+
+def check_model_options(options: dict[str, Any]) -> None:
+    """Refuse credentials (they would be written to manifest.json) and malformed common options."""
+    for key, value in options.items():
+        if _SECRET_OPTION.search(key):
+            raise UserError(f"-M {key}=... is refused: credentials are never written to a run. Put the key in "
+                            "$OPENAI_API_KEY, or in a variable named with -M api_key_env=NAME")
+        if key in ("base_url", "host") and isinstance(value, str) and "://" in value:
+            check_url(f"-M {key}", value)
+    if "timeout_s" in options:
+        value = options["timeout_s"]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+            raise UserError(f"-M timeout_s must be a number of seconds > 0 (not {value!r})")
+
+
+def check_out_dir(out: Path | None) -> None:
+    if out is not None and out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} exists and is not a directory")
+
+
+def check_resume_dir(resume: Path) -> None:
+    if not resume.is_dir():
+        raise UserError(f"--resume {resume}: no such run directory")
+
+
+def read_system_role(path: Path) -> str:
+    """The text of a `--system-role` file, with a clear error when it cannot be used."""
+    if not path.exists():
+        raise UserError(f"--system-role {path}: no such file")
+    if not path.is_file():
+        raise UserError(f"--system-role {path}: not a file")
+    try:
+        size = path.stat().st_size
+        if size > MAX_SYSTEM_ROLE_BYTES:
+            raise UserError(f"--system-role {path}: {size} bytes is more than the limit of {MAX_SYSTEM_ROLE_BYTES}")
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"--system-role {path}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise UserError(f"--system-role {path}: cannot read it ({exc.strerror or exc})") from None
+    if not text.strip():
+        raise UserError(f"--system-role {path}: the file is empty")
+    return text
