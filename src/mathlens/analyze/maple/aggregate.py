@@ -3,6 +3,8 @@
 Accuracy is over solutions whose answer could be checked (correct / incorrect / unparseable);
 MAPLE means are over scored solutions (a correct answer scores 0, as the seed only labels wrong
 ones), and separately over scored wrong answers. Every mean carries a percentile bootstrap CI.
+Degenerate responses left out of the analysis (status `degenerate`) enter no figure and are
+counted in each row's `n_degenerate`.
 """
 
 from __future__ import annotations
@@ -87,6 +89,7 @@ def group_rows(
                 n_correct=sum(s.answer_status == "correct" for s in checked),
                 n_scored=len(scored),
                 n_unjudged=sum(s.status == "unjudged" for s in checked),
+                n_degenerate=sum(s.status == "degenerate" for s in sols),
                 accuracy=ci(float(s.answer_status == "correct") for s in checked),
                 mean_maple=ci(s.maple for s in scored if s.maple is not None),
                 mean_maple_incorrect=ci(s.maple for s in wrong if s.maple is not None),
@@ -125,6 +128,7 @@ CSV_COLUMNS = (
     "n_correct",
     "n_scored",
     "n_unjudged",
+    "n_degenerate",
     "accuracy",
     "accuracy_low",
     "accuracy_high",
@@ -140,7 +144,7 @@ CSV_COLUMNS = (
 
 def _csv_row(row: GroupRow) -> dict[str, Any]:
     out: dict[str, Any] = {
-        k: getattr(row, k) for k in ("model", "by", "group", "n", "n_correct", "n_scored", "n_unjudged")
+        k: getattr(row, k) for k in ("model", "by", "group", "n", "n_correct", "n_scored", "n_unjudged", "n_degenerate")
     }
     for name in ("accuracy", "mean_maple", "mean_maple_incorrect"):
         ci = getattr(row, name)

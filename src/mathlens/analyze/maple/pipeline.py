@@ -11,6 +11,11 @@ Stages (seed 001_c607caa65db8a290.txt, sections 3.1-3.3), for every solution of 
 4. The judge labels the erroneous steps of the solution as segmented by the flow analysis; judge-free
    detectors add "incoherent output" and "no solution".
 5. e, v, r and MAPLE are computed and stored, with the label counts, per solution.
+
+Before stage 1, a degenerate response (empty, an echo of the prompt or system role, a loop, the
+wrong script; see `mathlens.analyze.quality`) is left out with status `degenerate`, unless
+`include_degenerate`: it is neither checked nor judged, enters no figure, and is counted
+(`excluded_degenerate`, and `n_degenerate` on every table row).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from mathlens.analyze.maple.results import MapleResult, SolutionMaple
 from mathlens.analyze.maple.score import DEFAULT_FLOOR, Variant, maple_score
 from mathlens.analyze.maple.steplabels import detector_labels, label_counts, merge_labels
 from mathlens.analyze.maple.vr import VR, ValidityMode, VRSource, vr_from_flow
+from mathlens.analyze.quality import DEGENERATE_FLAGS, record_quality
 from mathlens.errors import UserError
 from mathlens.items.schema import Question
 from mathlens.models.base import GenerateConfig
@@ -67,6 +73,7 @@ class MapleOptions:
     judge_tokens: int = 384
     reflect_tokens: int = 160
     cache: bool = True
+    include_degenerate: bool = False
     boot: BootstrapConfig = field(default_factory=BootstrapConfig)
     incoherence: IncoherenceConfig = field(default_factory=IncoherenceConfig)
 
@@ -87,6 +94,7 @@ class MapleOptions:
             "judge_tokens": self.judge_tokens,
             "reflect_tokens": self.reflect_tokens,
             "reasoneval_path": self.reasoneval_path,
+            "include_degenerate": self.include_degenerate,
             "bootstrap": vars(self.boot),
         }
 
@@ -153,6 +161,12 @@ async def score_record(ctx: _Context, rec: RunRecord, q: Question | None) -> Sol
         return sol.model_copy(update={"status": "error", "error": why})
     text, question = rec.response, rec.variant.question_text or q.prompt_text()
     opts = ctx.options
+    quality = record_quality(rec, q)
+    sol = sol.model_copy(update={"quality": quality})
+    if quality is not None and quality.degenerate and not opts.include_degenerate:
+        why = "; ".join(d for d in quality.details if d.split(":")[0] in DEGENERATE_FLAGS)
+        return sol.model_copy(update={"status": "degenerate", "answer_status": "degenerate",
+                                      "error": f"left out: degenerate response ({why})"})
     verdict = check_answer(text, q)
     from_flow: VR | None = None
     if opts.vr_source == "flow":
@@ -327,6 +341,8 @@ async def analyze_run(
         by_level=group_rows(solutions, "level", options.boot),
         by_subject=group_rows(solutions, "subject", options.boot),
         label_totals=dict(sorted(totals.items())),
+        include_degenerate=options.include_degenerate,
+        excluded_degenerate=sum(s.status == "degenerate" for s in solutions),
         discovery=discovery,
         seconds=time.perf_counter() - start,
     )
@@ -364,5 +380,7 @@ def summary(result: MapleResult) -> dict[str, Any]:
         "answers": dict(Counter(s.answer_status for s in sols)),
         "overall": [r.model_dump(mode="json") for r in result.overall],
         "label_totals": result.label_totals,
+        "include_degenerate": result.include_degenerate,
+        "excluded_degenerate": result.excluded_degenerate,
         "seconds": round(result.seconds, 2),
     }

@@ -8,9 +8,10 @@ from pydantic import BaseModel, Field
 
 from mathlens.analyze.maple.judge import JudgedStep, Reflection, StepJudgement
 from mathlens.analyze.maple.labels import LabelSet
+from mathlens.analyze.quality import QualityFlags
 from mathlens.stats.bootstrap import CI
 
-SolutionStatus = Literal["ok", "unjudged", "unverifiable", "error"]
+SolutionStatus = Literal["ok", "unjudged", "unverifiable", "error", "degenerate"]
 
 
 class SolutionMaple(BaseModel):
@@ -18,7 +19,10 @@ class SolutionMaple(BaseModel):
 
     `status`: `ok` (scored), `unjudged` (the judge's reply was unusable: no score), `unverifiable`
     (the final answer could not be checked, e.g. no reference), `error` (the run record failed, or
-    v/r could not be computed). `maple` is set exactly when `status == "ok"`.
+    v/r could not be computed), `degenerate` (the response is empty, an echo of the prompt, a loop
+    or in the wrong script: left out, neither checked nor judged, unless the analysis was asked to
+    include degenerate responses; `answer_status` is then `degenerate` too). `maple` is set
+    exactly when `status == "ok"`.
     """
 
     key: str
@@ -33,6 +37,7 @@ class SolutionMaple(BaseModel):
     predicted: str | None = None
     reference: str | None = None
     truncated: bool = False
+    quality: QualityFlags | None = None
     steps: list[str] = Field(default_factory=list)
     reflection: Reflection | None = None
     judgement: StepJudgement | None = None
@@ -62,6 +67,7 @@ class GroupRow(BaseModel):
     n_correct: int
     n_scored: int = Field(description="solutions with a MAPLE score")
     n_unjudged: int
+    n_degenerate: int = Field(default=0, description="degenerate responses left out of every figure of the row")
     accuracy: CI
     mean_maple: CI = Field(description="over scored solutions; correct answers score 0")
     mean_maple_incorrect: CI = Field(description="over scored solutions with a wrong answer")
@@ -87,5 +93,7 @@ class MapleResult(BaseModel):
     figure3: list[dict[str, Any]] = Field(default_factory=list, description="accuracy and MAPLE by level")
     figure5: list[dict[str, Any]] = Field(default_factory=list, description="accuracy and MAPLE by subject")
     label_totals: dict[str, int] = Field(default_factory=dict)
+    include_degenerate: bool = False
+    excluded_degenerate: int = Field(default=0, description="degenerate responses left out of every figure")
     discovery: dict[str, Any] | None = None
     seconds: float = 0.0
