@@ -28,13 +28,17 @@ PLAIN_LOOP = r"""
 import json, sys
 from llama_cpp import Llama
 from mathlens.models.providers.llamacpp import embedded_model_path, merge_system
+from mathlens.models.embedded import DEFAULT_EMBEDDED, get_embedded
 from mathlens.models.base import Message
 tasks = json.load(open(sys.argv[1]))
-llm = Llama(model_path=str(embedded_model_path()), n_ctx=4096, n_threads=2, chat_format="gemma", verbose=False,
+fmt = get_embedded(DEFAULT_EMBEDDED).chat_format
+llm = Llama(model_path=str(embedded_model_path()), n_ctx=4096, n_threads=2, chat_format=fmt, verbose=False,
             seed=0)
 for t in tasks:
     c = t["config"]
-    llm.create_chat_completion(messages=merge_system([Message(**m) for m in t["messages"]]),
+    msgs = [Message(**m) for m in t["messages"]]
+    llm.create_chat_completion(
+        messages=merge_system(msgs) if fmt == "gemma" else [{"role": m.role, "content": m.content} for m in msgs],
         temperature=c["temperature"], top_p=c["top_p"], max_tokens=c["max_tokens"],
         repeat_penalty=c["repeat_penalty"], seed=c["seed"], stop=list(c["stop"]) or None)
 """

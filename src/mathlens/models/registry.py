@@ -11,6 +11,7 @@ from typing import Any
 from mathlens.errors import UnknownNameError, UserError
 from mathlens.models.base import Provider
 from mathlens.models.cache import ResponseCache
+from mathlens.models.embedded import DEFAULT_EMBEDDED
 from mathlens.models.model import Model, RetryPolicy
 
 #: provider name -> "module:Class"; imported lazily so that an optional dependency of one backend
@@ -24,7 +25,7 @@ PROVIDERS: dict[str, str] = {
     "mock": "mathlens.models.providers.mock:MockProvider",
 }
 
-DEFAULT_MODEL = "embedded/gemma3-270m"
+DEFAULT_MODEL = f"embedded/{DEFAULT_EMBEDDED}"
 
 
 def split_spec(spec: str) -> tuple[str, str]:
@@ -34,7 +35,7 @@ def split_spec(spec: str) -> tuple[str, str]:
         raise UnknownNameError("model provider", provider, PROVIDERS)
     if not name:
         if provider == "embedded":
-            name = "gemma3-270m"
+            name = DEFAULT_EMBEDDED
         else:
             raise UserError(f"model {spec!r} names no model: write it as {provider}/<model>")
     return provider, name

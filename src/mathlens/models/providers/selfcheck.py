@@ -1,7 +1,8 @@
-"""`python -m mathlens.models.providers.selfcheck`: prove the embedded model can generate.
+"""`python -m mathlens.models.providers.selfcheck [NAME]`: prove an embedded model can generate.
 
 The generation runs in a child process, so a llama.cpp build that crashes on this CPU (a segfault on
-the first eval) is reported as a failed check instead of killing the caller.
+the first eval) is reported as a failed check instead of killing the caller. The first check of a
+model also assembles and verifies its weights (see `mathlens.models.embedded`).
 """
 
 from __future__ import annotations
@@ -9,20 +10,30 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from mathlens.models.embedded import DEFAULT_EMBEDDED
+
 _CHILD = """
 import sys
-from mathlens.models.providers.llamacpp import embedded_model_path
+from mathlens.errors import UserError
+from mathlens.models.embedded import get_embedded, weights_path
 from llama_cpp import Llama
-llm = Llama(model_path=str(embedded_model_path()), n_ctx=256, n_threads=2, chat_format="gemma", verbose=False)
+try:
+    model = get_embedded(sys.argv[1])
+    path = weights_path(model.name)
+except UserError as exc:
+    sys.stderr.write(str(exc))
+    sys.exit(3)
+llm = Llama(model_path=str(path), n_ctx=256, n_threads=2, chat_format=model.chat_format, verbose=False)
 out = llm.create_chat_completion(messages=[{"role": "user", "content": "2+2="}], max_tokens=4, temperature=0)
-sys.stdout.write("tokens=%d\\n" % out["usage"]["completion_tokens"])
+sys.stdout.write("%s: tokens=%d\\n" % (model.name, out["usage"]["completion_tokens"]))
 """
 
 
-def check(timeout_s: float = 180.0) -> tuple[bool, str]:
-    """Run one 4-token generation in a child process; (ok, message)."""
+def check(name: str = DEFAULT_EMBEDDED, timeout_s: float = 180.0) -> tuple[bool, str]:
+    """Run one 4-token generation of embedded model `name` in a child process; (ok, message)."""
     try:
-        proc = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True, timeout=timeout_s)
+        proc = subprocess.run([sys.executable, "-c", _CHILD, name], capture_output=True, text=True,
+                              timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return False, f"no answer within {timeout_s:.0f} s"
     if proc.returncode != 0:
@@ -32,9 +43,12 @@ def check(timeout_s: float = 180.0) -> tuple[bool, str]:
 
 
 def main() -> int:
-    ok, message = check()
+    """Exit 0 when the model generates, 3 when its weights are missing or damaged, 1 otherwise."""
+    ok, message = check(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_EMBEDDED)
     print(("embedded model ok: " if ok else "embedded model FAILED: ") + message)
-    return 0 if ok else 1
+    if ok:
+        return 0
+    return 3 if message.startswith("exit status 3:") else 1
 
 
 if __name__ == "__main__":
