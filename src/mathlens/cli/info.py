@@ -43,12 +43,12 @@ def _list_doc(what: str) -> dict[str, Any]:
     if what == "models":
         from mathlens.models.embedded import EMBEDDED_MODELS
 
-        rows = [{"spec": f"embedded/{m.name}", "model": m.title,
+        models: list[dict[str, Any]] = [{"spec": f"embedded/{m.name}", "model": m.title,
                  "size": f"{m.size_bytes / 1e6:.0f} MB" if m.size_bytes else "~250 MB",
                  "instruction-tuned": "yes" if m.instruction_tuned else "no (base)",
                  "speed": m.speed, "fit for": m.fit_for, "license": m.license}
                 for m in EMBEDDED_MODELS.values()]
-        return {"default": DEFAULT_MODEL, "embedded": rows, "providers": sorted(PROVIDERS),
+        return {"default": DEFAULT_MODEL, "embedded": models, "providers": sorted(PROVIDERS),
                 "examples": ["llamacpp/PATH.gguf", "ollama/gemma3:4b",
                              "openai/MODEL --base-url http://127.0.0.1:8000/v1", "replay/RUN_DIR"]}
     if what == "exams":

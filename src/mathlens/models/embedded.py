@@ -14,6 +14,7 @@ digest, so later processes skip re-hashing half a gigabyte when nothing changed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -212,7 +213,6 @@ def weights_path(name: str = DEFAULT_EMBEDDED) -> Path:
 
 
 def _write_sidecar(model: EmbeddedModel, path: Path) -> None:
-    try:
+    # Only an optimisation: without the sidecar the next process hashes the file again.
+    with contextlib.suppress(OSError):
         _sidecar(path).write_text(json.dumps({"sha256": model.sha256, **_stamp(path)}), encoding="utf-8")
-    except OSError:
-        pass  # only an optimisation: the next process hashes the file again

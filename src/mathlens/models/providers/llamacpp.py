@@ -27,7 +27,7 @@ from mathlens.models.base import GenerateConfig, Message, ModelOutput, Provider,
 from mathlens.models.embedded import DEFAULT_EMBEDDED, get_embedded, weights_path
 from mathlens.models.gguf import chat_template
 
-_LOADED: dict[tuple[str, int, int, str], Any] = {}
+_LOADED: dict[tuple[str, int, int, str | None], Any] = {}
 _LOAD_LOCK = threading.Lock()
 _RUN_LOCK = threading.Lock()
 
