@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -30,6 +31,34 @@ def _read_text(value: str) -> str:
     return value
 
 
+#: Options without an analyzer name go to every analyzer that takes them.
+SHARED_OPTIONS = {"include_degenerate": ("sensitivity",)}
+
+
+def analyzer_options(pairs: list[str], names: list[str]) -> dict[str, dict[str, Any]]:
+    """`["sensitivity.seed=3", "include_degenerate=true"]` -> options by analyzer name.
+
+    A key without an analyzer name must be one of `SHARED_OPTIONS`; values are JSON where they
+    parse as JSON (`true`, `3`, `0.5`), else strings.
+    """
+    from mathlens.models.registry import parse_options
+
+    out: dict[str, dict[str, Any]] = {}
+    for key, value in parse_options(pairs).items():
+        target, dot, name = key.rpartition(".")
+        if dot:
+            if target not in names:
+                raise UserError(f"-O {key}: {target!r} is not among the analyzers run ({', '.join(names)})")
+            out.setdefault(target, {})[name] = value
+        elif key in SHARED_OPTIONS:
+            for analyzer in SHARED_OPTIONS[key]:
+                if analyzer in names:
+                    out.setdefault(analyzer, {})[key] = value
+        else:
+            raise UserError(f"-O {key}: name the analyzer, as ANALYZER.{key}=VALUE")
+    return out
+
+
 def register(app: typer.Typer) -> None:
     """Add the `analyze` and `flow` commands."""
 
@@ -38,16 +67,19 @@ def register(app: typer.Typer) -> None:
     def analyze_cmd(
         run: Path = typer.Argument(..., help="run directory (with manifest.json)"),
         only: str = typer.Option("", "--only", help="comma-separated analyzer names (default: all)"),
+        option: list[str] = typer.Option(None, "--option", "-O",
+                                         help="analyzer option [ANALYZER.]KEY=VALUE, e.g. include_degenerate=true"),
         json_out: bool = JSON_OPTION,
     ) -> None:
         """Run every registered analyzer over a finished run (no model calls; safe to repeat)."""
-        from mathlens.analyze.registry import run_analyzers
+        from mathlens.analyze.registry import run_analyzers, select
         from mathlens.runs.store import RunStore
 
         if not run.is_dir():
             raise UserError(f"{run} is not a directory")
         names = [n for n in only.split(",") if n.strip()] or None
-        summaries = run_analyzers(RunStore(run), names)
+        options = analyzer_options(option or [], select(names))
+        summaries = run_analyzers(RunStore(run), names, options)
         if json_out:
             emit_json({"run": str(run), "analyzers": summaries})
             return
@@ -60,6 +92,12 @@ def register(app: typer.Typer) -> None:
 
                 rows = [ExamRow.model_validate(r) for r in summary["exams"]]
                 out_console.print(render_exam_table(rows), highlight=False, markup=False)
+            elif name == "answers" and summary.get("quality"):
+                counts = ", ".join(f"{k} {v}" for k, v in summary["quality"].items() if v)
+                out_console.print(f"  output quality: {counts or 'no flags'}", highlight=False, markup=False)
+            elif name == "sensitivity" and summary.get("excluded_degenerate"):
+                out_console.print(f"  excluded as degenerate: {summary['excluded_degenerate']} response(s)",
+                                  highlight=False, markup=False)
             elif status == "error":
                 out_console.print(f"  {summary.get('error', '')}", highlight=False, markup=False)
 

@@ -121,10 +121,23 @@ def _execute(store: RunStore, manifest: Manifest, concurrency: int | None, retry
 
 
 def summary_dict(store: RunStore, result: RunResult | None = None) -> dict[str, Any]:
-    """Counts per model and configuration; the document `mathlens run/show --json` print."""
+    """Counts per model and configuration; the document `mathlens run/show --json` print.
+
+    Each group carries its output-quality counts (`degenerate`, `degenerate_share` of its ok
+    records, and `quality`: the count of each flag). They come from `analysis/answers.json` where it
+    has them and are computed from the records otherwise, so they are there before `mathlens
+    analyze`. `warning` is set when more than half of the ok records are degenerate.
+    """
+    from mathlens.analyze.quality import WARNING_SHARE, degenerate_warning, flag_counts, run_flags
+
     manifest = store.manifest()
+    records = list(store.records())
+    answers = store.read_analysis("answers")
+    flags = run_flags(records, answers)
     groups: dict[tuple[str, str], dict[str, Any]] = {}
-    for rec in store.records():
+    group_flags: dict[tuple[str, str], list[Any]] = {}
+    for rec in records:
+        group_flags.setdefault((rec.model, rec.configuration), []).append(flags.get(rec.key))
         g = groups.setdefault((rec.model, rec.configuration), {
             "model": rec.model, "configuration": rec.configuration, "records": 0, "ok": 0, "error": 0,
             "truncated": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0, "latency_s": 0.0})
@@ -135,10 +148,21 @@ def summary_dict(store: RunStore, result: RunResult | None = None) -> dict[str, 
         g["prompt_tokens"] += rec.usage.prompt_tokens
         g["completion_tokens"] += rec.usage.completion_tokens
         g["latency_s"] = round(g["latency_s"] + rec.latency_s, 3)
+    for key, g in groups.items():
+        counts = flag_counts(group_flags[key])
+        g["degenerate"] = counts["degenerate"]
+        g["degenerate_share"] = round(counts["degenerate"] / counts["flagged"], 4) if counts["flagged"] else None
+        g["quality"] = {k: v for k, v in counts.items() if k not in ("flagged", "degenerate")}
+    all_flags = [f for f in flags.values() if f is not None]
+    warning = degenerate_warning(all_flags)
     doc: dict[str, Any] = {
         "run_dir": str(store.root), "run_id": manifest.run_id, "total_tasks": manifest.total_tasks,
         "finished": manifest.finished_at is not None, "groups": list(groups.values()),
         "analyses": sorted(p.stem for p in store.analysis_dir.glob("*.json")) if store.analysis_dir.exists() else [],
+        "quality": {"source": "analysis/answers.json" if answers else "records",
+                    "degenerate": sum(f.degenerate for f in all_flags), "responses": len(all_flags),
+                    "warning_share": WARNING_SHARE},
+        "warning": warning,
     }
     tables = store.read_analysis("grade_tables")
     if tables:
@@ -149,19 +173,35 @@ def summary_dict(store: RunStore, result: RunResult | None = None) -> dict[str, 
     return doc
 
 
+def _flag_breakdown(quality: dict[str, int]) -> str:
+    return ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in quality.items() if v) or "none"
+
+
 def print_summary(doc: dict[str, Any]) -> None:
+    """Print `summary_dict`'s document as a table, ending with the degenerate-output warning if any."""
     table = Table(title=f"run {doc['run_id']}")
-    for col in ("model", "configuration", "records", "ok", "error", "truncated", "cached", "completion tokens"):
-        table.add_column(col, justify="left" if col in ("model", "configuration") else "right")
+    for col in ("model", "configuration", "records", "ok", "error", "truncated", "cached", "completion tokens",
+                "degenerate", "quality flags"):
+        table.add_column(col, justify="left" if col in ("model", "configuration", "quality flags") else "right")
     for g in doc["groups"]:
+        share = g.get("degenerate_share")
+        degenerate = f"{g.get('degenerate', 0)} ({share:.0%})" if share is not None else "–"
         table.add_row(g["model"], g["configuration"], str(g["records"]), str(g["ok"]), str(g["error"]),
-                      str(g["truncated"]), str(g["cached"]), str(g["completion_tokens"]))
+                      str(g["truncated"]), str(g["cached"]), str(g["completion_tokens"]), degenerate,
+                      _flag_breakdown(g.get("quality") or {}))
     console.print(table)
     inv = doc.get("this_invocation")
     if inv:
         console.print(f"this invocation: {inv['written']} new records, {inv['skipped']} already done, "
                       f"{inv['model_calls']} model calls, {inv['cache_hits']} cache hits, {inv['errors']} errors")
     console.print(f"[bold]run directory:[/] {doc['run_dir']}\n[bold]summary:[/] mathlens show {doc['run_dir']}")
+    print_warning(doc)
+
+
+def print_warning(doc: dict[str, Any]) -> None:
+    """Print the document's degenerate-output warning (to stderr), if it has one."""
+    if doc.get("warning"):
+        console.print(f"[bold yellow]warning:[/] {doc['warning']}", highlight=False, soft_wrap=True)
 
 
 @user_errors
@@ -273,6 +313,7 @@ def run(
     doc = summary_dict(store, result)
     if as_json:
         emit_json(doc)
+        print_warning(doc)
     else:
         print_summary(doc)
     _fail_if_nothing_succeeded(store)

@@ -19,9 +19,14 @@ def _num(x: float | None, digits: int = 3) -> str:
 def _print(report: SensitivityReport, top: int) -> None:
     console.print(f"run {report.run_id}: {report.n_questions} question(s), status {report.status}"
                   + (f" — {report.note}" if report.note else ""))
+    if report.include_degenerate:
+        console.print("degenerate responses included (--include-degenerate)")
+    else:
+        console.print(f"excluded as degenerate: {report.excluded_degenerate} response(s), "
+                      f"{report.excluded_questions} whole question(s) (--include-degenerate keeps them)")
     table = Table(title="Exam level (mean ± sd [95% CI])")
     for col in ("Course", "Exam", "Model", "Config", "Robustness", "Complexity", "Step count", "Phrase sens.",
-                "Flagged"):
+                "Flagged", "Excluded (degenerate)"):
         table.add_column(col)
     for r in report.exams:
         cells = []
@@ -29,12 +34,15 @@ def _print(report: SensitivityReport, top: int) -> None:
             ci = f" [{_num(m.ci_low)}, {_num(m.ci_high)}]" if m.ci_low is not None else ""
             cells.append(f"{_num(m.mean)} ± {_num(m.sd)}{ci}" if m.mean is not None else "—")
         table.add_row(r.course or "", r.exam, r.model, r.configuration, *cells,
-                      f"{r.flagged_questions}/{r.n_questions}")
+                      f"{r.flagged_questions}/{r.n_questions}",
+                      f"{r.excluded_degenerate} resp., {r.excluded_questions} q.")
     out_console.print(table)
     for q in report.questions:
         head = (f"{q.exam_id}/{q.question_id} [{q.configuration}] R={_num(q.robustness)}"
                 f" ± {_num(q.robustness_sd)}  PS={_num(q.phrase_sensitivity)}"
-                f"  flips={_num(q.answer_flip_rate, 2)}  pattern changes={_num(q.pattern_change_rate, 2)}")
+                f"  flips={_num(q.answer_flip_rate, 2)}  pattern changes={_num(q.pattern_change_rate, 2)}"
+                f"  excluded degenerate={q.excluded_degenerate}"
+                + (f"  [{q.status}: {q.note}]" if q.status == "degenerate" else ""))
         out_console.print(head, highlight=False)
         for imp in q.impact[:top]:
             out_console.print(f"    Important phrase: {imp.element_text}  ({imp.element_type})"
@@ -52,13 +60,16 @@ def sensitivity(
     resamples: int = typer.Option(2000, help="Bootstrap resamples for the exam-level intervals."),
     seed: int = typer.Option(0, help="Bootstrap seed."),
     top: int = typer.Option(5, help="Impact factors shown per question."),
+    include_degenerate: bool = typer.Option(
+        False, "--include-degenerate", help="Keep empty, echoed, looping or wrong-script responses in the metrics."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Recompute ablation sensitivity metrics from a run's stored records (no model calls) and
     write analysis/sensitivity.json and analysis/sensitivity_exams.csv."""
     store = RunStore(run_dir)
     config = config_from_options({"complexity_max": complexity_max, "phrase_sensitivity_max": ps_max,
-                                  "flow": not no_flow, "n_resamples": resamples, "seed": seed})
+                                  "flow": not no_flow, "n_resamples": resamples, "seed": seed,
+                                  "include_degenerate": include_degenerate})
     report = compute_sensitivity(store, config)
     write_report(store, report)
     if as_json:

@@ -14,9 +14,12 @@ from mathlens.analyze.quality.summary import (
     likely_cause,
     record_prompts,
     record_quality,
+    run_flags,
+    stored_flags,
 )
 
 __all__ = [
     "COUNTED_FLAGS", "DEGENERATE_FLAGS", "WARNING_SHARE", "QualityConfig", "QualityFlags", "degenerate_warning",
     "flag_counts", "likely_cause", "quality_flags", "record_prompts", "record_quality",
+    "run_flags", "stored_flags",
 ]
