@@ -2,6 +2,10 @@
 
 `EXAM_SYSTEM_ROLE` restates the calculus seed's Table 5 (role, notation, format) in our words: the
 model answers as a student, shows every step, and writes keyboard math with no LaTeX or markup.
+It also asks for numbered steps and a closing "Final answer:" line, which makes steps and answers
+easier to find. The closing-line request is placed after the work on purpose: worded as "end with
+a line that starts with 'Final answer:'", small instruction-tuned models (Qwen2.5 0.5B) often reply
+with that line alone and nothing before it.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ EXAM_SYSTEM_ROLE = (
     "Write mathematics in plain keyboard notation only, the way it would look written on paper: "
     "for example f(x) = x^2/4, sqrt(x+2), ln(x), <-8, 1>. Do not use LaTeX or any other markup: "
     "no $ signs, no \\( \\), no backslashes, no \\frac.\n"
-    "Number your steps, and end with a line that starts with 'Final answer:'."
+    "Number your steps. After your work, write one last line that starts with 'Final answer:' and "
+    "gives your answers."
 )
 
 #: Stop sequences that end a turn of the Gemma chat template, or a new question being invented.
