@@ -13,6 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from mathlens.analyze.quality import QualityFlags, run_flags
 from mathlens.errors import UserError
 from mathlens.items.schema import Exam, Question
 from mathlens.report.lookup import index_by_key
@@ -63,6 +64,17 @@ class RunData:
         """The (last) per-record entry of analysis `name` for record `key`, if the analysis has one."""
         found = self.entries(name, key)
         return found[-1] if found else None
+
+    @cached_property
+    def quality(self) -> dict[str, QualityFlags | None]:
+        """Record key -> output-quality flags: as the answers analysis stored them, else computed
+        from the record (None for a failed request)."""
+        return run_flags(self.records, self.analysis("answers"))
+
+    def degenerate(self, key: str) -> bool:
+        """True when record `key`'s response is degenerate (empty, echo, loop, wrong script)."""
+        flags = self.quality.get(key)
+        return flags is not None and flags.degenerate
 
     def question(self, exam_id: str, question_id: str) -> Question | None:
         exam = self.exams.get(exam_id)

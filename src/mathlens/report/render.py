@@ -48,6 +48,8 @@ class Report:
     generated_at: str
     notes: list[str] = field(default_factory=list)
     max_chars: int = 20_000
+    #: shown in a banner at the top of the page (runs whose responses are mostly degenerate)
+    warnings: list[str] = field(default_factory=list)
 
     def html(self, nonce: str | None = None) -> str:
         """The page as one HTML document; `nonce` is the script nonce its CSP names (random by default)."""
@@ -64,6 +66,7 @@ class Report:
             "skipped_sections": [{"id": i, "reason": why} for i, why in self.skipped],
             "questions": len(self.questions),
             "notes": self.notes,
+            "warnings": self.warnings,
         }
 
 
@@ -126,4 +129,16 @@ def build_report(runs: list[RunData], options: ReportOptions | None = None,
     notes = [f"{r.label}: {n}" for r in runs for n in r.notes]
     return Report(title=title, runs=runs, sections=rendered, questions=blocks, skipped=skipped,
                   generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), notes=notes,
-                  max_chars=options.max_response_chars)
+                  max_chars=options.max_response_chars, warnings=quality_warnings(runs))
+
+
+def quality_warnings(runs: list[RunData]) -> list[str]:
+    """One warning per run whose ok responses are mostly degenerate (see `degenerate_warning`)."""
+    from mathlens.analyze.quality import degenerate_warning
+
+    out = []
+    for run in runs:
+        warning = degenerate_warning(run.quality.values())
+        if warning:
+            out.append(f"Run {run.label}: {warning}" if len(runs) > 1 else warning)
+    return out

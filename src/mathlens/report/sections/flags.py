@@ -4,7 +4,9 @@ Flags from the sensitivity analysis (too dense, unstable under rephrasing, unrel
 meaning-preserving variant) are shown as it computed them. Without a sensitivity analysis, "too
 dense" is derived from the flow analysis with the report's own threshold. Two review flags are
 always added when their data exist: a solution with an invalid step (flow), and a response cut
-off at the token cap (records).
+off at the token cap (records). A degenerate response (empty, an echo of the prompt or system role,
+a loop, the wrong script) gets one "degenerate output" flag instead of flags computed on its text,
+and the sensitivity flags were computed without such responses.
 """
 
 from __future__ import annotations
@@ -42,6 +44,12 @@ def build(ctx: ReportContext) -> Table | None:
             who = f"{rec.model} · {rec.configuration}"
             if run.manifest.runs > 1:
                 who += f" · repeat {rec.repeat + 1}"
+            if run.degenerate(rec.key):
+                quality = run.quality.get(rec.key)
+                reason = "; ".join(quality.details) if quality is not None else ""
+                rows.append((where, who, "degenerate output", reason, None, None))
+                links.append(anchors.get((rec.exam_id, rec.question_id)))
+                continue
             flow = flow_for(run, rec.key)
             if flow is not None:
                 if not has_sens and flow.complexity is not None and flow.complexity > opts.complexity_threshold:
@@ -61,7 +69,9 @@ def build(ctx: ReportContext) -> Table | None:
     return Table(ctx.uid("flags"), "Solutions to review", ("question", "model · configuration", "flag", "reason",
                                                             "value", "threshold"), tuple(rows), row_links=tuple(links),
                  caption="Too dense: complexity above the threshold; unstable under rephrasing: phrase sensitivity "
-                         "above the threshold; unreliable: the answer changed under a meaning-preserving variant.")
+                         "above the threshold; unreliable: the answer changed under a meaning-preserving variant; "
+                         "degenerate output: the response is not an attempt at the question (no other flag is "
+                         "computed on it).")
 
 
 SECTION = ReportSection(id="flags", title="Instructor flags", template="sections/flags.html.j2", build=build)

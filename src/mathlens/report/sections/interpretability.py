@@ -51,6 +51,9 @@ def _from_flow(ctx: ReportContext) -> list[dict[str, Any]]:
             if flow is None:
                 continue
             g = groups[(run.label, rec.model, rec.configuration, rec.exam_id)]
+            if run.degenerate(rec.key):
+                g["excluded"].append(1.0)  # counted, not averaged
+                continue
             if flow.complexity is not None:
                 g["complexity"].append(flow.complexity)
             n = step_count(flow)
@@ -62,7 +65,8 @@ def _from_flow(ctx: ReportContext) -> list[dict[str, Any]]:
         exam = exams.get(exam_id)
         rows.append({"run": run_label, "course": exam.course if exam else None,
                      "exam": exam.name if exam else exam_id, "model": model, "configuration": conf,
-                     "n_questions": max((len(v) for v in vals.values()), default=0),
+                     "n_questions": max((len(v) for k, v in vals.items() if k != "excluded"), default=0),
+                     "excluded_degenerate": len(vals["excluded"]),
                      "complexity": _summary(vals["complexity"]), "step_count": _summary(vals["step_count"])})
     return rows
 
@@ -96,24 +100,27 @@ def build(ctx: ReportContext) -> Interpretability | None:
     for r in rows:
         head = (*(r.get(c) for c in lead), r.get("course"), r.get("exam"), r.get("model"), r.get("configuration"),
                 r.get("n_questions"))
-        shown.append(head + tuple(_fmt(r.get(k)) for k, _ in METRICS) + (r.get("flagged_questions"),))
+        tail = (r.get("flagged_questions"), r.get("excluded_degenerate", 0))
+        shown.append(head + tuple(_fmt(r.get(k)) for k, _ in METRICS) + tail)
         nums: list[Cell] = []
         for k, _ in METRICS:
             m = r.get(k)
             m = m if isinstance(m, dict) else {}
             nums += [num(m.get("mean")), num(m.get("sd")), num(m.get("ci_low")), num(m.get("ci_high"))]
-        export.append(head + tuple(nums) + (r.get("flagged_questions"),))
+        export.append(head + tuple(nums) + tail)
     head_cols = (*lead, "course", "exam", "model", "configuration", "questions")
     table = Table(
         ctx.uid("interpretability"), "Interpretability metrics per exam and configuration (seed Table 8 layout)",
-        head_cols + tuple(f"{t} (mean ± sd [95% CI])" for _, t in METRICS) + ("flagged questions",), tuple(shown),
+        head_cols + tuple(f"{t} (mean ± sd [95% CI])" for _, t in METRICS)
+        + ("flagged questions", "excluded (degenerate responses)"), tuple(shown),
         caption=("Robustness: mean TF-IDF cosine between the original response and each ablation's response; "
                  "phrase sensitivity: the largest 1 − cosine. Complexity: C = 0.5|O| + 0.3|K| + 0.2·d̄ (its "
-                 "absolute values are not comparable with the seed's tables)."
+                 "absolute values are not comparable with the seed's tables). Degenerate responses (empty, "
+                 "echoed, looping, wrong script) are left out of every figure and counted in the last column."
                  + (" Computed from the flow analysis only (no sensitivity analysis in this run)."
                     if source == "flow" else "")),
         export_columns=head_cols + tuple(f"{k} {s}" for k, _ in METRICS for s in ("mean", "sd", "ci_low", "ci_high"))
-        + ("flagged_questions",), export_rows=tuple(export))
+        + ("flagged_questions", "excluded_degenerate"), export_rows=tuple(export))
     charts = []
     cats = list(dict.fromkeys(str(r.get("exam")) for r in rows))
     names = list(dict.fromkeys(f"{r.get('model')} · {r.get('configuration')}" for r in rows))

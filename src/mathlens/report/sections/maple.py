@@ -13,7 +13,8 @@ from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table
 
 GROUP_COLS = ("model", "group", "n", "correct", "scored", "unjudged", "accuracy", "accuracy low", "accuracy high",
-              "mean MAPLE", "MAPLE low", "MAPLE high", "mean MAPLE (wrong answers)", "mean e")
+              "mean MAPLE", "MAPLE low", "MAPLE high", "mean MAPLE (wrong answers)", "mean e",
+              "degenerate (excluded)")
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ def _group_table(ctx: ReportContext, id: str, title: str, rows: list[dict[str, A
     for r in rows:
         body.append((r.get("model"), r.get("group"), r.get("n"), r.get("n_correct"), r.get("n_scored"),
                      r.get("n_unjudged"), *_ci(r, "accuracy"), *_ci(r, "mean_maple"),
-                     _ci(r, "mean_maple_incorrect")[0], _ci(r, "mean_e")[0]))
+                     _ci(r, "mean_maple_incorrect")[0], _ci(r, "mean_e")[0], r.get("n_degenerate", 0)))
     return Table(ctx.uid("maple", id), title, GROUP_COLS, tuple(body)) if body else None
 
 
@@ -61,6 +62,8 @@ def build(ctx: ReportContext) -> MapleData | None:
         sfx = f" · {run.label}" if ctx.multi_run else ""
         settings += [(f"{k}{sfx}", str(doc.get(k))) for k in ("judge", "reflector", "variant", "vr_source", "floor")
                      if doc.get(k) is not None]
+        settings.append((f"degenerate responses{sfx}", "included" if doc.get("include_degenerate") else
+                         f"{doc.get('excluded_degenerate', 0)} left out of every figure"))
         for key, title in (("overall", "All solutions"), ("by_level", "By MATH level"), ("by_subject", "By subject")):
             rows = [r for r in doc.get(key) or [] if isinstance(r, dict)]
             t = _group_table(ctx, key, f"MAPLE · {title}{sfx}", rows)

@@ -1,10 +1,12 @@
-"""Run overview: which runs, models and configurations; when; how many records, errors, truncations."""
+"""Run overview: which runs, models and configurations; when; how many records, errors, truncations,
+and how many responses are degenerate (with each output-quality flag counted)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from mathlens.analyze.quality import DEGENERATE_FLAGS, flag_counts
 from mathlens.report.context import ReportContext
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table
@@ -41,7 +43,8 @@ def build(ctx: ReportContext) -> Overview:
         for rec in run.records:
             g = groups.setdefault((rec.model, rec.configuration), {
                 "records": 0, "ok": 0, "error": 0, "truncated": 0, "cached": 0, "variants": 0,
-                "prompt": 0, "completion": 0, "latency": 0.0})
+                "prompt": 0, "completion": 0, "latency": 0.0, "flags": []})
+            g["flags"].append(run.quality.get(rec.key))
             g["records"] += 1
             g[rec.status] += 1
             g["truncated"] += rec.truncated
@@ -55,9 +58,11 @@ def build(ctx: ReportContext) -> Overview:
                 if len(error_rows) < MAX_ERRORS_LISTED:
                     error_rows.append((run.label, rec.key, rec.error or ""))
         for (model, conf), g in groups.items():
+            q = flag_counts(g["flags"])
             count_rows.append((run.label, model, conf, g["records"], g["variants"], g["ok"], g["error"],
                                g["truncated"], g["cached"], g["prompt"], g["completion"],
-                               round(g["latency"] / g["records"], 3) if g["records"] else None))
+                               round(g["latency"] / g["records"], 3) if g["records"] else None,
+                               q["degenerate"], *(q[f] for f in DEGENERATE_FLAGS), q["no_final_answer"]))
         gen = m.generate
         settings.append((run.label, [
             ("temperature", str(gen.temperature)), ("seed", str(gen.seed)), ("max tokens", str(gen.max_tokens)),
@@ -73,8 +78,12 @@ def build(ctx: ReportContext) -> Overview:
                   "finished"), tuple(run_rows))
     counts = Table(ctx.uid("record-counts"), "Records per model and configuration",
                    ("run", "model", "configuration", "records", "of which variants", "ok", "errors", "truncated",
-                    "cached", "prompt tokens", "completion tokens", "mean latency (s)"), tuple(count_rows),
-                   caption="Truncated: the token cap cut the response short (finish reason 'length').")
+                    "cached", "prompt tokens", "completion tokens", "mean latency (s)", "degenerate",
+                    *(f.replace("_", " ") for f in DEGENERATE_FLAGS), "no final answer"), tuple(count_rows),
+                   caption="Truncated: the token cap cut the response short (finish reason 'length'). Degenerate: "
+                           "empty, an echo of the system role or prompt, a repetition loop, or the wrong script "
+                           "(one response can carry several flags); sensitivity and MAPLE figures leave these "
+                           "responses out.")
     errors = Table(ctx.uid("errors"), "Failed requests", ("run", "record", "error"), tuple(error_rows),
                    caption=(f"First {MAX_ERRORS_LISTED} of {errors_total}." if errors_total > MAX_ERRORS_LISTED
                             else "")) if error_rows else None

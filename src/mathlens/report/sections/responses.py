@@ -1,4 +1,5 @@
-"""Per question: each configuration's response, with its status, finish reason and retrieved context."""
+"""Per question: each configuration's response, with its status, finish reason, output-quality flags
+(each with the reason it was set) and retrieved context."""
 
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ class ResponseCard:
     latency_s: float
     chunks: list[Chunk]
     retrieval_meta: list[tuple[str, Any]]
+    degenerate: bool = False
+    #: (flag, reason) for every quality flag set, except `truncated` (shown by its own badge)
+    quality: tuple[tuple[str, str], ...] = ()
 
 
 def retrieved_chunks(retrieval: dict[str, Any] | None) -> tuple[list[Chunk], list[tuple[str, Any]]]:
@@ -60,11 +64,17 @@ def build(ctx: ReportContext, view: QuestionView) -> list[ResponseCard] | None:
     for resp in view.originals:
         rec = resp.record
         chunks, meta = retrieved_chunks(rec.retrieval)
+        flags = resp.run.quality.get(rec.key)
+        quality: tuple[tuple[str, str], ...] = ()
+        if flags is not None:
+            reasons = {d.split(":", 1)[0]: d.split(":", 1)[1].strip() for d in reversed(flags.details)}
+            quality = tuple((n, reasons.get(n, n)) for n in flags.names() if n != "truncated")
         cards.append(ResponseCard(label=ctx.response_label(resp), key=rec.key, status=rec.status,
                                   finish_reason=rec.finish_reason, truncated=rec.truncated, cached=rec.cached,
                                   text=rec.response, error=rec.error,
                                   completion_tokens=rec.usage.completion_tokens, latency_s=rec.latency_s,
-                                  chunks=chunks, retrieval_meta=meta))
+                                  chunks=chunks, retrieval_meta=meta,
+                                  degenerate=flags is not None and flags.degenerate, quality=quality))
     return cards or None
 
 

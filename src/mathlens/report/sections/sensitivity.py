@@ -97,7 +97,8 @@ def _panel(ctx: ReportContext, view: QuestionView, run: RunData, q: dict[str, An
                ("mean normalised Levenshtein", _fmt(q.get("mean_levenshtein"))),
                ("answer-flip rate", f"{_fmt(q.get('answer_flip_rate'))} of {q.get('n_answer_compared', 0)}"),
                ("pattern-change rate", f"{_fmt(q.get('pattern_change_rate'))} of {q.get('n_pattern_compared', 0)}"),
-               ("ablations", str(q.get("n_ablations", 0)))]
+               ("ablations", str(q.get("n_ablations", 0))),
+               ("excluded (degenerate responses)", str(q.get("excluded_degenerate", 0)))]
     cons = q.get("consistency")
     if isinstance(cons, dict) and cons.get("status") == "ok":
         metrics.append(("repeat consistency", f"answer agreement {_fmt(cons.get('answer_agreement'))}, "
