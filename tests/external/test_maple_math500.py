@@ -30,7 +30,7 @@ SUBJECTS = {"Prealgebra", "Algebra", "Number Theory", "Counting & Probability", 
 @pytest.mark.external
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-def test_maple_on_20_math500_problems(shared_data: Path, embedded_model_path: Path, tmp_path: Path) -> None:
+def test_maple_on_20_math500_problems(shared_data: Path, gemma_model_path: Path, tmp_path: Path) -> None:
     source = shared_data / "math500_test.jsonl"
     manifest = base_manifest(
         items=[ItemSource(source=str(source), limit=20)], models=[ModelEntry(spec="embedded/gemma3-270m")],

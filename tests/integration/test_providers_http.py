@@ -43,7 +43,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("srv") / "server.log"
     with log.open("w") as fh:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--chat_format", "gemma",
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(path),  # chat template from the GGUF
              "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "1024", "--n_threads", "2"],
             stdout=fh, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     url = f"http://127.0.0.1:{port}/v1"

@@ -95,7 +95,7 @@ def test_other_embedder_for_builtin_kb_is_refused(env: Path) -> None:
 
 
 @pytest.mark.embedded
-async def test_run_all_three_configurations_with_the_embedded_model(env: Path, embedded_model_path: Path,
+async def test_run_all_three_configurations_with_the_embedded_model(env: Path, gemma_model_path: Path,
                                                                    tmp_path: Path) -> None:
     manifest = base_manifest(
         items=[ItemSource(source=str(builtin_exams()[EXAM]), limit=1)],

@@ -36,7 +36,9 @@ def test_run_builtin_exam_with_embedded_model(tmp_path: Path, embedded_model_pat
         assert 0 < rec["usage"]["completion_tokens"] <= 40
         assert rec["messages"][0]["role"] == "system" and "LaTeX" in rec["messages"][0]["content"]
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["models"][0]["identity"]["model"] == "gemma3-270m-q4_k_m"
+    assert manifest["models"][0]["spec"] == "embedded"
+    assert manifest["models"][0]["identity"]["model"] == "qwen2.5-coder-0.5b-instruct-q4_k_m"
+    assert manifest["models"][0]["identity"]["chat_format"] == "gguf-template"
     assert manifest["finished_at"] and manifest["packages"].get("llama_cpp_python") == "0.3.36"
     # the same exam again, into a new directory: every response comes from the cache
     second = _run([*args, "--out", str(tmp_path / "again")], env)
