@@ -148,3 +148,25 @@ def script_share(text: str) -> ScriptShare:
         else:
             foreign += 1
     return ScriptShare(latin=latin, foreign=foreign)
+
+
+_LINE_LABEL = re.compile(r"^\s*(?:(?:step|line)\s*\d+\s*[:.)-]?|\d+\s*[.):-]|[-*•>]+)\s*", re.I)
+
+
+def repeated_numbered_line(text: str, min_chars: int, repeats: int) -> str | None:
+    """The first line (of `min_chars`+ characters once its step number or bullet is removed) that
+    occurs `repeats` or more times, else None: the loop "1. Find x. 2. Find x. 3. Find x. ..."
+    that a plain repeated-line count misses because the numbers differ.
+
+    >>> repeated_numbered_line("1. Find x now\\n2. Find x now\\n3. Find x now", 8, 3)
+    'Find x now'
+    """
+    counts: dict[str, int] = {}
+    for raw in text.splitlines():
+        line = _LINE_LABEL.sub("", raw).strip()
+        if len(line) < min_chars:
+            continue
+        counts[line] = counts.get(line, 0) + 1
+        if counts[line] >= repeats:
+            return line
+    return None

@@ -17,7 +17,9 @@ characters of the response, in time linear in that window):
   words. A response shorter than 8 words is an echo when it has `echo_min_words` (4) or more words
   and occurs word for word in the role or prompt.
 * `repetition_loop`: one of the looping checks of `analyze/maple/detect.py` fires (a character
-  run, a chunk repeated back to back, repeated word 4-grams, a line repeated); see its docstring.
+  run, a chunk repeated back to back, repeated word 4-grams, a line repeated; see its docstring),
+  or one line (8+ characters once its step number or bullet is removed) appears 4 or more times
+  under different step numbers ("1. Find x. 2. Find x. ...", which the plain line count misses).
 * `wrong_script`: more than `script_share` (50%) of the response's words are in a script other
   than Latin (Greek letters and mathematical symbols count as math; single Latin letters are
   variables and do not count; a CJK character counts as one word), with at least
@@ -40,7 +42,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from mathlens.analyze.maple.detect import IncoherenceConfig, has_final_answer, incoherence
-from mathlens.analyze.quality.checks import echo_match, is_empty, script_share, window
+from mathlens.analyze.quality.checks import echo_match, is_empty, repeated_numbered_line, script_share, window
 from mathlens.items.schema import Question
 
 #: The detect.py checks that mean "looping"; `garbled` means unreadable and feeds `wrong_script`.
@@ -121,9 +123,14 @@ def quality_flags(response: str | None, *, system_role: str, prompt: str, finish
     if echo and match is not None:
         details.append(f"echo: {match.share:.0%} of the response copies the {match.source}")
     hits = incoherence(seen, cfg.loop)
-    loops = [h for h in hits if h.check in LOOP_CHECKS]
+    loops = [f"{h.check}: {h.detail}" for h in hits if h.check in LOOP_CHECKS]
+    if not any(h.check == "line" for h in hits):
+        line = repeated_numbered_line(seen, cfg.loop.line_min_chars, cfg.loop.line_repeats)
+        if line is not None:
+            loops.append(f"numbered_line: {line[:40]!r} appears {cfg.loop.line_repeats}+ times under different "
+                         "step numbers")
     if loops:
-        details.append("repetition_loop: " + "; ".join(f"{h.check}: {h.detail}" for h in loops))
+        details.append("repetition_loop: " + "; ".join(loops))
     wrong_script = False
     script = script_share(seen)
     if (script.foreign >= cfg.script_min_words and script.share > cfg.script_share
