@@ -180,3 +180,23 @@ async def test_label_discovery_with_the_offline_embedder(run_dir: Path) -> None:
     one = await analyze_run(store, options(discover="auto", judge_limit=1, include_degenerate=True))
     assert one.discovery is not None and one.discovery["status"] == "error" and "at least 2" in one.discovery["error"]
     assert (store.analysis_dir / "maple.json").exists()
+
+
+def test_cli_counts_and_keeps_degenerate_responses(run_dir: Path) -> None:
+    from typer.testing import CliRunner
+
+    from mathlens.cli.main import app
+
+    reply = json.dumps(['{"erroneous_steps": []}'])
+    base = ["maple", str(run_dir), "--judge", "mock/judge", "-J", f"responses={reply}", "--no-reflect", "--no-cache",
+            "--resamples", "50"]
+    runner = CliRunner()
+    res = runner.invoke(app, [*base, "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["excluded_degenerate"] == 1 and doc["statuses"]["degenerate"] == 1
+    assert doc["overall"][0]["n_degenerate"] == 1 and doc["overall"][0]["n"] == 3
+    text = runner.invoke(app, base)
+    assert text.exit_code == 0 and "1 degenerate response(s) left out" in text.output
+    kept = json.loads(runner.invoke(app, [*base, "--include-degenerate", "--json"]).stdout)
+    assert kept["excluded_degenerate"] == 0 and "degenerate" not in kept["statuses"]
