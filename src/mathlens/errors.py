@@ -62,9 +62,22 @@ class RunInUseError(UserError):
     """Another process holds the lock of a run directory."""
 
 
+#: C0/C1 controls (but tab and newline), and the Unicode marks that reorder or hide text.
+_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+
+
+def sanitize(text: str) -> str:
+    r"""`text` with terminal controls and direction overrides written as visible escapes.
+
+    >>> sanitize("ok\x1b[31m red\u202e")
+    'ok\\u001b[31m red\\u202e'
+    """
+    return _UNSAFE_CHARS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def warn(message: str) -> None:
-    """Print one warning line on stderr (plain text: never interpreted as console markup)."""
-    sys.stderr.write(f"warning: {message}\n")
+    """Print one warning line on stderr (plain text: never console markup, controls made visible)."""
+    sys.stderr.write(f"warning: {sanitize(message)}\n")
     sys.stderr.flush()
 
 

@@ -18,10 +18,23 @@ CASES = yaml.safe_load((Path(__file__).parents[1] / "cases" / "items" / "bad_fil
 BAD = [(group, case) for group, cases in CASES.items() for case in cases]
 
 
+def write_case(folder: Path, case: dict) -> Path:
+    """The file (or directory) a case describes: `content`, or `pattern` head + repeat * times + tail."""
+    path = folder / case["name"]
+    if case.get("directory"):
+        path.mkdir()
+        (path / "inside.yaml").write_text("id: x\nname: X\nquestions:\n  - id: q1\n    text: A\n")
+        return path
+    pattern = case.get("pattern")
+    content = case["content"] if pattern is None else \
+        pattern["head"] + pattern["repeat"] * pattern["times"] + pattern.get("tail", "")
+    path.write_text(content, encoding="latin-1" if case.get("latin1") else "utf-8")
+    return path
+
+
 @pytest.mark.parametrize(("group", "case"), BAD, ids=[f"{g}-{c['name']}" for g, c in BAD])
 def test_bad_file_names_line_and_field(tmp_path: Path, group: str, case: dict) -> None:
-    path = tmp_path / case["name"]
-    path.write_text(case["content"], encoding="utf-8")
+    path = write_case(tmp_path, case)
     with pytest.raises(ItemFileError) as info:
         load_items(path)
     err = info.value
@@ -34,6 +47,25 @@ def test_bad_file_names_line_and_field(tmp_path: Path, group: str, case: dict) -
     for word in case["words"]:
         assert word in str(err)
     assert str(path) in str(err)
+
+
+@pytest.mark.parametrize(("group", "case"), BAD, ids=[f"{g}-{c['name']}" for g, c in BAD])
+def test_cli_bad_case_exits_2_with_message(tmp_path: Path, group: str, case: dict) -> None:
+    from typer.testing import CliRunner
+
+    from mathlens.cli.main import app
+
+    path = write_case(tmp_path, case)
+    out = tmp_path / "run"
+    res = CliRunner().invoke(app, ["run", str(path), "--model", "mock/echo", "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    assert isinstance(res.exception, SystemExit), res.exception
+    text = " ".join(res.output.split())  # the console wraps long lines
+    assert "Traceback" not in text and "error:" in text
+    assert str(path) in text.replace(" ", "") or str(path) in text
+    for word in case["words"]:
+        assert " ".join(word.split()) in text, (word, text[-500:])
+    assert not out.exists()
 
 
 def test_cli_bad_file_exits_2_and_writes_nothing(tmp_path: Path) -> None:
@@ -111,3 +143,32 @@ def test_unknown_builtin_suggests() -> None:
 
     with pytest.raises(UnknownNameError, match="Did you mean"):
         load_items("calc3-exam")
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".jsonl"])
+def test_byte_order_mark_is_accepted(tmp_path: Path, suffix: str) -> None:
+    body = ("id: x\nname: X\nquestions:\n  - id: q1\n    text: A\n" if suffix == ".yaml"
+            else '{"id": "q1", "text": "A"}\n')
+    path = tmp_path / f"bom{suffix}"
+    path.write_bytes(b"\xef\xbb\xbf" + body.encode())
+    exam = load_items(path)
+    assert [(q.id, q.text) for q in exam.questions] == [("q1", "A")]
+
+
+def test_large_jsonl_streams(tmp_path: Path) -> None:
+    """Records are read one at a time: the file is never decoded as one string."""
+    path = tmp_path / "many.jsonl"
+    with path.open("w") as fh:
+        for i in range(20_000):
+            fh.write(json.dumps({"id": f"q{i}", "text": f"What is {i} + 1?"}) + "\n")
+    exam = load_items(path, limit=3)
+    assert [q.id for q in exam.questions] == ["q0", "q1", "q2"]
+    from mathlens.items import readers
+
+    original = Path.read_text
+    try:
+        Path.read_text = lambda *a, **k: (_ for _ in ()).throw(AssertionError("read whole file"))  # type: ignore[method-assign]
+        assert len(load_items(path).questions) == 20_000
+    finally:
+        Path.read_text = original  # type: ignore[method-assign]
+    assert readers.MAX_RECORDS >= 20_000

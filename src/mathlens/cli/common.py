@@ -1,7 +1,15 @@
-"""Helpers shared by CLI commands: JSON output, error reporting, console."""
+"""Helpers shared by CLI commands: JSON output, error reporting, consoles that model text cannot steer.
+
+Text from users and models is printed, never obeyed: the consoles interpret Rich markup only in a
+plain string handed straight to `print` (mathlens's own messages, which pass any outside text
+through `escape`); table cells and every other renderable are taken literally; and control
+characters and bidirectional overrides are shown as `\\uXXXX` escapes, so no response can move
+the cursor, recolour the terminal or reorder what is shown.
+"""
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 from collections.abc import Callable
@@ -11,11 +19,36 @@ from typing import Any, ParamSpec, TypeVar
 import typer
 from pydantic import BaseModel
 from rich.console import Console
+from rich.errors import MarkupError
+from rich.markup import escape as _escape_markup
+from rich.text import Text
 
-from mathlens.errors import UserError
+from mathlens.errors import UserError, sanitize
 
-console = Console(stderr=True)
-out_console = Console()
+
+def escape(text: object) -> str:
+    """Outside text (a path, an id, a response) made safe to put inside a markup message."""
+    return _escape_markup(sanitize(str(text)))
+
+
+class SafeConsole(Console):
+    """A Rich console for untrusted text (see the module notes)."""
+
+    def print(self, *objects: Any, markup: bool | None = None, **kwargs: Any) -> None:
+        if markup is None and objects and all(isinstance(o, str) for o in objects):
+            markup = True  # a message mathlens wrote; any outside text in it went through `escape`
+        super().print(*objects, markup=markup, **kwargs)
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        text = sanitize(text)
+        try:
+            return super().render_str(text, **kwargs)
+        except MarkupError:  # never let a stray bracket end a command; show the text as it is
+            return super().render_str(text, **{**kwargs, "markup": False})
+
+
+console = SafeConsole(stderr=True, markup=False)
+out_console = SafeConsole(markup=False)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -29,7 +62,8 @@ def emit_json(data: Any) -> None:
         text = data.model_dump_json(indent=2)
     else:
         text = json.dumps(data, indent=2, default=_default, ensure_ascii=False)
-    sys.stdout.write(text + "\n")
+    # Inside JSON strings these characters may be written as \\uXXXX escapes: same document, safe terminal.
+    sys.stdout.write(sanitize(text) + "\n")
     sys.stdout.flush()
 
 
@@ -43,15 +77,35 @@ def _default(obj: Any) -> Any:
     return str(obj)
 
 
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print `error: message` (outside text escaped) and return the `typer.Exit` to raise."""
+    console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def describe_os_error(exc: OSError) -> str:
+    """One line for a file-system failure: what, where, and what to do about the usual ones."""
+    where = f" {exc.filename}" if exc.filename else ""
+    what = exc.strerror or str(exc)
+    hints = {errno.ENOSPC: " (free some space and run the command again)",
+             errno.EROFS: " (the folder is read-only: choose a writable one)",
+             errno.EACCES: " (permission denied: choose a folder you can write)",
+             errno.EISDIR: " (a directory was given where a file is needed)"}
+    return f"cannot use{where}: {what}{hints.get(exc.errno or 0, '')}"
+
+
 def user_errors(fn: Callable[P, R]) -> Callable[P, R]:
-    """Report `UserError` as one red line and exit 2, never as a traceback."""
+    """Report a `UserError` (and a file-system failure) as one red line and exit 2, never as a traceback."""
 
     @wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return fn(*args, **kwargs)
         except UserError as exc:
-            console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
-            raise typer.Exit(2) from None
+            raise fail(str(exc)) from None
+        except OSError as exc:  # a full disk, a read-only folder: the environment, not a bug
+            raise fail(describe_os_error(exc)) from None
+        except RecursionError:
+            raise fail("the input nests too deeply to process") from None
 
     return wrapper

@@ -5,7 +5,6 @@ Every loader returns an `Exam`; `load_items` picks the loader from the file's co
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections.abc import Iterator
@@ -13,11 +12,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import ValidationError
 
 from mathlens.errors import UnknownNameError, UserError
 from mathlens.items.errors import ItemFileError, from_validation
+from mathlens.items.readers import MAX_YAML_BYTES, iter_jsonl_records, load_yaml, read_text
 from mathlens.items.schema import Exam, Question
 
 Format = Literal["auto", "exam", "math", "gsm8k", "jsonl"]
@@ -35,15 +34,8 @@ def builtin_exams() -> dict[str, Path]:
 
 
 def load_exam_yaml(path: Path) -> Exam:
-    """Load one exam from YAML, reporting the line of any bad field."""
-    text = _read(path)
-    try:
-        node = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise ItemFileError(path, line, None, f"not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    """Load one exam from YAML, reporting the line of any bad field (limits: items/readers.py)."""
+    data, node = load_yaml(path, read_text(path, MAX_YAML_BYTES))
     if not isinstance(data, dict):
         raise ItemFileError(path, 1, None, "expected a mapping with the exam's fields at the top level")
     data.setdefault("id", path.stem)
@@ -53,24 +45,9 @@ def load_exam_yaml(path: Path) -> Exam:
         raise from_validation(path, exc, node=node) from None
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise ItemFileError(path, None, None, f"not UTF-8 text ({exc.reason})") from None
-
-
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line; a bad line raises `ItemFileError`."""
-    for n, line in enumerate(_read(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ItemFileError(path, n, None, f"not valid JSON ({exc.msg}, column {exc.colno})") from None
+    """(line number, object) for each non-blank line, streamed; a bad line raises `ItemFileError`."""
+    for n, obj in iter_jsonl_records(path):
         if not isinstance(obj, dict):
             raise ItemFileError(path, n, None, "expected a JSON object")
         yield n, obj
@@ -170,6 +147,8 @@ def load_items(
         path = exams[source]
     else:
         path = Path(source)
+        if path.is_dir():
+            raise ItemFileError(path, None, None, "is a directory; name an item file (.yaml or .jsonl)")
         if not path.exists():
             raise UnknownNameError("exam or dataset", str(source), exams) if "/" not in str(source) and \
                 not path.suffix else UserError(f"{path}: no such file")
