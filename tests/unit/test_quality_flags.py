@@ -123,3 +123,13 @@ def test_bounded_time_on_a_megabyte(name: str) -> None:
     # Generous bound (slow shared machines); an unbounded quadratic stage would take minutes here.
     assert elapsed < 10, f"{name}: {elapsed:.1f}s"
     assert flags.truncated and flags.degenerate
+
+
+def test_many_unclosed_boxes_stay_fast() -> None:
+    # Under the examined window, so the final-answer search sees all of it: each box once scanned
+    # to the end of the text would be quadratic.
+    text = "\\boxed{" * 5_000
+    start = time.perf_counter()
+    flags = quality_flags(text, system_role="", prompt="q", finish_reason="length")
+    assert time.perf_counter() - start < 5
+    assert flags.no_final_answer and flags.truncated

@@ -97,14 +97,19 @@ def last_boxed(text: str) -> str | None:
     >>> last_boxed(r"x = \\boxed{\\frac{a}{b}} and \\boxed{2}")
     '2'
     """
+    # One pass pairs every brace with its partner, so many (or nested) boxes stay linear in time.
+    closing: dict[int, int] = {}
+    stack: list[int] = []
+    for i, ch in enumerate(text):
+        if ch == "{":
+            stack.append(i)
+        elif ch == "}" and stack:
+            closing[stack.pop()] = i
     found = None
     for m in _BOX.finditer(text):
-        depth, i = 1, m.end()
-        while i < len(text) and depth:
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
-        if depth == 0:
-            found = text[m.end() : i - 1]
+        end = closing.get(m.end() - 1)
+        if end is not None:
+            found = text[m.end() : end]
     return found
 
 
