@@ -29,7 +29,8 @@ characters of the response, in time linear in that window):
 * `truncated`: the finish reason is `length` (the token cap cut the response).
 * `no_final_answer`: grading's `extract_final_answer` finds no stated answer (a boxed value, an
   answer line, "the answer is", a closing "therefore ..." or a last equation; see
-  `analyze/maple/detect.py:has_final_answer`), searched in the last `max_chars` characters.
+  `analyze/maple/detect.py:has_final_answer`), searched in the last `max_chars` characters. In a
+  response cut by the token cap a last equation does not count: it is where the work stopped.
 
 `degenerate` is `empty or echo or repetition_loop or wrong_script`; `truncated` and
 `no_final_answer` alone are not degenerate, since a long real solution can be cut by the cap.
@@ -87,11 +88,13 @@ class QualityFlags(BaseModel):
         return [n for n in order if getattr(self, n)]
 
 
-def _no_final_answer(text: str, question: Question | None, cfg: QualityConfig) -> bool:
+def _no_final_answer(text: str, question: Question | None, cfg: QualityConfig, truncated: bool) -> bool:
     from mathlens.analyze.grading.answers import extract_final_answer
 
     tail = text if len(text) <= 2 * cfg.max_chars else text[-cfg.max_chars :]
     found = extract_final_answer(tail, question)
+    if truncated and found.how == "last_equation":
+        return True  # the cap cut the work: its last equation is an intermediate result, not an answer
     return not has_final_answer(found.how, found.text)
 
 
@@ -143,7 +146,7 @@ def quality_flags(response: str | None, *, system_role: str, prompt: str, finish
         details.append(f"wrong_script: {garbled.detail}")
     if truncated:
         details.append("truncated: the token cap cut the response")
-    no_answer = _no_final_answer(text, question, cfg)
+    no_answer = _no_final_answer(text, question, cfg, truncated)
     if no_answer:
         details.append("no_final_answer: no stated final answer")
     return QualityFlags(echo=echo, repetition_loop=bool(loops), truncated=truncated, no_final_answer=no_answer,
