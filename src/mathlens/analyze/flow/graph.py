@@ -11,6 +11,11 @@ Final steps: the last step of each lettered part ((a), (b), ...) that has math, 
 that states a boxed answer or an "answer is" sentence (else the last step with math, else the
 last step). A step with math from which no path leads to a final step is redundant. Steps
 without math (framing sentences) are neither linked nor redundant.
+
+Cost: items are looked up in an index (item -> steps that introduce it) and each step's text is
+read once into a set of tokens, so building the graph is linear in the number of uses rather than
+quadratic in the number of steps; a step keeps edges from its `MAX_PREDECESSORS` most recent
+sources (and the graph records ``capped=True`` when one had more).
 """
 
 from __future__ import annotations
@@ -53,10 +58,44 @@ def _uses(step: StepFacts) -> set[str]:
     return used
 
 
+#: Edges kept into one step, from its most recent sources.
+MAX_PREDECESSORS = 32
+_TEXT_ITEM = re.compile(r"-?\d+(?:/\d+)?|[A-Za-z]\w*")
+_RUN = re.compile(r"[\w.]+")
+
+
 def _in_text(item: str, text: str) -> bool:
-    if re.fullmatch(r"-?\d+(?:/\d+)?|[A-Za-z]\w*", item):
+    """Whether a name or number stands on its own in `text` (not inside a longer word or number)."""
+    if _TEXT_ITEM.fullmatch(item):
         return re.search(rf"(?<![\w.]){re.escape(item)}(?![\w.])", text) is not None
     return False
+
+
+def text_tokens(text: str) -> set[str]:
+    """Every name or number `_in_text` can find in `text`, from one pass over it.
+
+    >>> sorted(text_tokens("so x-3 = -3, y = 1/2 and 2.5"))
+    ['-3', '1', '1/2', '2', '3', 'and', 'so', 'x', 'y']
+    """
+    out: set[str] = set()
+    runs = list(_RUN.finditer(text))
+    for k, m in enumerate(runs):
+        run = m.group(0)
+        out.add(run)
+        a = m.start()
+        negative = a > 0 and text[a - 1] == "-" and (a < 2 or not _word_char(text[a - 2]))
+        if negative:
+            out.add("-" + run)
+        nxt = runs[k + 1] if k + 1 < len(runs) else None
+        if nxt is not None and nxt.start() == m.end() + 1 and text[m.end()] == "/":
+            out.add(f"{run}/{nxt.group(0)}")
+            if negative:
+                out.add(f"-{run}/{nxt.group(0)}")
+    return {t for t in out if _TEXT_ITEM.fullmatch(t)}
+
+
+def _word_char(ch: str) -> bool:
+    return ch == "." or ch.isalnum() or ch == "_"
 
 
 def final_steps(steps: Sequence[StepFacts]) -> list[int]:
@@ -96,15 +135,25 @@ def final_step(steps: Sequence[StepFacts]) -> int | None:
 def build_graph(steps: Sequence[StepFacts]) -> nx.DiGraph:
     """The dependency graph; each edge carries the shared items in its ``via`` attribute."""
     graph = nx.DiGraph()
+    graph.graph["capped"] = False
     for i, _ in enumerate(steps):
         graph.add_node(i)
+    sources: dict[str, list[int]] = {}  # item -> steps introducing it, in order
     for j, later in enumerate(steps):
         used = _uses(later)
-        for i in range(j):
-            introduced = _introduced(steps[i])
-            shared = (introduced & used) | {v for v in introduced - used if _in_text(v, later.text)}
-            if shared:
-                graph.add_edge(i, j, via=sorted(shared)[:5])
+        tokens = text_tokens(later.text)
+        shared: dict[int, set[str]] = {}
+        for item in used | (tokens & sources.keys()):
+            if item not in used and not _TEXT_ITEM.fullmatch(item):
+                continue
+            for i in sources.get(item, ()):
+                shared.setdefault(i, set()).add(item)
+        if len(shared) > MAX_PREDECESSORS:
+            graph.graph["capped"] = True
+        for i in sorted(shared)[-MAX_PREDECESSORS:]:
+            graph.add_edge(i, j, via=sorted(shared[i])[:5])
+        for item in _introduced(later):
+            sources.setdefault(item, []).append(j)
     return graph
 
 

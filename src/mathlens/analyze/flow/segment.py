@@ -16,19 +16,34 @@ The rules, in order:
    and sentences are grouped back up to ``max_chars``.
 
 Each `Step` keeps its character offsets into the original text.
+
+Bounds on hostile text (all linear in the length of the text): math delimiters are paired in one
+pass (an unclosed ``\\[`` or ``$$`` costs nothing per later delimiter); spaCy sees prose only,
+with math masked and every run of more than `LONG_WORD` non-space characters replaced by
+same-length filler (its tokenizer is superlinear on such runs, e.g. nested parentheses); a
+sentence still longer than ``max_chars`` is cut at a space (or hard) into ``max_chars`` pieces;
+and at most ``max_steps`` steps are returned, the last one carrying a `note` that the rest of the
+text was not analysed.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 MAX_STEP_CHARS = 600
+#: At most this many steps are analysed in one text.
+MAX_STEPS = 300
+#: Runs of non-space characters longer than this are filler to the sentence splitter.
+LONG_WORD = 64
 
-_DISPLAY = re.compile(r"\$\$.+?\$\$|\\\[.+?\\\]|\\begin\{(\w+\*?)\}.+?\\end\{\1\}", re.S)
-_INLINE = re.compile(r"(?<![\\$])\$[^$\n]+?\$|\\\(.+?\\\)", re.S)
+_DISPLAY_OPEN = re.compile(r"\$\$|\\\[|\\begin\{(\w+\*?)\}")
+_INLINE_DOLLAR = re.compile(r"(?<![\\$])\$[^$\n]+?\$")
+_INLINE_OPEN = re.compile(r"\\\(")
+_LONG_RUN = re.compile(rf"\S{{{LONG_WORD + 1},}}")
 _MARKER = re.compile(
     r"^\s*(?:#{1,6}\s+|\*\*\s*)?(?:"
     r"(?:step|part)\s*\(?\d+[a-z]?\)?\s*[:.)-]?"
@@ -55,6 +70,7 @@ class Step:
     start: int
     end: int
     label: str | None = None
+    note: str | None = None
 
 
 @lru_cache(maxsize=1)
@@ -66,12 +82,42 @@ def _nlp() -> Any:
     return nlp
 
 
+def _display_close(m: re.Match[str]) -> str:
+    token = m.group(0)
+    return "$$" if token == "$$" else "\\]" if token == "\\[" else f"\\end{{{m.group(1)}}}"
+
+
+def paired_regions(text: str, opener: re.Pattern[str], closer: Callable[[re.Match[str]], str]) -> list[tuple[int, int]]:
+    """Non-overlapping (start, end) regions from an opener to the nearest closer after at least
+    one character, left to right: what ``open.+?close`` finds, in linear time (a closer that is
+    not found once is not searched for again)."""
+    regions: list[tuple[int, int]] = []
+    cursor = 0
+    missing: set[str] = set()
+    for m in opener.finditer(text):
+        if m.start() < cursor:
+            continue
+        close = closer(m)
+        if close in missing:
+            continue
+        j = text.find(close, m.end() + 1)
+        if j < 0:
+            missing.add(close)
+            continue
+        cursor = j + len(close)
+        regions.append((m.start(), cursor))
+    return regions
+
+
 def _mask(text: str) -> str:
     """The text with every math region replaced by same-length filler (newlines kept)."""
     chars = list(text)
-    for pattern, fill in ((_DISPLAY, "D"), (_INLINE, "M")):
-        for m in pattern.finditer(text):
-            for i in range(m.start(), m.end()):
+    display = paired_regions(text, _DISPLAY_OPEN, _display_close)
+    inline = [(m.start(), m.end()) for m in _INLINE_DOLLAR.finditer(text)]
+    inline += paired_regions(text, _INLINE_OPEN, lambda m: "\\)")
+    for regions, fill in ((display, "D"), (inline, "M")):
+        for start, end in regions:
+            for i in range(start, end):
                 if chars[i] != "\n" or fill == "M":
                     chars[i] = fill
             # Display math keeps its line breaks so that rule 4 can see it as its own line.
@@ -132,21 +178,42 @@ def _blocks(text: str, masked: str) -> list[tuple[int, int, str | None]]:
     return blocks
 
 
+def _prose(block: str) -> str:
+    """A block as the sentence splitter may see it: long runs become filler (end punctuation kept)."""
+    def fill(m: re.Match[str]) -> str:
+        run = m.group(0)
+        tail = run[-1] if run[-1] in ".!?" else "w"
+        return "w" * (len(run) - 1) + tail
+    return _LONG_RUN.sub(fill, block)
+
+
+def _cut(text: str, a: int, b: int, max_chars: int) -> list[tuple[int, int]]:
+    """Pieces of at most `max_chars`, cut at the last space before the limit when there is one."""
+    out: list[tuple[int, int]] = []
+    while b - a > max_chars:
+        cut = text.rfind(" ", a + max_chars // 2, a + max_chars)
+        cut = cut + 1 if cut > a else a + max_chars
+        out.append((a, cut))
+        a = cut
+    out.append((a, b))
+    return out
+
+
 def _sentences(masked: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
     """Rule 5: split one long block into groups of sentences of at most `max_chars`."""
-    doc = _nlp()(masked[start:end])
+    doc = _nlp()(_prose(masked[start:end]))
     pieces = [(start + s.start_char, start + s.end_char) for s in doc.sents]
     groups: list[tuple[int, int]] = []
     for a, b in pieces:
         if groups and (b - groups[-1][0]) <= max_chars:
             groups[-1] = (groups[-1][0], b)
         else:
-            groups.append((a, b))
+            groups.extend(_cut(masked, a, b, max_chars))
     return groups
 
 
-def segment_steps(text: str, max_chars: int = MAX_STEP_CHARS) -> list[Step]:
-    """Split `text` into reasoning steps (see the module notes for the rules)."""
+def segment_steps(text: str, max_chars: int = MAX_STEP_CHARS, max_steps: int = MAX_STEPS) -> list[Step]:
+    """Split `text` into reasoning steps (see the module notes for the rules and bounds)."""
     if not text or not text.strip():
         return []
     masked = _mask(text)
@@ -164,5 +231,10 @@ def segment_steps(text: str, max_chars: int = MAX_STEP_CHARS) -> list[Step]:
         body = chunk.strip()
         if not body:
             continue
+        if len(steps) == max_steps:
+            last = steps[-1]
+            steps[-1] = Step(last.index, last.text, last.start, last.end, last.label,
+                             note=f"text after step {max_steps} was not analysed (at most {max_steps} steps are)")
+            break
         steps.append(Step(len(steps), body, start + lead, start + lead + len(body), label))
     return steps

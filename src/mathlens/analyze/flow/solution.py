@@ -50,7 +50,8 @@ def analyze_solution(text: str, question: str | None = None, config: FlowConfig 
             complexity=complexity_level(math.depth, operations, concepts, cues), verdict=math.verdict,
             claims=[ClaimReport(text=c.text, status=c.status, expected=c.expected, method=c.method, reason=c.reason)
                     for c in math.claims],
-            notes=list(math.notes), check_status=math.status, check_error=math.error))
+            notes=[*math.notes, *([step.note] if step.note else [])], check_status=math.status,
+            check_error=math.error))
         facts.append(StepFacts(step.text, math.defines, math.produces, math.mentions, math.parsed > 0, step.label))
     if text and len(text) > config.max_text_chars and reports:
         reports[-1].notes.append(f"text after {config.max_text_chars} characters was not analysed")

@@ -34,6 +34,8 @@ StepStatus = Literal["ok", "timeout", "error", "skipped"]
 STEP_TIMEOUT_S = 2.0
 SOLUTION_BUDGET_S = 10.0
 MAX_SPANS_PER_STEP = 40
+#: Math snippets checked in one solution; later steps are `skipped` (a worked answer has < 100).
+MAX_SPANS_PER_SOLUTION = 300
 # A claim whose side is continued in words ("20% of 50 = 10" gives the span "50 = 10").
 _BINDING_WORD = re.compile(r"\b(of|times|plus|minus|by|per|over|into|than|multiplied|divided)\s*$", re.I)
 
@@ -83,6 +85,7 @@ class VerifyConfig:
 
     step_timeout_s: float = STEP_TIMEOUT_S
     solution_budget_s: float = SOLUTION_BUDGET_S
+    max_spans: int = MAX_SPANS_PER_SOLUTION
 
 
 @dataclass(frozen=True)
@@ -312,13 +315,19 @@ def verify_steps(step_texts: list[str], question: str | None = None,
         if got.status == "ok":
             ctx = got.value
     results: list[StepMath] = []
+    spans = 0
     for text in step_texts:
         if time.perf_counter() - started > config.solution_budget_s:
             results.append(StepMath("skipped", error="the solution's time budget was spent"))
             continue
+        if spans >= config.max_spans:
+            results.append(StepMath("skipped", error=f"the solution's limit of {config.max_spans} math "
+                                                     "snippets was reached"))
+            continue
         got = run_bounded(_analyze_step_bytes, text, ctx, timeout_s=config.step_timeout_s)
         if got.status == "ok":
             step, ctx = got.value
+            spans += step.spans
             results.append(_with_elapsed(step, got.elapsed_s))
         else:
             status: StepStatus = "timeout" if got.status == "timeout" else "error"
