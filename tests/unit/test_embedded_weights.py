@@ -166,3 +166,22 @@ def test_gemma_has_no_template_and_keeps_its_named_format(gemma_model_path: Path
     assert EmbeddedProvider("gemma3-270m").identity()["chat_format"] == "gemma"
     with pytest.raises(UserError, match="no chat template"):
         LlamaCppProvider(str(gemma_model_path))
+
+
+def test_list_models_shows_both_embedded_models_and_what_they_are_for() -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from mathlens.cli.main import app
+
+    res = CliRunner().invoke(app, ["list", "models", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["default"] == "embedded/qwen2.5-coder-0.5b"
+    rows = {r["spec"]: r for r in doc["embedded"]}
+    assert set(rows) == {"embedded/qwen2.5-coder-0.5b", "embedded/gemma3-270m"}
+    assert rows["embedded/qwen2.5-coder-0.5b"]["instruction-tuned"] == "yes"
+    assert rows["embedded/gemma3-270m"]["instruction-tuned"].startswith("no")
+    assert "pipeline check" in rows["embedded/gemma3-270m"]["fit for"]
+    assert all(r["size"] and r["speed"] for r in rows.values())
