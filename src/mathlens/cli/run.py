@@ -301,15 +301,18 @@ def run(
                           f"{len(doc['configurations'])} configurations × {doc['runs']} runs × "
                           f"{len(doc['models'])} models), about {doc['estimated_prompt_tokens']} prompt tokens")
         return
-    store.acquire_lock()  # one writer per run directory; released when the process ends
-    if resume is None and store.records_path.exists() and store.records_path.stat().st_size > 0:
-        raise UserError(f"{store.root} already holds a run: use --resume {store.root} or another --out")
-    if retry_errors:
-        dropped = store.drop_error_records()
-        if not (quiet or as_json):
-            console.print(f"sending {dropped} failed request{'s' if dropped != 1 else ''} again", markup=False)
-    store.write_manifest(manifest)
-    result = _execute(store, manifest, concurrency, retry, quiet or as_json)
+    store.acquire_lock()  # one writer per run directory
+    try:
+        if resume is None and store.records_path.exists() and store.records_path.stat().st_size > 0:
+            raise UserError(f"{store.root} already holds a run: use --resume {store.root} or another --out")
+        if retry_errors:
+            dropped = store.drop_error_records()
+            if not (quiet or as_json):
+                console.print(f"sending {dropped} failed request{'s' if dropped != 1 else ''} again", markup=False)
+        store.write_manifest(manifest)
+        result = _execute(store, manifest, concurrency, retry, quiet or as_json)
+    finally:
+        store.release_lock()
     doc = summary_dict(store, result)
     if as_json:
         emit_json(doc)
