@@ -2,7 +2,10 @@
 
 Reports are rebuilt when a run's records or analyses change (checked by modification time), so a
 page reloaded after `mathlens analyze` shows the new results. Only directories found under the
-runs folder can be named in a URL; nothing else on disk is reachable.
+runs folder can be named in a URL; nothing else on disk is reachable: a run directory (or its
+manifest or records) that is a symbolic link leading outside the runs folder is not served.
+Requests whose `Host` header is not this server's own address (127.0.0.1 or localhost, with its
+port) are refused, so a web page cannot reach the viewer through DNS rebinding.
 """
 
 from __future__ import annotations
@@ -32,14 +35,27 @@ def csp(nonce: str) -> str:
             "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 
 
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(folder)
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
+
+
+def _servable(run: Path, root: Path) -> bool:
+    """A run whose directory, manifest and records all lie inside the runs folder once links are followed."""
+    return all(_inside(p, root) for p in (run, run / "manifest.json", run / "records.jsonl"))
+
+
 def find_runs(root: Path) -> dict[str, Path]:
     """Run directories (holding a manifest.json) at `root` itself and one level below, by URL name."""
     runs: dict[str, Path] = {}
-    if (root / "manifest.json").is_file():
-        runs[root.resolve().name] = root
+    base = root.resolve()
+    if (root / "manifest.json").is_file() and _servable(root, base):
+        runs[base.name] = root
     if root.is_dir():
         for d in sorted(root.iterdir()):
-            if d.is_dir() and (d / "manifest.json").is_file():
+            if d.is_dir() and (d / "manifest.json").is_file() and _servable(d, base):
                 runs[d.name] = d
     return runs
 
@@ -108,7 +124,18 @@ class _Handler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:
         self.do_GET()
 
+    def _host_ok(self) -> bool:
+        port = self.server.server_address[1]
+        host = (self.headers.get("Host") or "").strip().lower()
+        return host in {f"{HOST}:{port}", f"localhost:{port}"}
+
     def do_GET(self) -> None:
+        if not self._host_ok():
+            nonce = secrets.token_urlsafe(16)
+            body = environment().get_template("error.html.j2").render(
+                message="this viewer answers only requests addressed to 127.0.0.1 or localhost", nonce=nonce)
+            self._send(HTTPStatus.MISDIRECTED_REQUEST, body, nonce)
+            return
         try:
             self._get()
         except Exception as exc:  # a broken run must not take the server down; say what failed
