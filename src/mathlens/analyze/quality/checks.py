@@ -45,7 +45,7 @@ class EchoMatch:
     """How much of a response is copied from each source, as shares of its words."""
 
     share: float
-    source: str  # "system role" or "prompt" (the one that covers more words)
+    source: str  # "system role", "prompt", or both joined with "and" when together they cover more
     n_words: int
 
 
@@ -87,14 +87,22 @@ def echo_match(response: str, sources: dict[str, str], k: int, min_words: int) -
     if not tokens:
         return None
     best: EchoMatch | None = None
+    union: set[tuple[str, ...]] = set()
     for name, text in sources.items():
         src = words(text)
         if len(tokens) < k:
             share = 1.0 if len(tokens) >= min_words and _contains(src, tokens) else 0.0
         else:
-            share = _covered(tokens, _shingles(src, k), k) / len(tokens)
+            grams = _shingles(src, k)
+            union |= grams
+            share = _covered(tokens, grams, k) / len(tokens)
         if best is None or share > best.share:
             best = EchoMatch(share=share, source=name, n_words=len(tokens))
+    if len(tokens) >= k and len(sources) > 1:
+        # A base model often copies the system role and then the question: count both together.
+        share = _covered(tokens, union, k) / len(tokens)
+        if best is not None and share > best.share:
+            best = EchoMatch(share=share, source=" and ".join(sources), n_words=len(tokens))
     return best
 
 

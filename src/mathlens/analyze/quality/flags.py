@@ -11,7 +11,8 @@ characters of the response, in time linear in that window):
 
 * `empty`: no letter or digit at all (nothing, whitespace, punctuation, control characters).
 * `echo`: at least `echo_share` (70%) of the response's words lie inside a word 8-gram
-  (`echo_ngram`) that also occurs in the system role or in the user prompt. A copy cut by the token
+  (`echo_ngram`) that also occurs in the system role or in the user prompt (either one alone, or
+  both together: a base model often copies the role and then the question). A copy cut by the token
   cap, repeated, or with a few words changed still counts (a changed word uncovers only itself); a
   solution that restates the question or quotes a formula from it covers a small part of its own
   words. A response shorter than 8 words is an echo when it has `echo_min_words` (4) or more words
