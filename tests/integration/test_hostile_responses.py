@@ -85,3 +85,6 @@ async def test_run_analyze_report(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     html = next(store.root.glob("**/report.html")).read_text()
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)" in html
+    # NUL bytes and the marks that reorder text never reach the page raw: they are shown as escapes
+    assert "\x00" not in html and "\u202e" not in html and "\u2067" not in html
+    assert "\\u202e" in html and "\\u0000" in html

@@ -13,8 +13,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from mathlens import __version__
+from mathlens.errors import sanitize
 from mathlens.report.context import ReportContext, ReportOptions
 from mathlens.report.loader import QuestionView, RunData, question_views
 from mathlens.report.registry import QuestionSection, ReportSection, Section, load_sections, select_sections
@@ -80,9 +82,19 @@ def environment() -> Environment:
         _ENV = Environment(
             loader=PackageLoader("mathlens.report", "templates"),
             autoescape=select_autoescape(default=True, default_for_string=True),
-            undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+            undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, finalize=_visible,
         )
     return _ENV
+
+
+def _visible(value: Any) -> Any:
+    """Every plain string written into the page has NUL, other control characters and the marks
+    that reorder or hide text (bidirectional overrides, zero-width characters) shown as visible
+    `\\uXXXX` escapes, so a response cannot reorder or hide what a reader sees. Markup that the
+    report itself marked safe is left alone."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return sanitize(value.replace("\r\n", "\n"))
+    return value
 
 
 def _skip_reason(section: Section, runs: list[RunData]) -> str:
