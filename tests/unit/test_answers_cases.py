@@ -53,10 +53,45 @@ def test_check_answer(group: str, case: dict[str, Any]) -> None:
     assert (verdict.choice.form if verdict.choice else None) == case.get("form")
 
 
+@pytest.mark.parametrize(("group", "case"), _flatten("equivalence_phenomena.yaml"))
+def test_equivalence_phenomena(group: str, case: list[Any]) -> None:
+    predicted, reference, expected = case
+    result = equivalent(predicted, reference)
+    assert result.equal is expected, f"{group}: {predicted!r} vs {reference!r} -> {result}"
+
+
+@pytest.mark.parametrize(("group", "case"), _flatten("extraction_phenomena.yaml"))
+def test_extraction_phenomena(group: str, case: dict[str, Any]) -> None:
+    found = extract_final_answer(case["response"])
+    assert found.text == case["answer"], f"{group}: {case['response']!r} -> {found}"
+    if case["answer"] is not None:
+        same = check_answer(case["response"], Question(id="q", text="t", answers=[case["answer"]]))
+        assert same.status == "correct", same
+    if "not" in case:
+        other = check_answer(case["response"], Question(id="q", text="t", answers=[case["not"]]))
+        assert other.status == "incorrect", other
+
+
+@pytest.mark.parametrize(("group", "case"), _flatten("plain_calculus.yaml"))
+def test_plain_text_calculus_responses(group: str, case: dict[str, Any]) -> None:
+    verdict = check_answer(case["response"], Question(id="q", text="t", answers=[case["reference"]]))
+    assert verdict.correct is case["correct"], f"{group}: {case['response']!r} -> {verdict}"
+
+
+def test_every_phenomenon_has_equal_and_different_pairs() -> None:
+    for group, cases in _load("equivalence_phenomena.yaml").items():
+        assert {c[2] for c in cases} == {True, False}, group
+    for group, rows in _load("plain_calculus.yaml").items():
+        assert {r["correct"] for r in rows} == {True, False}, group
+
+
 def test_case_tables_are_large_enough() -> None:
     total = sum(len(v) for name in ("equivalence.yaml", "extraction.yaml", "checks.yaml")
                 for v in _load(name).values())
     assert total >= 200
+    phenomena = sum(len(v) for name in ("equivalence_phenomena.yaml", "extraction_phenomena.yaml",
+                                        "plain_calculus.yaml") for v in _load(name).values())
+    assert phenomena >= 300
 
 
 def test_value_only_choice_can_be_accepted_by_configuration() -> None:

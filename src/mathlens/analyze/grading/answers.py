@@ -31,6 +31,15 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from mathlens.analyze.grading.normalize import answer_word
+from mathlens.analyze.grading.statements import (
+    LINK,
+    answerish,
+    cut_trailing_prose,
+    reduce_equation,
+    reduce_statement,
+    split_equals,
+    strip_leading_prose,
+)
 from mathlens.items.schema import Question
 
 How = Literal["boxed", "answer_line", "answer_is", "therefore", "last_equation", "last_statement",
@@ -51,7 +60,7 @@ _THEREFORE = re.compile(
     r"[ \t,:]*(?P<rest>[^\n]+)"
 )
 _NUMBER = re.compile(r"-?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?|-?\.\d+")
-_SENTENCE_END = re.compile(r"(?:\.(?=\s|$)|[!?;](?=\s|$))")
+_SENTENCE_END = re.compile(r"(?:\.(?=\s|$)|(?<![\d)}])!(?=\s|$)|[?;](?=\s|$))")
 _LEADING_FILLER = re.compile(
     r"(?i)^(?:(?:is|are|was|equals|=|:|approximately|approx\.?|about|roughly|≈|~)\s*)+"
 )
@@ -91,12 +100,7 @@ class FinalAnswer(BaseModel):
 
 
 # -- locating ----------------------------------------------------------------------------------
-def last_boxed(text: str) -> str | None:
-    """The content of the last `\\boxed{...}` (balanced braces), or None.
-
-    >>> last_boxed(r"x = \\boxed{\\frac{a}{b}} and \\boxed{2}")
-    '2'
-    """
+def _brace_partners(text: str) -> dict[int, int]:
     # One pass pairs every brace with its partner, so many (or nested) boxes stay linear in time.
     closing: dict[int, int] = {}
     stack: list[int] = []
@@ -105,12 +109,54 @@ def last_boxed(text: str) -> str | None:
             stack.append(i)
         elif ch == "}" and stack:
             closing[stack.pop()] = i
-    found = None
+    return closing
+
+
+def boxed_spans(text: str) -> list[tuple[int, int, str]]:
+    """Every `\\boxed{...}` of `text`: `(start, end, content)`, in order."""
+    closing = _brace_partners(text)
+    spans = []
     for m in _BOX.finditer(text):
         end = closing.get(m.end() - 1)
         if end is not None:
-            found = text[m.end() : end]
-    return found
+            spans.append((m.start(), end + 1, text[m.end() : end]))
+    return spans
+
+
+def last_boxed(text: str) -> str | None:
+    """The content of the last `\\boxed{...}` (balanced braces), or None.
+
+    >>> last_boxed(r"x = \\boxed{\\frac{a}{b}} and \\boxed{2}")
+    '2'
+    """
+    spans = boxed_spans(text)
+    return spans[-1][2] if spans else None
+
+
+_BOX_GAP = re.compile(r"(?:\s|\$|,|;|\\[,;: ]|\\quad|\\qquad|\\text\{\s*(?:and|or|,)?\s*\}|\band\b|\bor\b|"
+                      r"\\(?:text|mathrm)\{[^{}]*\}\s*=|[A-Za-z](?:_\{?\w+\}?)?\s*=)*")
+
+
+def final_boxes(text: str) -> str | None:
+    """The last boxed answer, with the boxes just before it that list more answers with it.
+
+    `\\boxed{(2,2)} and \\boxed{(6,2)}` gives `(2,2), (6,2)`; boxes separated by other words
+    ("... was wrong; the value is \\boxed{5}") are earlier attempts and only the last counts.
+    """
+    spans = boxed_spans(text)
+    if not spans:
+        return None
+    kept = [spans[-1]]
+    for prev in reversed(spans[:-1]):
+        gap = text[prev[1] : kept[0][0]]
+        if _BOX_GAP.fullmatch(gap) is None or len(kept) >= 20:
+            break
+        kept.insert(0, prev)
+    contents: list[str] = []
+    for _, _, c in kept:
+        if c.strip() and c.strip() not in contents:
+            contents.append(c.strip())
+    return ", ".join(contents) if contents else spans[-1][2]
 
 
 def _first_sentence(s: str) -> str:
@@ -118,31 +164,59 @@ def _first_sentence(s: str) -> str:
     return s[: m.start()] if m else s
 
 
-_LINK = re.compile(r"(?i)\b(?:is|are|equals|gives|becomes|get|obtain)\b")
-_BARE_NAME = re.compile(r"^\s*[A-Za-z](?:_?\w)?'*\s*$")
-_MATHY = re.compile(r"[\d=<>()\[\]{}^/*+\\√π∞-]")
+_MATHY = re.compile(r"[\d=<>()\[\]{}^/*+\\√π∞≤≥≠-]")
+_PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}(?![A-Za-z(])")
+_MATH_NAME = re.compile(r"(?i)^(?:sin|cos|tan|sec|csc|cot|arc\w+|sinh|cosh|tanh|ln|log|exp|sqrt|lim|pi|inf|"
+                        r"infinity|oo|and|or|det|max|min|abs|cup|cap)$")
 
 
-def _reduce_equation(s: str) -> str:
-    """`f'(3) = 6` -> `6`; `c = sqrt(9+16) = 5` -> `5`; `x = 4` stays whole."""
-    sides = s.split("=")
-    if len(sides) == 2 and _BARE_NAME.match(sides[0]) and sides[1].strip():
-        return s
-    return sides[-1] if sides[-1].strip() else s
+_ENVIRONMENT = re.compile(r"\\(?:begin|end)\{[A-Za-z*]+\}")
 
 
-def _after_last_link(s: str) -> str:
-    """`"the area is 12"` -> `"12"`; equations are reduced by `_reduce_equation`."""
-    links = list(_LINK.finditer(s))
-    if links and "=" not in s[links[-1].end():]:
-        return s[links[-1].end():]
-    if links:
-        s = s[links[-1].end():]
-    return _reduce_equation(s) if "=" in s else s
+def _prose_words(s: str) -> int:
+    return sum(1 for w in _PROSE_WORD.findall(s) if not _MATH_NAME.match(w))
+
+
+def _single_math_line(text: str) -> str | None:
+    """A response that is one line of math (no prose) is its own answer, however long."""
+    stripped = text.strip()
+    if not stripped or "\n" in stripped or len(stripped) > 2000:
+        return None
+    if len(stripped) <= 40 and not _MATHY.search(stripped):
+        short = answer_word(stripped) or re.fullmatch(r"\(?[A-Za-z]\)?|[A-Za-z]+(?:\s[A-Za-z]+)?", stripped)
+        return stripped if short else None
+    bare = _ENVIRONMENT.sub(" ", stripped)
+    return strip_leading_prose(stripped) if _MATHY.search(bare) and _prose_words(bare) <= 1 else None
+
+
+def _closing_word(text: str) -> str | None:
+    """An answer in words that ends the response: "..., the series diverges." -> `diverges`."""
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    if not lines:
+        return None
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", lines[-1]) if s.strip()]
+    clause = re.split(r",\s+", sentences[-1])[-1] if sentences else ""
+    word = answer_word(clause)
+    if word is None:
+        low = re.sub(r"(?i)^(?:so\s+|thus\s+|hence\s+)?(?:the\s+)?(?:function|series|sequence|integral|it)\s+"
+                     r"(?:is\s+)?", "", clause.strip().rstrip(".!")).strip().lower()
+        word = low if low in ("odd", "even", "neither", "neither even nor odd") else None
+    return word
+
+
+def _prose_then_math(text: str) -> str | None:
+    """The last sentence "<words> <math>" ("We find x >= 5") gives its math."""
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    if not lines:
+        return None
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", lines[-1]) if s.strip()]
+    last = cut_trailing_prose(_first_sentence(sentences[-1])) if sentences else ""
+    tail = strip_leading_prose(last)
+    return tail if tail and tail != last and _MATHY.search(tail) and _prose_words(tail) <= 1 else None
 
 
 def _locate(text: str, allow_whole: bool = True) -> tuple[str | None, How]:
-    boxed = last_boxed(text)
+    boxed = final_boxes(text)
     if boxed is not None and boxed.strip():
         return boxed, "boxed"
     lines = list(_ANSWER_LINE.finditer(text)) + list(_GSM_LINE.finditer(text))
@@ -153,21 +227,30 @@ def _locate(text: str, allow_whole: bool = True) -> tuple[str | None, How]:
             tail = text[m.end():].strip().splitlines()
             rest = tail[0] if tail else ""
         if rest.strip("*_ "):
-            return rest, "answer_line"
+            return _answer_line(rest), "answer_line"
     said = list(_ANSWER_IS.finditer(text))
     if said:
-        return _first_sentence(said[-1].group("rest")), "answer_is"
+        return reduce_statement(_first_sentence(said[-1].group("rest"))), "answer_is"
     closing = list(_THEREFORE.finditer(text))
     if closing:
-        return _after_last_link(_first_sentence(closing[-1].group("rest"))), "therefore"
-    eq_lines = [ln for ln in text.splitlines() if "=" in ln and ln.rsplit("=", 1)[1].strip()]
+        return reduce_statement(_first_sentence(closing[-1].group("rest"))), "therefore"
+    whole = _single_math_line(text) if allow_whole else None
+    if whole is not None:
+        return (reduce_equation(whole) if len(split_equals(whole)) > 1 else whole), "whole"
+    word = _closing_word(text)
+    if word is not None:
+        return word, "last_statement"
+    eq_lines = [ln for ln in text.splitlines() if len(parts := split_equals(ln)) > 1 and parts[-1].strip()]
     if eq_lines:
-        return _after_last_link(_first_sentence(eq_lines[-1])), "last_equation"
-    statements = [sn for sn in re.split(r"(?<=[.!?])\s+|\n", text) if _LINK.search(sn)]
+        return reduce_statement(_first_sentence(eq_lines[-1])), "last_equation"
+    statements = [sn for sn in re.split(r"(?<=[.!?])\s+|\n", text) if LINK.search(sn)]
     if statements:
-        stated = _after_last_link(_first_sentence(statements[-1]))
-        if _MATHY.search(stated):
+        stated = reduce_statement(_first_sentence(statements[-1]))
+        if answerish(stated) and _prose_words(stated) <= 2:
             return stated, "last_statement"
+    math_tail = _prose_then_math(text)
+    if math_tail is not None:
+        return math_tail, "last_statement"
     stripped = text.strip()
     if (allow_whole and stripped and "\n" not in stripped and len(stripped) <= 40
             and (_MATHY.search(stripped) or answer_word(stripped))):
@@ -178,6 +261,16 @@ def _locate(text: str, allow_whole: bool = True) -> tuple[str | None, How]:
     return None, "none"
 
 
+def _answer_line(rest: str) -> str:
+    """An answer line's content, without prose after it or a "the area is" subject before it."""
+    cut = cut_trailing_prose(rest)
+    if LINK.search(cut) and not answer_word(cut):
+        reduced = reduce_statement(cut)
+        if reduced and answerish(reduced):
+            return reduced
+    return strip_leading_prose(cut) if _prose_words(cut) >= 2 else cut
+
+
 # -- cleaning ----------------------------------------------------------------------------------
 def clean_answer(text: str) -> str:
     """Strip presentation from an answer: emphasis, math delimiters, end punctuation, fillers.
@@ -186,13 +279,15 @@ def clean_answer(text: str) -> str:
     'x = 3'
     """
     s = text.strip()
-    inner = last_boxed(s)
+    inner = final_boxes(s)
     if inner is not None:
         s = inner
     s = re.sub(r"\*\*|__|`", "", s).strip()
     for _ in range(3):
         before = s
-        s = s.strip().rstrip(".,;:!").strip()
+        s = s.strip().rstrip(".,;:").strip()
+        if s.endswith("!") and not re.search(r"[\d)}]!$", s):
+            s = s.rstrip("!").strip()  # an exclamation; `5!` and `(n+1)!` are factorials
         for left, right in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
             if s.startswith(left) and s.endswith(right) and len(s) > len(left) + len(right) - 1:
                 s = s[len(left) : len(s) - len(right)]
@@ -202,7 +297,9 @@ def clean_answer(text: str) -> str:
         s = _LABEL_PREFIX.sub("", s)
         if s == before:
             break
-    return s.strip()
+    s = s.strip()
+    letter = re.fullmatch(r"\(([A-Za-z])\)", s)
+    return letter.group(1) if letter else s
 
 
 # -- parts and choices -------------------------------------------------------------------------

@@ -14,20 +14,17 @@ references, lettered parts and multiple-choice options are handled by `check_ans
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from mathlens.analyze.grading.answers import FinalAnswer, How, choice_label, extract_final_answer
-from mathlens.analyze.grading.normalize import (
-    answer_word,
-    is_percent,
-    normalize_answer,
-    solutions_as_set,
-    to_number,
-)
+from mathlens.analyze.grading.forms import decimal_commas, degrees_to_radians, drop_names, prepare
+from mathlens.analyze.grading.lists import compare_lists
+from mathlens.analyze.grading.normalize import answer_word, normalize_answer, strip_text_wrappers
+from mathlens.analyze.grading.numeric import numbers_equal, read_number
 from mathlens.analyze.grading.symbolic import compare_answers
 from mathlens.items.schema import Question
 
@@ -36,16 +33,28 @@ VerdictStatus = Literal["correct", "incorrect", "unparseable", "unverifiable", "
 ChoiceForm = Literal["label", "value_only", "none"]
 
 MAX_ANSWER_CHARS = 2000  # a longer "answer" is prose, not something to parse
+_PLAIN_WORDS = re.compile(r"[A-Za-z]+(?:[ -][A-Za-z]+){0,3}")
+_MATH_TOKENS = {"e", "i", "pi", "oo", "inf", "infinity", "infty", "c"}
 
 
 @dataclass(frozen=True)
 class EquivalenceConfig:
-    """Tolerances and budget. `value_only_choice` is the verdict for a multiple-choice response
-    that gives the option's value but not its label (the adaptivity seed counts it as wrong)."""
+    """Tolerances, rules and budget.
+
+    `rel_tol` is the tolerance of agreement at random points (symbolic expressions);
+    `min_digits` the significant digits from which a decimal is compared at its printed
+    precision (shorter decimals must be exact); `list_order` how bare lists compare ("set": any
+    order, as solution sets; "ordered": position by position; tuples, vectors and points are
+    always ordered); `timeout_s` the budget of one comparison, lists included;
+    `value_only_choice` the verdict for a multiple-choice response that gives the option's value
+    but not its label (the adaptivity seed counts it as wrong).
+    """
 
     rel_tol: float = 1e-6
     abs_tol: float = 1e-9
     timeout_s: float = 3.0
+    min_digits: int = 6
+    list_order: Literal["set", "ordered"] = "set"
     value_only_choice: Literal["incorrect", "correct"] = "incorrect"
 
 
@@ -69,43 +78,71 @@ class EquivalenceResult(BaseModel):
         return self.status == "equal"
 
 
-def _numbers_equal(a: Fraction, b: Fraction, config: EquivalenceConfig) -> bool:
-    if a == b:
-        return True
-    diff = abs(float(a) - float(b))
-    return diff <= config.abs_tol or diff <= config.rel_tol * max(abs(float(a)), abs(float(b)))
-
-
 def equivalent(predicted: str, reference: str, config: EquivalenceConfig = DEFAULT_CONFIG) -> EquivalenceResult:
-    """Compare one predicted answer with one reference answer."""
+    """Compare one predicted answer with one reference answer (see the module docstring)."""
     pred, ref = predicted.strip(), reference.strip()
     if not pred:
         return EquivalenceResult(status="unparseable", method="none", error="predicted: empty")
     if len(pred) > MAX_ANSWER_CHARS:
         return EquivalenceResult(status="unparseable", method="none", error="predicted: too long to be an answer")
+    if len(ref) > MAX_ANSWER_CHARS:
+        return EquivalenceResult(status="unparseable", method="none", error="reference: too long to compare")
     if normalize_answer(pred) == normalize_answer(ref):
         return EquivalenceResult(status="equal", method="exact", predicted_form=pred, reference_form=ref)
+    pred, ref = drop_names(*decimal_commas(prepare(pred), prepare(ref)))
+    return compare_prepared(pred, ref, config, time.monotonic() + config.timeout_s)
+
+
+def _words(pred: str, ref: str) -> EquivalenceResult | None:
     ref_word, pred_word = answer_word(ref), answer_word(pred)
     if ref_word is not None or pred_word is not None:
         same = ref_word == pred_word
         return EquivalenceResult(status="equal" if same else "different", method="words",
                                  predicted_form=pred_word or pred, reference_form=ref_word or ref)
-    p_num, r_num = to_number(pred), to_number(ref)
-    if p_num is not None and r_num is not None:
-        same = _numbers_equal(p_num, r_num, config)
-        if not same and is_percent(pred) != is_percent(ref):
-            # 25% against 0.25: compare the fraction the percentage stands for as well
-            scaled = p_num / 100 if is_percent(pred) else p_num
-            other = r_num / 100 if is_percent(ref) else r_num
-            same = _numbers_equal(scaled, other, config)
-        return EquivalenceResult(status="equal" if same else "different", method="numeric",
-                                 predicted_form=str(p_num), reference_form=str(r_num))
+    p_txt, r_txt = strip_text_wrappers(pred).strip(), strip_text_wrappers(ref).strip()
+    if _PLAIN_WORDS.fullmatch(p_txt) and _PLAIN_WORDS.fullmatch(r_txt) \
+            and not ({p_txt.lower(), r_txt.lower()} & _MATH_TOKENS):
+        same = p_txt.lower() == r_txt.lower()
+        return EquivalenceResult(status="equal" if same else "different", method="words",
+                                 predicted_form=p_txt, reference_form=r_txt)
+    return None
+
+
+def _numbers(pred: str, ref: str, config: EquivalenceConfig) -> EquivalenceResult | None:
+    # A comma on both sides more likely separates list items than decimals ("1,2" vs "2,1").
+    decimal_comma = not ("," in pred and "," in ref)
+    p_num, r_num = read_number(pred, decimal_comma), read_number(ref, decimal_comma)
+    if p_num is None or r_num is None:
+        return None
+    same = numbers_equal(p_num, r_num, config.min_digits)
+    return EquivalenceResult(status="equal" if same else "different", method="numeric",
+                             predicted_form=str(p_num.value), reference_form=str(r_num.value))
+
+
+def compare_prepared(pred: str, ref: str, config: EquivalenceConfig, deadline: float,
+                     allow_lists: bool = True) -> EquivalenceResult:
+    """Compare two prepared answers: words, numbers, lists, then the symbolic path."""
+    if normalize_answer(pred) == normalize_answer(ref):
+        return EquivalenceResult(status="equal", method="exact", predicted_form=pred, reference_form=ref)
+    for decided in (_words(pred, ref), _numbers(pred, ref, config)):
+        if decided is not None:
+            return decided
+    if allow_lists:
+        def same(a: str, b: str) -> bool:
+            return compare_prepared(a, b, config, deadline, allow_lists=False).equal
+
+        listed = compare_lists(pred, ref, config.list_order, same)
+        if listed is not None:
+            return EquivalenceResult(status=listed[0], method=listed[1], predicted_form=pred, reference_form=ref)
+    return _symbolic(pred, ref, config, deadline)
+
+
+def _symbolic(pred: str, ref: str, config: EquivalenceConfig, deadline: float) -> EquivalenceResult:
     from mathlens.analyze.verify.budget import run_bounded
 
-    pred = solutions_as_set(pred) or pred
-    ref = solutions_as_set(ref) or ref
-
-    outcome = run_bounded(compare_answers, pred, ref, config.rel_tol, timeout_s=config.timeout_s)
+    budget = max(0.05, min(config.timeout_s, deadline - time.monotonic()))
+    outcome = run_bounded(compare_answers, degrees_to_radians(pred), degrees_to_radians(ref), config.rel_tol,
+                          config.min_digits, timeout_s=budget)
     if outcome.status == "timeout":
         return EquivalenceResult(status="timeout", method="symbolic", error=outcome.error)
     if outcome.status != "ok":

@@ -47,10 +47,31 @@ def _from_latex(text: str) -> tuple[Any, str]:
     body = re.sub(r"\\langle\b", "(", body)
     body = re.sub(r"\\rangle\b", ")", body)
     found = parse(f"${body}$", parsing_timeout=None)
+    read = next((str(x) for x in found if isinstance(x, str)), None)
+    if read is not None and lossy(body, read):
+        return _from_project_parser(text, "latex")
     for item in found:
         if isinstance(item, (sympy.Basic, sympy.MatrixBase)):
             return item, ""
     return _from_project_parser(text, "latex")
+
+
+_SQUASH = re.compile(r"\\s+|\\[,;:! ]|\\left|\\right|\\displaystyle|\\[dt]frac")
+
+
+def lossy(body: str, read: str) -> bool:
+    """Did Math-Verify read only a prefix of `body`? (`1 - \\frac{1}{\\mathrm{e}}` read as `1 - \\frac{1}{`.)
+
+    Its second result is the text it actually parsed. A proper prefix of the input, or text with
+    unbalanced braces, means the rest was dropped; a trailing `\\text{...}` (a unit) may go.
+    """
+    a, b = _SQUASH.sub("", body), _SQUASH.sub("", read)
+    if b.count("{") != b.count("}"):
+        return True
+    if len(b) < len(a) and a.startswith(b):
+        rest = a[len(b):]
+        return not re.match(r"^(?:\\(?:text|mbox|mathrm)\{[A-Za-z .]*\}|\\%|%|\^\{?\\circ\}?|\\?\$|\.)*$", rest)
+    return False
 
 
 def _from_project_parser(text: str, notation: str) -> tuple[Any, str]:
@@ -63,9 +84,44 @@ def _from_project_parser(text: str, notation: str) -> tuple[Any, str]:
     return parsed.value, ""
 
 
+_NESTED = re.compile(r"^\s*\[\s*\[.*\]\s*\]\s*$", re.S)
+
+
+def _nested_list(text: str) -> Any:
+    """`[[1, 2], [3, 4]]` as a Matrix (not as two intervals)."""
+    from mathlens.analyze.grading.statements import split_top_level
+
+    rows = [r.strip() for r in split_top_level(text.strip()[1:-1], ",")]
+    if not all(r.startswith("[") and r.endswith("]") for r in rows):
+        return None
+    table = []
+    for r in rows:
+        entries = []
+        for e in split_top_level(r[1:-1], ","):
+            v, _ = to_sympy(e.strip(), looks_latex(e))
+            if not isinstance(v, sympy.Expr):
+                return None
+            entries.append(v)
+        table.append(entries)
+    if len({len(r) for r in table}) != 1:
+        return None
+    return sympy.Matrix(table)
+
+
 def to_sympy(text: str, latex: bool) -> tuple[Any, str]:
     """Parse one answer into SymPy: `(value, "")`, or `(None, reason)`."""
+    from mathlens.analyze.grading.forms import is_relation_list
+    from mathlens.analyze.grading.statements import alternatives
+
     try:
+        if _NESTED.match(text):
+            matrix = _nested_list(text)
+            if matrix is not None:
+                return matrix, ""
+        if is_relation_list(text):
+            parsed = [to_sympy(p, latex) for p in alternatives(text)]
+            if all(isinstance(v, sympy.Basic) for v, _ in parsed):
+                return sympy.Or(*[v for v, _ in parsed]), ""
         return _from_latex(text) if latex else _from_project_parser(text, "plain")
     except Exception as exc:
         return None, f"{type(exc).__name__}: {exc}"[:300]
@@ -91,9 +147,26 @@ def plain_symbols(value: Any, fold_case: bool = False) -> Any:
         return value
 
 
+def _dependent(lhs: Any) -> bool:
+    """`y`, `f(x)`, `f'(x)`, `dy/dx`: a left side that names a function, not an unknown."""
+    return (isinstance(lhs, (sympy.Function, sympy.Derivative, sympy.core.function.AppliedUndef))
+            or (isinstance(lhs, sympy.Symbol) and lhs.name == "y"))
+
+
+def _assignment_first(v: Any) -> Any:
+    """`2 = x` -> `x = 2`."""
+    if isinstance(v, sympy.Eq) and _is_name(v.rhs) and not _is_name(v.lhs):
+        return sympy.Eq(v.rhs, v.lhs, evaluate=False)
+    return v
+
+
 def align(p: Any, r: Any) -> tuple[Any, Any]:
-    """Drop a `name =` left-hand side from one side when the other side is a bare value."""
+    """Drop a `name =` left-hand side from one side when the other side is a bare value, and from
+    both when both name a function (`f(x) = 2x + 3` against `y = 2x + 3`)."""
+    p, r = _assignment_first(p), _assignment_first(r)
     p_eq, r_eq = isinstance(p, sympy.Eq), isinstance(r, sympy.Eq)
+    if p_eq and r_eq and p.lhs != r.lhs and _dependent(p.lhs) and _dependent(r.lhs):
+        return p.rhs, r.rhs
     if p_eq and not r_eq and _is_name(p.lhs):
         p = p.rhs
     elif r_eq and not p_eq and _is_name(r.lhs):
@@ -151,7 +224,7 @@ def _sample_equal(p: Any, r: Any, rel_tol: float) -> bool:
     return agreed >= 4
 
 
-def compare_answers(pred: str, ref: str, rel_tol: float = 1e-6) -> ComparePayload:
+def compare_answers(pred: str, ref: str, rel_tol: float = 1e-6, min_digits: int = 6) -> ComparePayload:
     """Parse and compare two answers; see the module docstring. Never raises."""
     _quiet()
     p, p_err = to_sympy(pred, looks_latex(pred))
@@ -162,19 +235,109 @@ def compare_answers(pred: str, ref: str, rel_tol: float = 1e-6) -> ComparePayloa
         return "unparseable", "none", p_form, None, f"reference: {r_err}"
     if p is None:
         return "unparseable", "none", None, r_form, f"predicted: {p_err}"
+    p, r = _membership(p), _membership(r)
     p, r = plain_symbols(p), plain_symbols(r)
     names_p = {s.name for s in getattr(p, "free_symbols", ())}
     names_r = {s.name for s in getattr(r, "free_symbols", ())}
     if names_p != names_r and {n.lower() for n in names_p} == {n.lower() for n in names_r}:
         p, r = plain_symbols(p, fold_case=True), plain_symbols(r, fold_case=True)
     p, r = align(p, r)
-    if _mv_equal(p, r):
-        return "equal", "math_verify", p_form, r_form, ""
+    printed = _printed_decimal(pred, ref, p, r, min_digits)
+    if printed is not None:
+        return ("equal" if printed else "different"), "printed_precision", p_form, r_form, ""
+    p, r = as_sets(p, r)
     try:
-        if _simplify_equal(p, r):
-            return "equal", "symbolic", p_form, r_form, ""
-        if _sample_equal(p, r, rel_tol):
-            return "equal", "numeric_sampling", p_form, r_form, ""
+        for method, same in _decisions(p, r, rel_tol):
+            if same:
+                return "equal", method, p_form, r_form, ""
+        if _has_i(p) or _has_i(r):
+            pi, ri = imaginary(p), imaginary(r)
+            if _mv_equal(pi, ri) or _simplify_equal(pi, ri):
+                return "equal", "imaginary_unit", p_form, r_form, ""
     except Exception as exc:
         return "different", "symbolic", p_form, r_form, f"{type(exc).__name__}: {exc}"[:300]
     return "different", "symbolic", p_form, r_form, ""
+
+
+def _decisions(p: Any, r: Any, rel_tol: float) -> Any:
+    """The comparisons, cheapest first, each evaluated only when the previous said no."""
+    if isinstance(p, sympy.MatrixBase) or isinstance(r, sympy.MatrixBase):
+        yield "matrix", _matrix_equal(p, r)
+        return
+    if _exact_numbers(p, r):
+        yield "exact", p == r
+        return
+    if isinstance(p, sympy.Eq) != isinstance(r, sympy.Eq):
+        yield "symbolic", False  # an equation (`2x + 3y - z = 4`) is not its right side
+        return
+    yield "math_verify", _mv_equal(p, r)
+    yield "symbolic", _simplify_equal(p, r)
+    yield "numeric_sampling", _sample_equal(p, r, rel_tol)
+
+
+def _exact_numbers(p: Any, r: Any) -> bool:
+    """Two rationals compare exactly: no tolerance makes `99999999999` equal `100000000000`."""
+    return isinstance(p, sympy.Rational) and isinstance(r, sympy.Rational)
+
+
+def _matrix_equal(p: Any, r: Any) -> bool:
+    if not (isinstance(p, sympy.MatrixBase) and isinstance(r, sympy.MatrixBase)) or p.shape != r.shape:
+        return False
+    return all(_zero(a - b) for a, b in zip(p, r, strict=True))
+
+
+_DECIMAL_TEXT = re.compile(r"^\s*[-+]?\d*\.\d+\s*$")
+
+
+def _printed_decimal(pred: str, ref: str, p: Any, r: Any, min_digits: int) -> bool | None:
+    """A long decimal against an exact number: equal within one unit of its last printed place."""
+    from mathlens.analyze.grading.numeric import near_printed
+
+    for text, other in ((pred, r), (ref, p)):
+        if _DECIMAL_TEXT.match(text) and isinstance(other, sympy.Expr) and not other.free_symbols:
+            try:
+                value = complex(other.evalf(30))
+            except (TypeError, ValueError):
+                continue
+            verdict = near_printed(text, value, min_digits)
+            if verdict is not None:
+                return verdict
+    return None
+
+
+def _membership(v: Any) -> Any:
+    if isinstance(v, sympy.Eq) and isinstance(v.rhs, sympy.Set):
+        return v.rhs  # Math-Verify reads `x \\in [2, 5)` as Eq(x, Interval)
+    return v
+
+
+def _to_set(v: Any) -> Any:
+    if isinstance(v, (sympy.Rel, sympy.And, sympy.Or)) and not isinstance(v, sympy.Eq) \
+            and len(v.free_symbols) == 1:
+        try:
+            return v.as_set()
+        except Exception:
+            return v
+    return v
+
+
+def as_sets(p: Any, r: Any) -> tuple[Any, Any]:
+    """Inequalities become the sets they describe when the other side is a set or inequality."""
+    ps, rs = _to_set(p), _to_set(r)
+    if isinstance(ps, sympy.Set) and isinstance(rs, sympy.Set):
+        return ps, rs
+    return p, r
+
+
+def _has_i(v: Any) -> bool:
+    return isinstance(v, sympy.Basic) and any(getattr(s, "name", "") == "i" for s in v.free_symbols)
+
+
+def imaginary(v: Any) -> Any:
+    """`i` read as the imaginary unit (when no `j` or `k` suggests unit vectors)."""
+    if not isinstance(v, sympy.Basic):
+        return v
+    names = {getattr(s, "name", "") for s in v.free_symbols}
+    if names & {"j", "k"}:
+        return v
+    return v.xreplace({s: sympy.I for s in v.free_symbols if getattr(s, "name", "") == "i"})

@@ -1,0 +1,198 @@
+"""Reduce a sentence or an equation to the answer it states.
+
+These helpers work on one short piece of text (a sentence, an answer line) and never parse math:
+
+* `split_equals` splits at the top-level `=` signs only: `<=`, `>=`, `!=`, `==`, `=>` and an `=`
+  inside brackets or braces (`\\sum_{k=0}`, `f_{n=2}`) do not count;
+* `reduce_equation` keeps an equation whole when it *is* the answer (`x = 4`, `2x + 3y = 4`, a
+  list of solutions `x = -1 or x = 3`) and reduces it to its right-hand side when the left side
+  only names what is computed (`f'(3) = 6`, `Area = 12`, `2 + 3 = 5`, `\\sum_{i=1}^{10} i = 55`);
+* `reduce_statement` takes the answer out of "<subject> is <answer>" or "<answer> is <prose>",
+  cuts trailing prose ("42 because ...") and leading prose ("We find x >= 5").
+
+    >>> reduce_statement("Therefore x ≥ 5 is the solution")
+    'x ≥ 5'
+    >>> reduce_equation("-34x-45y+20z-100=0")
+    '-34x-45y+20z-100=0'
+    >>> reduce_equation("f'(3) = 6")
+    '6'
+"""
+
+from __future__ import annotations
+
+import re
+
+from mathlens.analyze.grading.normalize import answer_word
+
+MATH_WORDS = frozenset({"infinity", "odd", "even", "neither", "none", "undefined", "diverges", "converges",
+                        "both", "all real numbers", "empty", "true", "false", "yes", "no"})
+#: words that are math, never prose, when they start an expression
+FUNCTION_NAMES = frozenset({"sin", "cos", "tan", "sec", "csc", "cot", "arcsin", "arccos", "arctan", "sinh",
+                            "cosh", "tanh", "ln", "log", "exp", "sqrt", "lim", "int", "sum", "det", "max",
+                            "min", "pi", "oo", "inf", "infinity", "abs", "grad", "curl", "div", "proj"})
+
+LINK = re.compile(r"(?i)\b(?:is|are|equals|gives|becomes|get|obtain|was|will\s+be)\b")
+_TRAILING_PROSE = re.compile(
+    r"(?i)(?:,\s*|\s+)(?:because|since|as\s+(?=[a-z])|which|where|so\s+that|due\s+to|given\s+that|"
+    r"using|by\s+the|from\s+the|for\s+(?:all|every|the)|when\s+(?=[a-z]))\b.*$")
+_TRAILING_PAREN_WORDS = re.compile(r"\s*\((?:[A-Za-z]{2,}[\s,-]*){1,6}\)\s*$")
+_STEP_LABEL = re.compile(r"(?i)^\s*(?:step\s*\d+\s*[:.)]?|\d+[.)](?=\s))\s*")
+_SUBJECT_LEAD = re.compile(r"(?i)^all\s+(?:real\s+)?(?:numbers\s+)?[a-z]\s+(?:with|such\s+that|where|satisfying)\s+")
+_MATHY = re.compile(r"[\d=<>()\[\]{}^/*+\\√π∞≤≥≠-]")
+_VARIABLE = re.compile(r"^(?:\\?[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?|\\[a-z]+)'*$")
+_DERIVATIVE_NAME = re.compile(r"^(?:d\^?\d*[A-Za-z]?\s*/\s*d[A-Za-z]\^?\d*|"
+                              r"\\frac\{d\^?\{?\d*\}?[A-Za-z]?\}\{d[A-Za-z]\^?\{?\d*\}?\})")
+_OPERATION = re.compile(r"^(?:\\(?:sum|int|iint|prod|lim|oint)(?![A-Za-z])|(?:lim|sum|int|integral|limit)\b|"
+                        r"d\s*/\s*d[a-z])",
+                        re.I)
+_OPEN, _CLOSE = "([{", ")]}"
+
+
+def split_equals(s: str) -> list[str]:
+    """The pieces of `s` between its top-level `=` signs.
+
+    >>> split_equals(r"S = \\sum_{k=0}^{n} k = 3")
+    ['S ', ' \\\\sum_{k=0}^{n} k ', ' 3']
+    """
+    pieces, depth, start = [], 0, 0
+    for i, ch in enumerate(s):
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth = max(0, depth - 1)
+        elif ch == "=" and depth == 0:
+            before = s[i - 1] if i else ""
+            after = s[i + 1] if i + 1 < len(s) else ""
+            if before in "<>!=≤≥:" or after in "=>":
+                continue
+            pieces.append(s[start:i])
+            start = i + 1
+    pieces.append(s[start:])
+    return pieces
+
+
+def split_top_level(s: str, separators: str = ",;") -> list[str]:
+    """Split at separators outside brackets (angle brackets of a vector `<a, b>` count too)."""
+    pieces, depth, start = [], 0, 0
+    for i, ch in enumerate(s):
+        if ch in "([{" or (ch == "<" and "," in s[i:] and ">" in s[i:] and s[i + 1:i + 2] != "="):
+            depth += 1
+        elif ch in ")]}" or (ch == ">" and depth > 0 and s[i - 1:i] != "-"):
+            depth = max(0, depth - 1)
+        elif ch in separators and depth == 0:
+            pieces.append(s[start:i])
+            start = i + 1
+    pieces.append(s[start:])
+    return pieces
+
+
+_ALTERNATIVES = re.compile(r"\s*(?:\bor\b|\band\b|\\text\{\s*(?:or|and)\s*\}|\\(?:quad|qquad|lor)\b)\s*")
+
+
+def alternatives(s: str) -> list[str]:
+    """The pieces of a list written with commas, semicolons, "or" and "and" (top level only)."""
+    out: list[str] = []
+    for piece in split_top_level(s):
+        out += [p for p in _ALTERNATIVES.split(piece) if p.strip()]
+    return [p.strip() for p in out if p.strip()]
+
+
+def is_assignment_list(s: str) -> bool:
+    """`x = -1 or x = 3`, `x = 1, y = 2`: two or more `name = value` pieces."""
+    pieces = alternatives(s)
+    if len(pieces) < 2:
+        return False
+    return all(len(eq := split_equals(p)) == 2 and _VARIABLE.match(eq[0].strip()) and eq[1].strip()
+               for p in pieces)
+
+
+def strip_leading_prose(s: str) -> str:
+    """`We find x >= 5` -> `x >= 5`: leading words go while math remains after them."""
+    s = _STEP_LABEL.sub("", s)
+    s = _SUBJECT_LEAD.sub("", s)
+    while True:
+        m = re.match(r"\s*([A-Za-z]{2,})(?=[\s,:])[ \t]*[,:]?[ \t]*", s)
+        if not m or m.group(1).lower() in FUNCTION_NAMES:
+            return s.strip()
+        rest = s[m.end():]
+        if not rest or not _MATHY.search(rest):
+            return s.strip()
+        s = rest
+
+
+def lhs_kind(lhs: str) -> str:
+    """What the left side of an equation is: `variable`, `expression`, `name` or `value`.
+
+    A `variable` (`x`, `y_1`) or an `expression` (`2x + 3y`) makes the equation the answer;
+    a `name` (`f'(3)`, `Area`, `dy/dx`) or a `value` (`2 + 3`) only labels its right side.
+    """
+    t = strip_leading_prose(lhs.strip())
+    if not re.search(r"[A-Za-z]", t):
+        return "value"
+    if re.match(r"^[A-Za-z]_\{[^{}]*=[^{}]*\}$", t):
+        return "name"
+    if _VARIABLE.match(t):
+        return "variable"
+    if _DERIVATIVE_NAME.match(t) or _OPERATION.match(t):
+        return "name"
+    if re.search(r"[+\-*/^]|\d[A-Za-z]|[A-Za-z]\s*\(.*\)\s*[A-Za-z(]", _strip_calls(t)):
+        return "expression"
+    return "name"
+
+
+def _strip_calls(t: str) -> str:
+    """`f'(x)` -> `f'` so that a function's argument is not read as an expression."""
+    return re.sub(r"\([^()]*\)", "", t)
+
+
+def reduce_equation(s: str) -> str:
+    """The answer an equation states; see the module docstring."""
+    sides = split_equals(s)
+    if len(sides) < 2 or not sides[-1].strip():
+        return s.strip()
+    if is_assignment_list(s):
+        return s.strip()
+    if len(sides) > 2:
+        return sides[-1].strip()
+    lhs, rhs = sides
+    kind = lhs_kind(lhs)
+    if kind in ("variable", "expression"):
+        bare = strip_leading_prose(lhs)
+        return s.strip() if bare == lhs.strip() else bare + " " + s[len(lhs):].strip()
+    return rhs.strip()
+
+
+def cut_trailing_prose(s: str) -> str:
+    """`42 because ...` -> `42`; `3/4 (three quarters)` -> `3/4`."""
+    m = _TRAILING_PROSE.search(s)
+    if m and m.start() > 0 and s[: m.start()].strip():
+        s = s[: m.start()]
+    return _TRAILING_PAREN_WORDS.sub("", s).strip()
+
+
+def answerish(s: str) -> bool:
+    """True when `s` can be an answer on its own: math, an answer word, or a single short token."""
+    t = s.strip().strip(".").strip()
+    if not t:
+        return False
+    if _MATHY.search(t) or answer_word(t):
+        return True
+    low = t.lower()
+    return low in MATH_WORDS or bool(re.fullmatch(r"\(?[A-Za-z]\)?", t))
+
+
+def reduce_statement(s: str) -> str:
+    """The answer stated by a sentence such as "the area is 12" or "x ≥ 5 is the solution"."""
+    s = cut_trailing_prose(s.strip())
+    links = list(LINK.finditer(s))
+    if links:
+        last = links[-1]
+        left, right = s[: last.start()].strip(), s[last.end():].strip()
+        if answerish(right):
+            s = right
+        elif left and _MATHY.search(left):
+            s = left
+        else:
+            s = right
+    s = strip_leading_prose(s)
+    return reduce_equation(s) if len(split_equals(s)) > 1 else s
