@@ -1,12 +1,14 @@
 """The embedded models side by side on the same seeded GSM8K and MATH500 questions.
 
     .venv/bin/python bench/bench_embedded_models.py [--n 50] [--seed 1] [--max-tokens 512]
-        [--models embedded/qwen2.5-coder-0.5b,embedded/gemma3-270m] [--out DIR]
+        [--models embedded/qwen2.5-coder-0.5b,embedded/gemma3-270m] [--out DIR] [-M n_threads=1]
 
 For each model and data set, runs `mathlens run` (a fresh response cache, so every answer is really
 generated), then `mathlens analyze --only answers`, and prints: accuracy by the answers analyzer,
 the share of responses cut by the token cap, the share flagged degenerate by the output-quality
-checks, and generation speed (completion tokens over model seconds). Reads the data from
+checks, and generation speed (completion tokens over model seconds). On a busy machine pass
+`-M n_threads=1`: llama.cpp's threads wait for each other, and with another process on the same
+cores a two-thread generation can slow down tenfold. Reads the data from
 ../shared/data (or $MATHLENS_SHARED_DATA); prints a note and exits 0 when it is absent.
 """
 
@@ -31,6 +33,8 @@ ML = str(Path(sys.executable).with_name("mathlens"))
 def _run(model: str, data: str, fmt: str, args: argparse.Namespace, out: Path, env: dict[str, str]) -> float:
     cmd = [ML, "run", str(DATA / data), "--format", fmt, "--sample", str(args.n), "--seed", str(args.seed),
            "--model", model, "--max-tokens", str(args.max_tokens), "--out", str(out), "--quiet", "--json"]
+    for option in args.M:
+        cmd += ["-M", option]
     start = time.perf_counter()
     subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
     elapsed = time.perf_counter() - start
@@ -52,15 +56,16 @@ def _measure(out: Path) -> dict[str, Any]:
         for name, value in (e.get("quality") or {}).items():
             if value is True:
                 flags[name] = flags.get(name, 0) + 1
-    tokens = sum(r["usage"]["completion_tokens"] for r in ok)
-    model_s = sum(r["latency_s"] for r in ok)
+    fresh = [r for r in ok if not r.get("cached")]  # a cached record's latency is that of an earlier run
+    tokens = sum(r["usage"]["completion_tokens"] for r in fresh)
+    model_s = sum(r["latency_s"] for r in fresh)
     return {
         "records": len(records), "errors": len(records) - len(ok),
         "accuracy": counts["correct"] / checkable if checkable else None, "counts": counts,
         "truncated_share": sum(r["finish_reason"] == "length" for r in ok) / len(ok) if ok else None,
         "degenerate_share": len(degenerate) / len(entries) if entries else None,
         "quality_flags": flags,
-        "mean_completion_tokens": tokens / len(ok) if ok else None,
+        "mean_completion_tokens": sum(r["usage"]["completion_tokens"] for r in ok) / len(ok) if ok else None,
         "tokens_per_s": tokens / model_s if model_s else None,
     }
 
@@ -74,13 +79,16 @@ def main() -> int:
     ap.add_argument("--models", default="embedded/qwen2.5-coder-0.5b,embedded/gemma3-270m")
     ap.add_argument("--sets", default="gsm8k,math500")
     ap.add_argument("--out", type=Path, default=None, help="keep the runs here (default: a temporary folder)")
+    ap.add_argument("-M", action="append", default=[], help="model option key=value, e.g. n_threads=1")
+    ap.add_argument("--cache", type=Path, default=None,
+                    help="response cache folder (default: a new one under --out, so every answer is generated)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if not (DATA / "gsm8k_test.jsonl").exists():
         print(f"third-party data not found at {DATA}; nothing to measure.")
         return 0
     base = args.out or Path(tempfile.mkdtemp(prefix="mathlens-bench-models-"))
-    env = {**os.environ, "MATHLENS_CACHE_DIR": str(base / "cache")}
+    env = {**os.environ, "MATHLENS_CACHE_DIR": str(args.cache or base / "cache")}
     results = []
     for model in args.models.split(","):
         for set_name in args.sets.split(","):
