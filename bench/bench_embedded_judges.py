@@ -1,7 +1,7 @@
 """The embedded models as rubric judges, side by side on the same answers.
 
     .venv/bin/python bench/bench_embedded_judges.py [--exam calc1-exam1] [--run RUN_DIR]
-        [--judges embedded/qwen2.5-coder-0.5b,embedded/gemma3-270m] [--max-tokens 400]
+        [--judges embedded/qwen2.5-coder-0.5b,embedded/gemma3-270m] [--max-tokens 400] [-M n_threads=1]
 
 Answers come from `--run` (a run directory) or, without it, from a fresh run of `--exam` with the
 default embedded model. Each judge grades the run's original answers with the built-in calculus
@@ -30,7 +30,7 @@ from mathlens.analyze.grading.grades import grade_run
 from mathlens.analyze.grading.judge import JudgeOptions
 from mathlens.analyze.grading.rubric import builtin_rubric
 from mathlens.models.cache import ResponseCache
-from mathlens.models.registry import get_model
+from mathlens.models.registry import get_model, parse_options
 from mathlens.runs.store import RunStore
 
 ML = str(Path(sys.executable).with_name("mathlens"))
@@ -46,8 +46,8 @@ def _kappa(pairs: list[tuple[bool, bool]]) -> float | None:
     return None if pe == 1 else (po - pe) / (1 - pe)
 
 
-async def _grade(run: Path, judge: str, max_tokens: int) -> tuple[list[Any], float]:
-    model = get_model(judge, cache=ResponseCache())
+async def _grade(run: Path, judge: str, max_tokens: int, options: dict[str, Any]) -> tuple[list[Any], float]:
+    model = get_model(judge, options, cache=ResponseCache())
     try:
         start = time.perf_counter()
         graded = await grade_run(RunStore(run), model, builtin_rubric(), JudgeOptions(max_tokens=max_tokens))
@@ -56,8 +56,8 @@ async def _grade(run: Path, judge: str, max_tokens: int) -> tuple[list[Any], flo
         await model.aclose()
 
 
-def _measure(run: Path, judge: str, max_tokens: int) -> dict[str, Any]:
-    grades, elapsed = asyncio.run(_grade(run, judge, max_tokens))
+def _measure(run: Path, judge: str, max_tokens: int, options: dict[str, Any]) -> dict[str, Any]:
+    grades, elapsed = asyncio.run(_grade(run, judge, max_tokens, options))
     answers = json.loads((run / "analysis" / "answers.json").read_text(encoding="utf-8"))
     verdict = {r["key"]: r["status"] for r in answers["records"]}
     pairs = []
@@ -84,20 +84,23 @@ def main() -> int:
     ap.add_argument("--run", type=Path, default=None)
     ap.add_argument("--judges", default="embedded/qwen2.5-coder-0.5b,embedded/gemma3-270m")
     ap.add_argument("--max-tokens", type=int, default=400)
+    ap.add_argument("-M", action="append", default=[], help="model option key=value for every model (n_threads=1)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="mathlens-bench-judges-"))
     run = args.run
     if run is None:
         run = base / "answers"
-        subprocess.run([ML, "run", args.exam, "--model", "embedded", "--out", str(run), "--quiet", "--json"],
-                       check=True, stdout=subprocess.DEVNULL, env=os.environ)
+        cmd = [ML, "run", args.exam, "--model", "embedded", "--out", str(run), "--quiet", "--json"]
+        for option in args.M:
+            cmd += ["-M", option]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=os.environ)
     subprocess.run([ML, "analyze", str(run), "--only", "answers", "--json"], check=True, stdout=subprocess.DEVNULL)
     rows = []
     for judge in args.judges.split(","):
         copy = base / judge.replace("/", "_")
         shutil.copytree(run, copy, ignore=shutil.ignore_patterns(".lock"))
-        row = _measure(copy, judge, args.max_tokens)
+        row = _measure(copy, judge, args.max_tokens, parse_options(args.M))
         rows.append(row)
 
         def f(x: float | None) -> str:
