@@ -1,18 +1,13 @@
 """Find the final answer of a response, and of each lettered part (a), (b)...
 
 The search tries, in order, the places where a solution states its result, and keeps the first
-that yields something:
-
-1. `\\boxed{...}` (the last one; nested braces are balanced);
-2. an answer line: `Final answer: ...`, `Answer: ...`, GSM8K's `A: ...` and `#### ...`;
-3. a phrase: "the (final) answer is ...";
-4. a closing sentence that starts with therefore / thus / hence / so / in conclusion, reduced to
-   what follows its last `=` or "is";
-5. the last equation, reduced to its right-hand side unless its left side is a bare name
-   (`x = 4` stays whole, `f'(3) = 6` gives `6`);
-6. the last statement "... is <something with math in it>";
-7. the last number;
-8. a response (or part) that is one short line is its own answer.
+that yields something: the last `\\boxed{...}` (with the boxes just before it that list more
+answers), an answer line (`Final answer:`, `Answer:`, GSM8K's `A:` and `####`), "the answer
+is ...", a closing "therefore / thus / hence / so" sentence, a response that is one line of math,
+an answer in words closing the response, the last equation, the last "... is <answer>"
+statement, a last sentence "<words> <math>", a short one-line response, the last number.
+Sentences and equations are reduced to their answer by `statements` (a relation or an equation
+that is the answer stays whole; prose before and after it goes).
 
 The text found is cleaned (markdown emphasis, `$`/`\\(` delimiters, trailing punctuation, leading
 "approximately") but not interpreted: deciding what it means is `equivalence`'s job.
@@ -170,6 +165,7 @@ _MATH_NAME = re.compile(r"(?i)^(?:sin|cos|tan|sec|csc|cot|arc\w+|sinh|cosh|tanh|
                         r"infinity|oo|and|or|det|max|min|abs|cup|cap)$")
 
 
+_FOREIGN = re.compile(r"[^\x00-\x7f±×÷√π∞≤≥≠°·−∇⟨⟩\u0370-\u03ff]")  # other scripts: prose, not math
 _ENVIRONMENT = re.compile(r"\\(?:begin|end)\{[A-Za-z*]+\}")
 
 
@@ -180,7 +176,7 @@ def _prose_words(s: str) -> int:
 def _single_math_line(text: str) -> str | None:
     """A response that is one line of math (no prose) is its own answer, however long."""
     stripped = text.strip()
-    if not stripped or "\n" in stripped or len(stripped) > 2000:
+    if not stripped or "\n" in stripped or len(stripped) > 2000 or _FOREIGN.search(stripped):
         return None
     if len(stripped) <= 40 and not _MATHY.search(stripped):
         short = answer_word(stripped) or re.fullmatch(r"\(?[A-Za-z]\)?|[A-Za-z]+(?:\s[A-Za-z]+)?", stripped)
@@ -236,7 +232,9 @@ def _locate(text: str, allow_whole: bool = True) -> tuple[str | None, How]:
         return reduce_statement(_first_sentence(closing[-1].group("rest"))), "therefore"
     whole = _single_math_line(text) if allow_whole else None
     if whole is not None:
-        return (reduce_equation(whole) if len(split_equals(whole)) > 1 else whole), "whole"
+        if len(split_equals(whole)) > 1:
+            return reduce_equation(whole), "last_equation"
+        return whole, "whole"
     word = _closing_word(text)
     if word is not None:
         return word, "last_statement"

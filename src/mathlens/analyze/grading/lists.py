@@ -81,6 +81,11 @@ def compare_lists(pred: str, ref: str, order: Literal["set", "ordered"], same: S
             ok = _ordered(vals, other, same) if vals is p_vals else _ordered(other, vals, same)
             return ("equal" if ok else "different"), "system"
     if len(p_vals) != len(r_vals):
+        for many, one in ((p_vals, r_vals), (r_vals, p_vals)):
+            # `\\boxed{15\\frac{39}{40}}, or \\boxed{\\frac{639}{40}}`: one value written two ways
+            if len(one) == 1 and len(many) <= 4 and all(same(v, many[0]) for v in many[1:]):
+                ok = same(many[0], one[0]) if many is p_vals else same(one[0], many[0])
+                return ("equal" if ok else "different"), "same_value"
         return "different", "list"
     ok = _ordered(p_vals, r_vals, same) if order == "ordered" else _as_set(p_vals, r_vals, same)
     return ("equal" if ok else "different"), ("list" if order == "ordered" else "set")

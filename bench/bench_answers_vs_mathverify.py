@@ -1,0 +1,136 @@
+"""mathlens against Math-Verify on the project's own answer-checking cases, in one run.
+
+Cases (all written for this project, in tests/cases/answers/): the answer pairs of
+`equivalence.yaml` and `equivalence_phenomena.yaml` ([predicted, reference, equal?]) and the whole
+responses of `plain_calculus.yaml` and `extraction_phenomena.yaml` (a response, a reference, and
+whether the response's answer is that reference; an extraction case's `not` is a wrong reference).
+
+For each case both checkers give a verdict: mathlens with `equivalent` (pairs) or `check_answer`
+(responses), Math-Verify 0.9 with `verify(parse(reference), parse(predicted))`, its defaults, and
+once more with pairs wrapped in `$...$` (responses are passed as they are). Prints agreement with
+the expected verdict per category and overall, the total time of each checker, the speed ratio
+(mathlens time / Math-Verify time; the goal is <= 1.0) and the slowest mathlens case against its
+budget (`EquivalenceConfig.timeout_s`). These are in-sample figures: the rules were written
+against these cases.
+
+    .venv/bin/python bench/bench_answers_vs_mathverify.py [--show-misses]
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from mathlens.analyze.grading.equivalence import DEFAULT_CONFIG, check_answer, equivalent
+from mathlens.items.schema import Question
+
+CASES = Path(__file__).resolve().parents[1] / "tests" / "cases" / "answers"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One labelled case: `response` is a whole response when `whole`, else a bare answer."""
+
+    category: str
+    response: str
+    reference: str
+    expected: bool
+    whole: bool
+
+
+def load_cases() -> list[Case]:
+    """Every case of the four tables, tagged with its table and group."""
+    out: list[Case] = []
+    for name in ("equivalence.yaml", "equivalence_phenomena.yaml"):
+        for group, rows in yaml.safe_load((CASES / name).read_text(encoding="utf-8")).items():
+            out += [Case(f"pairs/{group}", str(p), str(r), bool(e), False) for p, r, e in rows]
+    for group, rows in yaml.safe_load((CASES / "plain_calculus.yaml").read_text(encoding="utf-8")).items():
+        out += [Case(f"plain/{group}", r["response"], r["reference"], r["correct"], True) for r in rows]
+    table = yaml.safe_load((CASES / "extraction_phenomena.yaml").read_text(encoding="utf-8"))
+    for group, rows in table.items():
+        for r in rows:
+            if r["answer"] is not None:
+                out.append(Case(f"responses/{group}", r["response"], r["answer"], True, True))
+            if "not" in r:
+                out.append(Case(f"responses/{group}", r["response"], r["not"], False, True))
+    return out
+
+
+def mathlens_verdict(case: Case) -> bool:
+    """mathlens' verdict: equal / correct."""
+    if case.whole:
+        return check_answer(case.response, Question(id="q", text="t", answers=[case.reference])).correct
+    return equivalent(case.response, case.reference).equal
+
+
+def mathverify_verdict(case: Case, wrap: bool) -> bool:
+    """Math-Verify's verdict with its defaults (`wrap` puts a bare answer in `$...$`)."""
+    from math_verify import parse, verify
+
+    def read(s: str) -> list[object]:
+        return parse(f"${s}$" if wrap and not case.whole else s)
+
+    try:
+        return bool(verify(read(case.reference), read(case.response)))
+    except Exception:
+        return False
+
+
+def run(cases: list[Case], judge: Callable[[Case], bool]) -> tuple[list[bool], list[float]]:
+    """Verdicts and the time of each case."""
+    verdicts, times = [], []
+    for case in cases:
+        start = time.perf_counter()
+        verdicts.append(judge(case))
+        times.append(time.perf_counter() - start)
+    return verdicts, times
+
+
+def main() -> int:
+    logging.disable(logging.WARNING)
+    cases = load_cases()
+    mathlens_verdict(cases[0])  # start the worker before timing
+    mathverify_verdict(cases[0], False)
+    results = {"mathlens": run(cases, mathlens_verdict),
+               "math-verify": run(cases, lambda c: mathverify_verdict(c, False)),
+               "math-verify $..$": run(cases, lambda c: mathverify_verdict(c, True))}
+    by_cat: dict[str, list[int]] = defaultdict(list)
+    for i, case in enumerate(cases):
+        by_cat[case.category].append(i)
+    names = list(results)
+    print(f"{len(cases)} cases (in-sample: the rules were written against them)\n")
+    print(f"{'category':38s} {'n':>4s} " + " ".join(f"{n:>17s}" for n in names))
+    rows = sorted(by_cat.items())
+    for cat, idx in rows:
+        cells = [sum(results[n][0][i] == cases[i].expected for i in idx) for n in names]
+        print(f"{cat:38s} {len(idx):4d} " + " ".join(f"{c:>10d} ({100 * c / len(idx):3.0f}%)" for c in cells))
+    for prefix in ("pairs/", "plain/", "responses/", ""):
+        idx = [i for i, c in enumerate(cases) if c.category.startswith(prefix)]
+        cells = [sum(results[n][0][i] == cases[i].expected for i in idx) for n in names]
+        label = prefix.rstrip("/") or "all"
+        print(f"{'TOTAL ' + label:38s} {len(idx):4d} " + " ".join(f"{c:>10d} ({100 * c / len(idx):4.1f}%)"
+                                                                  for c in cells))
+    t_ml, t_mv = sum(results["mathlens"][1]), sum(results["math-verify"][1])
+    t_wrap = sum(results["math-verify $..$"][1])
+    print(f"\ntime: Math-Verify with $...$ {t_wrap:.2f} s; mathlens ratio to it {t_ml / t_wrap:.2f}x")
+    slowest = max(range(len(cases)), key=lambda i: results["mathlens"][1][i])
+    over = sum(t > DEFAULT_CONFIG.timeout_s for t in results["mathlens"][1])
+    print(f"\ntime: mathlens {t_ml:.2f} s, Math-Verify {t_mv:.2f} s; ratio {t_ml / t_mv:.2f}x (goal <= 1.0)")
+    print(f"slowest mathlens case: {results['mathlens'][1][slowest]:.3f} s ({cases[slowest].response[:60]!r}); "
+          f"over the {DEFAULT_CONFIG.timeout_s:.0f} s budget: {over}")
+    if "--show-misses" in sys.argv:
+        for i, case in enumerate(cases):
+            if results["mathlens"][0][i] != case.expected:
+                print(f"  miss {case.category}: {case.response[:70]!r} vs {case.reference!r} want {case.expected}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
