@@ -5,6 +5,7 @@ cd "$(dirname "$0")/.."
 BIN=${VENV:-.venv}/bin
 "$BIN/ruff" check src tests bench
 "$BIN/mypy"
+"$BIN/lint-imports"
 set +e
 "$BIN/python" -m pytest -q -rs "$@"
 rc=$?

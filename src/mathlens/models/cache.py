@@ -47,6 +47,11 @@ def request_hash(
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def content_hash(messages: list[Message], config: GenerateConfig, schema: dict[str, Any] | None = None) -> str:
+    """The identity-free hash stored on run records as `content_hash` (what `replay/` matches on)."""
+    return request_hash({}, messages, config, schema)
+
+
 class ResponseCache:
     """Maps request hashes to `ModelOutput`s. Safe to share between threads of one process.
 

@@ -13,20 +13,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from mathlens.models.base import FinishReason, GenerateConfig, Message, Usage
+from mathlens.solve.variant import Variant
+
+__all__ = ["ItemSource", "Manifest", "ModelEntry", "RunRecord", "Status", "Task", "Variant"]
 
 Status = Literal["ok", "error"]
-
-
-class Variant(BaseModel):
-    """Which version of the question was sent. `name == "original"` for the unmodified prompt;
-    ablation variants name the element they removed or changed."""
-
-    name: str = "original"
-    kind: Literal["original", "ablation", "pair", "paraphrase"] = "original"
-    element_type: str | None = None
-    element_text: str | None = None
-    question_text: str | None = None
-    meaning_preserving: bool = False
 
 
 class Task(BaseModel):

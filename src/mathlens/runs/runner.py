@@ -15,9 +15,8 @@ from typing import Any
 
 from mathlens import __version__
 from mathlens.errors import ModelError, redact_secrets
-from mathlens.models.cache import ResponseCache
+from mathlens.models.cache import ResponseCache, content_hash
 from mathlens.models.model import Model, RetryPolicy
-from mathlens.models.providers.replay import content_hash
 from mathlens.models.registry import get_model
 from mathlens.runs.plan import plan_tasks
 from mathlens.runs.records import Manifest, RunRecord, Task

@@ -15,7 +15,6 @@ from typing import Any
 
 from mathlens.errors import UnknownNameError, UserError
 from mathlens.items.schema import Question
-from mathlens.runs.records import Variant
 from mathlens.solve.ablation.elements import (
     _LABEL,
     ELEMENT_TYPES,
@@ -25,6 +24,7 @@ from mathlens.solve.ablation.elements import (
     ElementType,
     extract_elements,
 )
+from mathlens.solve.variant import Variant
 
 #: Names accepted on the command line (`--ablate coordinates,keywords`) -> element type.
 TYPE_ALIASES: dict[str, ElementType] = {

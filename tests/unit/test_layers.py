@@ -1,0 +1,62 @@
+"""The layer contract that `make lint` checks with import-linter.
+
+One test holds the contract against the package (every sub-package has a layer); another runs
+import-linter on a copy of the package with one deliberately upward import and expects it to fail.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "src" / "mathlens"
+#: Sub-packages outside the layers: shared helpers for tests and benches.
+UTILITIES = {"testing"}
+
+
+def _contract() -> dict[str, object]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    return next(c for c in contracts if c["type"] == "layers")
+
+
+def _layered_packages() -> set[str]:
+    names = set()
+    for layer in _contract()["layers"]:  # type: ignore[union-attr]
+        for part in str(layer).replace(":", "|").split("|"):
+            names.add(part.strip().removeprefix("mathlens."))
+    return names
+
+
+def test_every_subpackage_has_a_layer() -> None:
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    assert packages - UTILITIES == _layered_packages()
+
+
+def _lint(tmp_path: Path, bad_import: str | None) -> subprocess.CompletedProcess[str]:
+    copy = tmp_path / "src" / "mathlens"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    if bad_import:
+        (copy / "items" / "_upward.py").write_text(f"{bad_import}\n", encoding="utf-8")
+    exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.skip("import-linter is not installed (it comes with the dev extra)")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "src")}
+    return subprocess.run([exe, "--config", str(tmp_path / "pyproject.toml"), "--no-cache"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_contract_holds_and_catches_an_upward_import(tmp_path: Path) -> None:
+    good = _lint(tmp_path / "good", None)
+    assert good.returncode == 0, good.stdout + good.stderr
+    bad = _lint(tmp_path / "bad", "from mathlens.report import registry  # noqa: F401")
+    assert bad.returncode != 0
+    assert "BROKEN" in bad.stdout and "mathlens.items._upward -> mathlens.report" in bad.stdout
