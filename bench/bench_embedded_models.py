@@ -28,6 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("MATHLENS_SHARED_DATA") or ROOT.parent / "shared" / "data")
 SETS = {"gsm8k": ("gsm8k_test.jsonl", "gsm8k"), "math500": ("math500_test.jsonl", "math")}
 ML = str(Path(sys.executable).with_name("mathlens"))
+#: the stored quality flags that make a response degenerate (see mathlens.analyze.quality)
+DEGENERATE = ("empty", "echo", "repetition_loop", "wrong_script")
 
 
 def _run(model: str, data: str, fmt: str, args: argparse.Namespace, out: Path, env: dict[str, str]) -> float:
@@ -50,7 +52,7 @@ def _measure(out: Path) -> dict[str, Any]:
     ok = [r for r in records if r["status"] == "ok"]
     counts = {s: sum(e["status"] == s for e in entries) for s in ("correct", "incorrect", "unparseable")}
     checkable = sum(counts.values()) + sum(e["status"] == "no_response" for e in entries)
-    degenerate = [e for e in entries if (e.get("quality") or {}).get("degenerate")]
+    degenerate = [e for e in entries if any((e.get("quality") or {}).get(f) for f in DEGENERATE)]
     flags: dict[str, int] = {}
     for e in entries:
         for name, value in (e.get("quality") or {}).items():
@@ -68,6 +70,14 @@ def _measure(out: Path) -> dict[str, Any]:
         "mean_completion_tokens": sum(r["usage"]["completion_tokens"] for r in ok) / len(ok) if ok else None,
         "tokens_per_s": tokens / model_s if model_s else None,
     }
+
+
+def summarize(base: Path) -> list[dict[str, Any]]:
+    """The figures of every finished run under `base` (to re-read a bench's runs later)."""
+    rows = []
+    for out in sorted(p for p in base.iterdir() if (p / "analysis" / "answers.json").exists()):
+        rows.append({"run": out.name, **_measure(out)})
+    return rows
 
 
 def main() -> int:
