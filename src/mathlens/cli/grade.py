@@ -29,7 +29,7 @@ def _judge_model(store: RunStore, judge: str | None, judge_option: list[str] | N
     if judge is None:
         if not manifest.models:
             raise UserError("the run names no model; pass --judge")
-        entry = manifest.models[0]  # the seed graded with the evaluated model's family; default to it
+        entry = manifest.models[0]  # the calculus study graded with the evaluated model's family; default to it
         judge, options = entry.spec, {**entry.options, **options}
     return get_model(judge, options, cache=None if no_cache else ResponseCache())
 
@@ -48,15 +48,15 @@ def _pct(x: float | None) -> str:
 
 
 def print_tables(rows: list[ExamScore]) -> None:
-    """Tables 6 and 7 of the calculus seed, from this run's grades."""
-    t6 = Table(title="Exam scores (seed Table 6)")
+    """Tables 6 and 7 of the calculus study, from this run's grades."""
+    t6 = Table(title="Exam scores (as in Table 6 of the calculus study)")
     for col in ("exam", "model", "configuration", "grader", "score", "%", "class avg", "diff", "ungraded"):
         t6.add_column(col)
     for r in rows:
         t6.add_row(r.exam_name, r.model, r.configuration, r.grader, f"{r.score:g}/{r.total:g}", _pct(r.percent),
                    _pct(r.cohort.class_average), _pct(r.cohort.difference), str(r.ungraded))
     out_console.print(t6)
-    t7 = Table(title="Across configurations (seed Table 7)")
+    t7 = Table(title="Across configurations (as in Table 7 of the calculus study)")
     for col in ("exam", "configuration", "model", "score %"):
         t7.add_column(col)
     for row in table7(rows):

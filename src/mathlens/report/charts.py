@@ -154,7 +154,7 @@ def grouped_bars(id: str, title: str, categories: Sequence[str], series: Sequenc
 
 def ranked_bars(id: str, title: str, items: Sequence[tuple[str, float]], x_title: str,
                 x_max: float | None = None, highlight_first: bool = True, digits: int = 3) -> ChartLayout | None:
-    """A horizontal bar chart of (label, value), largest first (the seed's 'Important phrase … Impact …')."""
+    """A horizontal bar chart of (label, value), largest first (the calculus study's 'Important phrase … Impact …')."""
     items = sorted(((lbl, v) for lbl, v in items), key=lambda p: -p[1])
     if not items:
         return None

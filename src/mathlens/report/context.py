@@ -10,7 +10,7 @@ from mathlens.report.loader import QuestionView, Response, RunData
 
 @dataclass(frozen=True)
 class ReportOptions:
-    """Settings of one report. Flag thresholds follow the calculus seed's instructor scenario (§7.3)."""
+    """Settings of one report. Flag thresholds follow the calculus study's instructor scenario (§7.3)."""
 
     title: str | None = None
     #: complexity score above which a solution is flagged "too dense"

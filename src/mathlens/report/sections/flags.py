@@ -1,4 +1,4 @@
-"""Instructor flags (the calculus seed's §7.3 scenario): solutions to review before students see them.
+"""Instructor flags (the calculus study's §7.3 scenario): solutions to review before students see them.
 
 Flags from the sensitivity analysis (too dense, unstable under rephrasing, unreliable under a
 meaning-preserving variant) are shown as it computed them. Without a sensitivity analysis, "too

@@ -1,4 +1,4 @@
-"""The interpretability table (the calculus seed's Table 8): robustness, complexity, step count and
+"""The interpretability table (Table 8 of the calculus study): robustness, complexity, step count and
 phrase sensitivity per course, exam and configuration, with standard deviations and bootstrap CIs.
 
 Read from `analysis/sensitivity.json` (its per-exam rows). Without a sensitivity analysis, the
@@ -110,12 +110,12 @@ def build(ctx: ReportContext) -> Interpretability | None:
         export.append(head + tuple(nums) + tail)
     head_cols = (*lead, "course", "exam", "model", "configuration", "questions")
     table = Table(
-        ctx.uid("interpretability"), "Interpretability metrics per exam and configuration (seed Table 8 layout)",
+        ctx.uid("interpretability"), "Interpretability metrics per exam and configuration (as in Table 8 of the calculus study)",
         head_cols + tuple(f"{t} (mean ± sd [95% CI])" for _, t in METRICS)
         + ("flagged questions", "excluded (degenerate responses)"), tuple(shown),
         caption=("Robustness: mean TF-IDF cosine between the original response and each ablation's response; "
                  "phrase sensitivity: the largest 1 − cosine. Complexity: C = 0.5|O| + 0.3|K| + 0.2·d̄ (its "
-                 "absolute values are not comparable with the seed's tables). Degenerate responses (empty, "
+                 "absolute values are not comparable with the calculus study's tables). Degenerate responses (empty, "
                  "echoed, looping, wrong script) are left out of every figure and counted in the last column."
                  + (" Computed from the flow analysis only (no sensitivity analysis in this run)."
                     if source == "flow" else "")),

@@ -1,9 +1,9 @@
-"""Exam scores against class averages (the calculus seed's Tables 6 and 7) as tables and bar charts.
+"""Exam scores against class averages (Tables 6 and 7 of the calculus study) as tables and bar charts.
 
 Points come from rubric grades (`analysis/grades.json`, judge totals per question) when present,
 else from final-answer verdicts (`analysis/answers.json`: a question's points when its answer is
 correct, or the points of each correct part) — labelled as such, since a final-answer score is not
-the seed's rubric grade. With repeated runs the score is the mean over repeats. Only questions the
+the calculus study's rubric grade. With repeated runs the score is the mean over repeats. Only questions the
 run answered count, and the table says how many of the exam's questions that is.
 """
 
@@ -144,10 +144,10 @@ def build(ctx: ReportContext) -> Scores | None:
     cols = (("run",) if ctx.multi_run else ()) + (
         "course", "exam", "model", "configuration", "points from", "score", "score (%)", "class average (%)",
         "difference (points of %)", "questions")
-    table6 = Table(ctx.uid("exam-scores"), "Exam performance against the class (seed Table 6 layout)", cols,
+    table6 = Table(ctx.uid("exam-scores"), "Exam performance against the class (as in Table 6 of the calculus study)", cols,
                    tuple(rows), decimals={len(cols) - 4: 1, len(cols) - 3: 1, len(cols) - 2: 1},
                    caption="Only the questions the run answered count (see the last column). Class averages are "
-                           "descriptive comparisons only (no inferential test), as in the seed.")
+                           "descriptive comparisons only (no inferential test), as in the calculus study.")
     exams = list(dict.fromkeys(s.exam.name for s in scores))
     series_names = list(dict.fromkeys(f"{s.model} · {s.configuration}" for s in scores))
     values = {(f"{s.model} · {s.configuration}", s.exam.name): s.percent for s in scores}
@@ -166,7 +166,7 @@ def build(ctx: ReportContext) -> Scores | None:
             for n in series_names:
                 if (n, e) in values:
                     t7.append((e, n, None if values[(n, e)] is None else round(values[(n, e)] or 0.0, 1)))
-        table7 = Table(ctx.uid("configuration-scores"), "Scores across configurations (seed Table 7 layout)",
+        table7 = Table(ctx.uid("configuration-scores"), "Scores across configurations (as in Table 7 of the calculus study)",
                        ("exam", "model configuration", "score (%)"), tuple(t7), decimals={2: 1})
     return Scores(table6=table6, table7=table7, chart=chart, notes=tuple(dict.fromkeys(notes)))
 

@@ -1,7 +1,7 @@
 """Per question: prompt-ablation sensitivity (`analysis/sensitivity.json`).
 
 For each model and configuration: robustness, phrase sensitivity, the impact of each prompt element
-ranked as in the calculus seed's "Important phrase … Impact …" lines (drawn as bars), each variant's
+ranked as in the calculus study's "Important phrase … Impact …" lines (drawn as bars), each variant's
 text with the changed span highlighted, and its divergence and answer flip.
 """
 
