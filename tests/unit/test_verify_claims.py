@@ -12,13 +12,22 @@ import yaml
 from mathlens.analyze.verify.parse import parse_math
 from mathlens.analyze.verify.steps import VerifyConfig, verify_steps
 
-CASES_FILE = Path(__file__).resolve().parents[1] / "cases" / "flow" / "claims.yaml"
+CASES_DIR = Path(__file__).resolve().parents[1] / "cases" / "flow"
 
 
 def _load() -> list[Any]:
-    data = yaml.safe_load(CASES_FILE.read_text(encoding="utf-8"))
-    return [pytest.param(case, id=f"{group}:{i}:{case['step'][:40]}")
-            for group, cases in data.items() for i, case in enumerate(cases)]
+    params = []
+    for path in sorted(CASES_DIR.glob("claims*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        params.extend(pytest.param(case, id=f"{path.stem}:{group}:{i}:{case['step'][:40]}")
+                      for group, cases in data.items() for i, case in enumerate(cases))
+    return params
+
+
+def test_every_case_file_has_slips_to_catch() -> None:
+    cases = [c.values[0] for c in _load()]
+    assert len(cases) >= 100
+    assert sum("invalid" in c["claims"] for c in cases) >= 30
 
 
 def _equal(reported: str, want: str) -> bool:
@@ -29,7 +38,7 @@ def _equal(reported: str, want: str) -> bool:
 
 @pytest.mark.parametrize("case", _load())
 def test_claims(case: dict[str, Any]) -> None:
-    [step] = verify_steps([case["step"]], case.get("question"))
+    *_, step = verify_steps([*case.get("before", []), case["step"]], case.get("question"))
     assert step.status == "ok", step.error
     statuses = [c.status for c in step.claims]
     assert statuses == case["claims"], [(c.text, c.status, c.reason) for c in step.claims]

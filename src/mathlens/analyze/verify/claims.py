@@ -21,19 +21,20 @@ SymPy could not decide). The order of tests:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Literal
 
 import sympy
 
 from mathlens.analyze.verify.context import Context, at_point, substitute, undefined_references
+from mathlens.analyze.verify.numbers import NumberInfo, compare_numbers, decimals, fmt, num
 
 ClaimStatus = Literal["valid", "invalid", "unverifiable", "definition"]
 
 EQUATION_REASON = "an equation to solve, not an identity"
 _CONSTANT_NAMES = {"C", "K", "c", "C_1", "C_0"}
-_SAMPLE_POINTS = (0.7133, 1.3719, 2.2461, 0.4127)
+# Sample points: positive (roots, logarithms) and, with the offsets below, inside (0, pi/2).
+_SAMPLE_POINTS = (0.7133, 1.1719, 0.3461, 0.9127, 0.5219)
 
 
 @dataclass(frozen=True)
@@ -56,100 +57,85 @@ class PairInfo:
     # The chain so far holds for every value (a definition or checked identities): a later link
     # is then a claim of identity too. False once a link was an equation to solve.
     chain_identity: bool = False
-
-
-def _decimals(expr: sympy.Basic) -> int:
-    """Digits after the point in the decimal numbers of `expr` (parsed to exact rationals)."""
-    best = 0
-    numbers: list[sympy.Rational] = []
-    stack = [expr]
-    while stack:  # exponents (the 1/2 of a square root) are not written decimals
-        node = stack.pop()
-        if isinstance(node, sympy.Rational):
-            numbers.append(node)
-        elif isinstance(node, sympy.Pow):
-            stack.append(node.base)
-        else:
-            stack.extend(a for a in node.args if isinstance(a, sympy.Basic))
-    for r in numbers:
-        q = int(r.q)
-        if q <= 1:
-            continue
-        twos = fives = 0
-        while q % 2 == 0:
-            q //= 2
-            twos += 1
-        while q % 5 == 0:
-            q //= 5
-            fives += 1
-        if q == 1:
-            best = max(best, twos, fives)
-    return best
-
-
-def _num(expr: sympy.Basic, digits: int = 30) -> complex | None:
-    try:
-        value = complex(sympy.N(expr, digits))
-    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
-        return None
-    if math.isnan(value.real) or math.isnan(value.imag) or math.isinf(abs(value)):
-        return None
-    return value
-
-
-def _fmt(expr: sympy.Basic) -> str:
-    return sympy.sstr(expr)[:200]
-
-
-def _compare_numbers(lhs: sympy.Basic, rhs: sympy.Basic, info: PairInfo) -> tuple[ClaimStatus, str]:
-    if info.op in ("<", "<=", ">", ">=", "!="):
-        a, b = _num(lhs), _num(rhs)
-        if a is None or b is None or abs(a.imag) > 1e-12 or abs(b.imag) > 1e-12:
-            return "unverifiable", "not real numbers"
-        x, y = a.real, b.real
-        ok = {"<": x < y, "<=": x <= y + 1e-12, ">": x > y, ">=": x >= y - 1e-12, "!=": abs(x - y) > 1e-12}[info.op]
-        return ("valid" if ok else "invalid"), "numeric"
-    diff = sympy.nsimplify(lhs - rhs) if info.op == "≈" else lhs - rhs
-    if diff == 0:
-        return "valid", "exact"
-    a, b = _num(lhs), _num(rhs)
-    if a is None or b is None:
-        return "unverifiable", "could not evaluate numerically"
-    gap = abs(a - b)
-    scale = max(abs(a), abs(b), 1.0)
-    if info.op == "≈":
-        return ("valid" if gap <= 0.01 * scale else "invalid"), "approximate"
-    places = _decimals(rhs)
-    if places:
-        return ("valid" if gap <= 10.0**-places + 1e-12 * scale else "invalid"), "rounded"
-    if gap <= 1e-12 * scale:
-        return "valid", "numeric"
-    return "invalid", "exact"
+    # The step speaks of a quotient or remainder: "2863 ÷ 1344 = 2" is integer division.
+    integer_division: bool = False
+    # Relative error carried by decimals written on the left side ("(2.8284)^2 = 8").
+    carried: float = 0.0
 
 
 def _is_identity(diff: sympy.Basic) -> tuple[bool | None, str]:
-    """True/False when `diff` is/is not identically zero; None when undecided."""
+    """True/False when `diff` is/is not identically zero; None when undecided.
+
+    A rational function that does not cancel to zero is not an identity (symbolic). Otherwise the
+    difference is sampled at points of the usual domain (positive, as logarithms and roots need,
+    and inside (0, pi/2) for angles). A difference that is zero at some points and not at others
+    holds only on part of the domain: undecided. When it has a branch (roots, logarithms,
+    absolute values, inverse functions), negative and large points are tried too, and a claim
+    that holds at any of them is undecided rather than false.
+    """
     try:
         if sympy.expand(diff) == 0 or sympy.cancel(diff) == 0:
             return True, "symbolic"
     except (sympy.PolynomialError, TypeError, ValueError):
         pass
     symbols = sorted(diff.free_symbols, key=lambda s: s.name)
+    if _is_rational_function(diff, symbols):
+        return False, "symbolic"
+    zero, nonzero = _sample(diff, symbols, 1.0)
+    if nonzero and zero:
+        return None, "holds at some points of the domain only"
+    if nonzero:
+        # With a root, logarithm or absolute value, a claim may hold on another domain than the
+        # sampled one (sqrt(x^2) = -x for negative x): look there before calling it false.
+        if _has_branch(diff) and any(_sample(diff, symbols, scale)[0] for scale in (-1.0, 7.0)):
+            return None, "holds on part of the domain only"
+        return False, "evaluation at sample points"
+    if zero >= 2:
+        return True, "numeric sampling"
+    return None, "could not evaluate at sample points"
+
+
+def _sample(diff: sympy.Basic, symbols: list[sympy.Symbol], scale: float) -> tuple[int, int]:
+    """How many sample points (scaled by `scale`) make `diff` zero and how many do not."""
     zero = nonzero = 0
     for k, base in enumerate(_SAMPLE_POINTS):
-        point = {s: sympy.Float(base + 0.37 * i + 0.11 * k) for i, s in enumerate(symbols)}
-        value = _num(diff.xreplace(point), 15)
+        point = {s: sympy.Float(scale * (base + 0.173 * i + 0.059 * k)) for i, s in enumerate(symbols)}
+        value = num(diff.xreplace(point), 15)
         if value is None:
             continue
         if abs(value) < 1e-9:
             zero += 1
         else:
             nonzero += 1
-    if nonzero:
-        return False, "numeric sampling"
-    if zero >= 2:
-        return True, "numeric sampling"
-    return None, "could not evaluate at sample points"
+    return zero, nonzero
+
+
+def _is_rational_function(expr: sympy.Basic, symbols: list[sympy.Symbol]) -> bool:
+    """True when `expr` is a rational function of its symbols (no functions, no symbolic or
+    fractional powers)."""
+    if not symbols:
+        return False
+    for node in sympy.preorder_traversal(expr):
+        if isinstance(node, sympy.Function | sympy.Derivative | sympy.Integral | sympy.Limit):
+            return False
+        if isinstance(node, sympy.Pow) and not (node.exp.is_Integer and not node.base.is_number) and \
+                node.base.free_symbols:
+            return False
+    return True
+
+
+_BRANCHED = (sympy.log, sympy.Abs, sympy.asin, sympy.acos, sympy.atan, sympy.acot, sympy.sign,
+             sympy.floor, sympy.ceiling, sympy.Min, sympy.Max, sympy.Piecewise)
+
+
+def _has_branch(expr: sympy.Basic) -> bool:
+    """True when `expr` has a root, logarithm, absolute value or other branch."""
+    for node in sympy.preorder_traversal(expr):
+        if isinstance(node, _BRANCHED):
+            return True
+        if isinstance(node, sympy.Pow) and not node.exp.is_Integer and node.base.free_symbols:
+            return True
+    return False
 
 
 def _expands_to_zero(diff: sympy.Basic) -> bool:
@@ -174,7 +160,7 @@ def _check_antiderivative(integral: sympy.Integral, other: sympy.Basic, ctx: Con
     if ok:
         return "valid", "antiderivative", ""
     expected = sympy.integrate(integrand, var)
-    return "invalid", "antiderivative", _fmt(expected) + " + C"
+    return "invalid", "antiderivative", fmt(expected) + " + C"
 
 
 def check_relation(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, ctx: Context, info: PairInfo,
@@ -197,20 +183,31 @@ def check_relation(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, ctx: Context, inf
     if isinstance(lhs, sympy.Set) or isinstance(rhs, sympy.Set):
         if isinstance(lhs, sympy.Set) and isinstance(rhs, sympy.Set):
             same = lhs == rhs
-            return ClaimCheck(text, "valid" if same else "invalid", "" if same else _fmt(lhs), "structural")
+            if not same and (lhs.free_symbols or rhs.free_symbols):
+                # "[a + 3, (a + 3)^2]" is as often a gcd or a list as an interval in unknowns.
+                return ClaimCheck(text, "unverifiable", reason="sets or intervals with unknowns")
+            return ClaimCheck(text, "valid" if same else "invalid", "" if same else fmt(lhs), "structural")
         return ClaimCheck(text, "unverifiable", reason="a set compared with a non-set")
     if not isinstance(lhs, sympy.Expr) or not isinstance(rhs, sympy.Expr):
         return ClaimCheck(text, "unverifiable", reason="not an expression")
     if not (lhs.free_symbols | rhs.free_symbols):
-        status, method = _compare_numbers(lhs, rhs, info)
+        status, method = compare_numbers(lhs, rhs, NumberInfo(info.op, info.integer_division, info.carried))
         if status == "unverifiable":
             return ClaimCheck(text, status, reason=method)
-        return ClaimCheck(text, status, "" if status == "valid" else _fmt(sympy.nsimplify(lhs)), method)
+        if status == "invalid":
+            why = _condition_or_restatement(lhs_raw, rhs_raw, ctx, info)
+            if why:
+                return ClaimCheck(text, "unverifiable", reason=why)
+        return ClaimCheck(text, status, "" if status == "valid" else fmt(sympy.nsimplify(lhs)), method)
     if info.op != "=" and info.op != "≈":
         return ClaimCheck(text, "unverifiable", reason="an inequality with unknowns")
-    meant_as_identity = ((info.link > 0 and info.chain_identity) or used_l or used_r
-                         or lhs_raw.has(sympy.Derivative, sympy.Integral, sympy.Limit)
-                         or rhs_raw.has(sympy.Derivative, sympy.Integral, sympy.Limit))
+    calculus = (used_l or used_r or lhs_raw.has(sympy.Derivative, sympy.Integral, sympy.Limit)
+                or rhs_raw.has(sympy.Derivative, sympy.Integral, sympy.Limit))
+    # A later link of a chain claims an identity only between expressions in the same unknowns:
+    # "a_16 = a_1 + 15d = 13" and "b = 2c = 8" state equations.
+    same_unknowns = lhs.free_symbols == rhs.free_symbols
+    # "f'(x) = 0" and "d/dx(...) = 5" set a derivative to a value: an equation, not an identity.
+    meant_as_identity = (info.link > 0 and info.chain_identity and same_unknowns) or (calculus and same_unknowns)
     if not meant_as_identity and _expands_to_zero(lhs - rhs):
         return ClaimCheck(text, "valid", method="symbolic")
     ok, method = _is_identity(lhs - rhs)
@@ -222,7 +219,21 @@ def check_relation(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, ctx: Context, inf
         return ClaimCheck(text, "valid", method=method)
     if ok is None:
         return ClaimCheck(text, "unverifiable", reason=method)
-    return ClaimCheck(text, "invalid", _fmt(lhs), method)
+    return ClaimCheck(text, "invalid", fmt(lhs), method)
+
+
+def _condition_or_restatement(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, ctx: Context, info: PairInfo) -> str:
+    """Why a false relation between values is not a claim: a condition tested on named values
+    ("G > B" that fails), or ``f(x) = -1`` when ``f`` was defined otherwise (a candidate or a
+    new definition). Empty when it is a claim."""
+    named = {getattr(s, "name", "") for side in (lhs_raw, rhs_raw) for s in side.free_symbols}
+    if info.op != "=" and info.op != "≈" and named & set(ctx.values):
+        return "a condition on named values"
+    for side in (lhs_raw, rhs_raw):
+        if isinstance(side, sympy.Function) and side.func.__name__ in ctx.functions and \
+                side.args and all(isinstance(a, sympy.Symbol) for a in side.args):
+            return f"restates {side.func.__name__} differently (a candidate or a new definition)"
+    return ""
 
 
 def _is_numeric(expr: sympy.Basic) -> bool:
@@ -239,7 +250,7 @@ def _evaluate_at_point(lhs: sympy.Basic, rhs: sympy.Basic, used_l: bool, used_r:
         if used and not _is_numeric(first) and _is_numeric(second):
             moved = at_point(first, ctx)
             if moved is not None:
-                where = ", ".join(_fmt(p) for p in ctx.point)
+                where = ", ".join(fmt(p) for p in ctx.point)
                 return (second, moved, f"({where})") if swap else (moved, second, f"({where})")
     return lhs, rhs, ""
 
@@ -248,36 +259,51 @@ def _check_vectors(lhs: sympy.Basic, rhs: sympy.Basic, ctx: Context, info: PairI
     if not (isinstance(lhs, sympy.Tuple) and isinstance(rhs, sympy.Tuple)):
         return ClaimCheck(text, "unverifiable", reason="a vector compared with a scalar")
     if len(lhs) != len(rhs):
-        return ClaimCheck(text, "invalid", _fmt(lhs), "structural", "vectors of different length")
+        return ClaimCheck(text, "invalid", fmt(lhs), "structural", "vectors of different length")
     verdicts = [check_relation(a, b, ctx, info, text) for a, b in zip(lhs, rhs, strict=True)]
     if any(v.status == "invalid" for v in verdicts):
-        return ClaimCheck(text, "invalid", _fmt(lhs), "componentwise")
+        return ClaimCheck(text, "invalid", fmt(lhs), "componentwise")
     if all(v.status == "valid" for v in verdicts):
         return ClaimCheck(text, "valid", method="componentwise")
     return ClaimCheck(text, "unverifiable", reason="some components could not be decided")
 
 
-def solves_pending(name: str, before: Context, after: Context, text: str) -> ClaimCheck | None:
+def solves_pending(name: str, before: Context, stated: sympy.Basic, text: str) -> ClaimCheck | None:
     """When ``name = value`` follows an equation in that name alone (``2x + 3 = 7`` ... ``x = 2``),
-    whether the value satisfies it."""
-    value = after.values.get(name)
-    if value is None:
+    whether the value satisfies it. Only an equation stated in this step or the one before counts
+    (an older one usually belongs to another part of the problem); ``x = 0, ±4`` checks each
+    value."""
+    if before.equation_age > 1:
         return None
-    for eq in reversed(before.equations):
-        names = {getattr(s, "name", "") for s in eq.free_symbols}
-        if names != {name}:
-            continue
+    value, _ = substitute(stated, before)
+    values = list(value) if isinstance(value, sympy.FiniteSet | sympy.Tuple) else [value]
+    if not values or len(values) > 8 or not all(getattr(v, "is_number", False) for v in values):
+        return None
+    pending = [eq for eq in before.equations if {getattr(s, "name", "") for s in eq.free_symbols} == {name}]
+    if not pending:
+        return None
+    checks = []
+    for eq in pending:
         sym = next(iter(eq.free_symbols))
-        residual = _num(eq.xreplace({sym: value}))
-        if residual is None:
+        verdicts = [_satisfies(eq, sym, v) for v in values]
+        if any(v is None for v in verdicts):
             return None
-        scale = max(1.0, abs(_num(value) or 1.0))
-        if abs(residual) <= 1e-9 * scale or (_decimals(value) and abs(residual) <= 10.0 ** -_decimals(value) * 10):
+        if all(verdicts):
             return ClaimCheck(text, "valid", method="solves the equation")
-        try:
-            roots = sympy.solve(eq, sym)
-        except (NotImplementedError, TypeError, ValueError):
-            roots = []
-        expected = ", ".join(_fmt(r) for r in roots[:4])
-        return ClaimCheck(text, "invalid", expected, "solves the equation", f"does not satisfy {_fmt(eq)} = 0")
-    return None
+        checks.append((eq, sym))
+    eq, sym = checks[-1]
+    try:
+        roots = sympy.solve(eq, sym)
+    except (NotImplementedError, TypeError, ValueError):
+        roots = []
+    expected = ", ".join(fmt(r) for r in roots[:4])
+    return ClaimCheck(text, "invalid", expected, "solves the equation", f"does not satisfy {fmt(eq)} = 0")
+
+
+def _satisfies(eq: sympy.Basic, sym: sympy.Symbol, value: sympy.Basic) -> bool | None:
+    residual = num(eq.xreplace({sym: value}))
+    if residual is None:
+        return None
+    scale = max(1.0, abs(num(value) or 1.0))
+    places = decimals(value)
+    return abs(residual) <= 1e-9 * scale or bool(places and abs(residual) <= 10.0 ** -places * 10 * scale)

@@ -22,6 +22,8 @@ from typing import Any
 import sympy
 from sympy.core.function import AppliedUndef
 
+from mathlens.analyze.verify.reading import DEFAULT_READING, Reading
+
 # Letters that usually stand for unknowns: a value stated for them ("x = 2") solves an equation
 # and is checked against it, but is not substituted into later relations, where the same letter
 # is often an unknown again.
@@ -38,6 +40,7 @@ class FunctionDef:
     name: str
     params: tuple[sympy.Symbol, ...]
     body: sympy.Basic
+    given: bool = False  # defined by the question (a solution may not redefine it)
 
 
 @dataclass(frozen=True)
@@ -46,10 +49,16 @@ class Context:
 
     functions: dict[str, FunctionDef] = field(default_factory=dict)
     values: dict[str, sympy.Basic] = field(default_factory=dict)
-    # Equations stated but not yet solved (``2x + 3 = 7``), newest last, as ``lhs - rhs``.
+    # Equations stated but not yet solved (``2x + 3 = 7``), newest last, as ``lhs - rhs``; all
+    # from one step (`equation_age` steps ago).
     equations: tuple[sympy.Basic, ...] = ()
     # The point most recently named ("at (-1, 4)"): where "∇f = <-8, 1>" is evaluated.
     point: tuple[sympy.Basic, ...] = ()
+    # Steps since the pending equation was stated: "x = 3" is checked against it only while it
+    # is fresh (this step or the one before), not against an equation of another sub-problem.
+    equation_age: int = 0
+    # How the solution's notation is read (``e`` as a variable, extra function letters).
+    reading: Reading = DEFAULT_READING
 
     def with_function(self, fn: FunctionDef) -> Context:
         """A copy with `fn` added (replacing an earlier definition of the same name)."""
@@ -60,13 +69,26 @@ class Context:
         return replace(self, values={**self.values, name: value})
 
     def with_equation(self, lhs: sympy.Basic, rhs: sympy.Basic) -> Context:
-        """A copy that remembers the equation ``lhs = rhs`` as the one being solved (only the
-        newest is kept: an older one is usually about another question or case)."""
+        """A copy that remembers the equation ``lhs = rhs`` as one being solved. Equations of one
+        step are kept together; a later step's equation replaces them (an older one is usually
+        about another question or case)."""
         try:
             diff = sympy.expand(lhs - rhs)
         except (TypeError, ValueError):
             return self
-        return replace(self, equations=(diff,))
+        if self.equation_age == 0:  # several equations of one step ("x^3 = 0 and x^2 - x - 72 = 0")
+            return replace(self, equations=(*self.equations[-5:], diff))
+        return replace(self, equations=(diff,), equation_age=0)
+
+    def next_step(self) -> Context:
+        """A copy for the next step: the pending equation is one step older."""
+        return replace(self, equation_age=self.equation_age + 1)
+
+    def forget(self, names: set[str]) -> Context:
+        """A copy without the values of `names` (a step that solves for a name again)."""
+        if not names & set(self.values):
+            return self
+        return replace(self, values={k: v for k, v in self.values.items() if k not in names})
 
     def with_point(self, point: tuple[sympy.Basic, ...]) -> Context:
         """A copy whose current point is `point`."""
@@ -186,8 +208,14 @@ def definition_of(lhs: sympy.Basic, rhs: sympy.Basic, ctx: Context) -> Context |
     context with that definition added; otherwise None."""
     if isinstance(lhs, AppliedUndef) and lhs.args and all(isinstance(a, sympy.Symbol) for a in lhs.args):
         name = lhs.func.__name__
-        if name not in ctx.functions and not rhs.has(lhs.func):
-            params = tuple(a for a in lhs.args if isinstance(a, sympy.Symbol))
+        known = ctx.functions.get(name)
+        if rhs.has(lhs.func):
+            return None
+        params = tuple(a for a in lhs.args if isinstance(a, sympy.Symbol))
+        if known is None:
+            return ctx.with_function(FunctionDef(name, params, rhs))
+        if not known.given and len(params) == len(known.params) and not _same_body(known, params, rhs):
+            # A solution trying candidates ("f(x) = 2 ... f(x) = -1") defines f again.
             return ctx.with_function(FunctionDef(name, params, rhs))
         return None
     if isinstance(lhs, sympy.Symbol):
@@ -204,6 +232,19 @@ def definition_of(lhs: sympy.Basic, rhs: sympy.Basic, ctx: Context) -> Context |
             return ctx  # u = x^2 + 1: a definition, but u stays a variable of its own
         return ctx.with_value(name, value)
     return None
+
+
+def _same_body(fn: FunctionDef, params: tuple[sympy.Symbol, ...], body: sympy.Basic) -> bool:
+    try:
+        old = fn.body.xreplace(dict(zip(fn.params, params, strict=True)))
+        return bool(sympy.expand(old - body) == 0)
+    except (TypeError, ValueError):
+        return False
+
+
+def given(ctx: Context) -> Context:
+    """`ctx` with every function marked as given by the question."""
+    return replace(ctx, functions={k: replace(f, given=True) for k, f in ctx.functions.items()})
 
 
 def at_point(expr: sympy.Basic, ctx: Context) -> sympy.Basic | None:

@@ -68,6 +68,9 @@ _TOKEN = re.compile(
     r"|(?P<comma>,)|(?P<space>[ \t]+)|(?P<other>.|\n)",
 )
 _PART_LABEL = re.compile(r"(?:(?<=^)|(?<=[\s,;:.]))\([a-hA-H]\)(?=\s)|(?:(?<=^)|(?<=\n))[a-hA-H]\)(?=\s)")
+# Segment, point and acronym names ("AB", "PQ", "GCF") are math words.
+_CAPITAL_NAME = re.compile(r"[A-Z]{2,3}")
+_BULLET = re.compile(r"(?m)^[ \t]*[-*•][ \t]+")
 _POINT = re.compile(r"\(\s*-?\d+(?:\.\d+)?(?:\s*,\s*-?\d+(?:\.\d+)?)+\s*\)")
 _STRONG_OPS = set("+*/^=<>!|∫√∂∇≤≥≠×·÷−→²³≈%") | {"->", "<=", ">=", "!="}
 
@@ -102,12 +105,14 @@ def _mask(text: str, taken: list[tuple[int, int]]) -> str:
                 chars[i] = "\x00"
     # Currency signs next to digits, and part labels such as "(a) Find", are not math.
     masked = re.sub(r"\$(?=\s?\d)", " ", "".join(chars))
+    # A Markdown bullet ("- 10 = 2 * 5") is not a minus sign.
+    masked = _BULLET.sub(lambda m: " " * len(m.group()), masked)
     return _PART_LABEL.sub(lambda m: " " * len(m.group()), masked)
 
 
 def _is_math_word(word: str) -> bool:
     base = word.rstrip("'")
-    if len(base) == 1 or "_" in base:
+    if len(base) == 1 or "_" in base or _CAPITAL_NAME.fullmatch(base):
         return True
     low = base.lower()
     if low in MATH_WORDS or re.fullmatch(r"d[a-z]", low):

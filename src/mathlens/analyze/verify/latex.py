@@ -13,6 +13,8 @@ import sympy
 from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig
 
+from mathlens.analyze.verify.reading import DEFAULT_READING, Reading
+
 _CONVERSION = ConversionConfig(lowercase_symbols=False, interpret_as_mixed_fractions=False)
 
 _SPACING = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])|\\[,;:! ]|\\q?quad(?![a-zA-Z])|"
@@ -26,12 +28,20 @@ _PRIME_BARE = re.compile(r"\b([yuv])('+)(?![\w(])")
 _NABLA_CALL = re.compile(r"\\nabla\s*([a-zA-Z])\s*\(")
 _NABLA = re.compile(r"\\nabla\s*([a-zA-Z])")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?")
+_DEGREE_NUMBER = re.compile(r"(\d+(?:\.\d+)?)\s*\^\s*\{?\s*\\circ\s*\}?")
+# A unit with an exponent ("\text{ cm}^3") goes as a whole, or its exponent lands on the number.
+_TEXT_POWER = re.compile(r"\\(?:text|mathrm|textbf|mbox)\{\s*[A-Za-z][A-Za-z ]*\}\s*\^\s*\{?\d\}?")
 _TEXT = re.compile(r"\\(?:text|mathrm|textbf|mbox)\{\s*([^{}]*)\}")
+# A primed name that is not a function call or a derivative of y, u, v: m' is a name of its own.
+_PRIMED_NAME = re.compile(r"(?<![A-Za-z\\])([A-Za-z])('+)(?![\w('])")
 
 
-def normalize(text: str) -> str:
+def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
     """Rewrite the LaTeX constructs latex2sympy2 drops or misreads."""
     s = _SPACING.sub(" ", text)
+    s = re.sub(r"\\([a-zA-Z]+)('+)", lambda m: f"\\{m.group(1)}_{{{'prime' * len(m.group(2))}}}", s)
+    s = _PRIMED_NAME.sub(lambda m: m.group() if m.group(1) in "yuvfghFGH" else
+                         f"{m.group(1)}_{{{'prime' * len(m.group(2))}}}", s)
     s = _unwrap_boxed(s)
     s = s.replace(r"\dfrac", r"\frac").replace(r"\tfrac", r"\frac")
     s = re.sub(r"\\frac\s*(\d)\s*(\d)", r"\\frac{\1}{\2}", s)  # \frac54 -> \frac{5}{4}
@@ -43,13 +53,18 @@ def normalize(text: str) -> str:
     s = _PRIME_BARE.sub(lambda m: rf"\frac{{d}}{{dx}} {m.group(1)}(x)", s)
     s = _NABLA_CALL.sub(lambda m: f"zzqgrad0{m.group(1)}(", s)
     s = _NABLA.sub(r"\\nabla_{\1}", s)
-    s = _DEGREES.sub(r"\\cdot\\frac{\\pi}{180}", s)
+    if reading.units:
+        s = _DEGREES.sub(" ", s)
+    else:
+        s = _DEGREE_NUMBER.sub(r"(\1\\cdot\\frac{\\pi}{180})", s)
+        s = _DEGREES.sub(r"\\cdot\\frac{\\pi}{180}", s)
     # A named operation (\text{gcd}(a, b), \operatorname{lcm}) must not vanish and leave its
     # arguments behind as a bare pair: it becomes an unknown symbol that cannot be checked.
-    s = re.sub(r"\\(?:text|mathrm|operatorname)\{\s*[A-Za-z]{2,}\s*\}\s*(?=\()", r"\\mathrm{zzqop}", s)
+    s = re.sub(r"\\(?:text|mathrm|operatorname)\{\s*[A-Za-z]{2,}\s*\}\s*(?=[(\[])", r"\\mathrm{zzqop}", s)
+    s = _TEXT_POWER.sub(" ", s)
     s = re.sub(r"\\(gcd|lcm|max|min|deg|det)\b", r"\\mathrm{zzqop}", s)
     s = _TEXT.sub(lambda m: m.group(1) if m.group(1).strip() in ("", "and", "or") else " ", s)
-    s = s.replace("\\%", "\\cdot\\frac{1}{100}")
+    s = s.replace("\\%", " " if reading.units else "\\cdot\\frac{1}{100}")
     return s.strip()
 
 

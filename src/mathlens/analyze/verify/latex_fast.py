@@ -95,7 +95,9 @@ def _convert(s: str) -> str:
                     raise _Unsupported("a based logarithm or an inverse function")
                 out.append(f" {name}")
             elif name in _SIMPLE:
-                out.append(_SIMPLE[name])
+                word = _SIMPLE[name]
+                # "\theta_{prime}" is one name: no space between the letter and its subscript.
+                out.append(" " + word.strip() if s.startswith("_", i) and word.strip().isalpha() else word)
             else:
                 raise _Unsupported(f"\\{name}")
         elif ch in "^_":

@@ -34,6 +34,7 @@ from mathlens.analyze.verify.budget import run_bounded
 from mathlens.analyze.verify.extract import MathSpan, extract_math
 from mathlens.analyze.verify.latex_fast import to_plain
 from mathlens.analyze.verify.limits import DEFAULT_LIMITS, ParseLimits, check_text, check_tree
+from mathlens.analyze.verify.reading import DEFAULT_READING, Reading
 from mathlens.analyze.verify.text import find_close, split_relations, split_top_level, strip_delimiters
 
 __all__ = ["MathSpan", "Parsed", "detect_notation", "extract_math", "parse_math", "parse_math_unbounded"]
@@ -80,6 +81,8 @@ _RELATION_OPS = {"=": sympy.Eq, "!=": sympy.Ne, "<": sympy.Lt, "<=": sympy.Le, "
                  ">=": sympy.Ge, "≈": sympy.Eq}
 # "a \equiv b \pmod n", "mod", and numbers written in a base ("110_2", "101_{3}").
 _NOT_EQUALITY = re.compile(r"\\equiv|\\pmod|\\bmod|\\mod\b|\bmod\b|≡|\d_\{?\d|\d_\{?[a-z]+\}?\b")
+# "(1 + x/(x^2 + 1))'": the derivative of a bracket, which neither reader supports.
+_BRACKET_PRIME = re.compile(r"[)\]}]\s*'")
 _UNION = re.compile(r"\s+U\s+|∪|\\cup")
 _PLAIN_VECTOR = re.compile(r"(?:(?<=^)|(?<=[=(,\s]))<\s*([^<>=;]*,[^<>=;]*)>")
 
@@ -149,27 +152,29 @@ def _precheck(text: str, limits: ParseLimits) -> Parsed | None:
 
 
 def parse_math_unbounded(text: str, notation: Notation = "auto",
-                         limits: ParseLimits = DEFAULT_LIMITS) -> Parsed:
+                         limits: ParseLimits = DEFAULT_LIMITS, reading: Reading = DEFAULT_READING) -> Parsed:
     """Same as ``parse_math`` with the size caps but without a time budget (for use inside a
-    worker process)."""
-    return _cached_parse(text, notation, limits)
+    worker process). `reading` carries the solution-wide choices (``e`` as a variable...)."""
+    return _cached_parse(text, notation, limits, reading)
 
 
 @lru_cache(maxsize=4096)
-def _cached_parse(text: str, notation: Notation, limits: ParseLimits) -> Parsed:
+def _cached_parse(text: str, notation: Notation, limits: ParseLimits, reading: Reading) -> Parsed:
     # Solutions repeat their expressions from step to step; a Parsed is immutable.
     with warnings.catch_warnings():
         # SymPy warns about odd products such as a vector times a name; they fail cleanly later.
         warnings.simplefilter("ignore", SymPyDeprecationWarning)
-        return _parse(text, notation, limits)
+        return _parse(text, notation, limits, reading)
 
 
-def _parse(text: str, notation: Notation, limits: ParseLimits) -> Parsed:
+def _parse(text: str, notation: Notation, limits: ParseLimits, reading: Reading = DEFAULT_READING) -> Parsed:
     quick = _precheck(text, limits)
     if quick is not None:
         return quick
     s = strip_delimiters(text)
     which = _resolve(s, notation)
+    if _BRACKET_PRIME.search(s):
+        return Parsed("unparseable", error="a prime on a bracket", notation=which)
     if _NOT_EQUALITY.search(s):
         return Parsed("unparseable", error="congruence or base notation (not an equality of numbers)",
                       notation=which)
@@ -177,22 +182,24 @@ def _parse(text: str, notation: Notation, limits: ParseLimits) -> Parsed:
         if which == "plain":
             if _UNSAFE.search(s) or _BAD_QUOTE.search(s):
                 return Parsed("unparseable", error="characters not allowed in plain notation", notation=which)
-            norm = plain_reader.normalize(s)
+            norm = plain_reader.normalize(s, reading)
             if "'" in norm:
                 return Parsed("unparseable", error="a quote that is not a derivative prime", notation=which)
             norm = _PLAIN_VECTOR.sub(lambda m: f"zzqvec({m.group(1)})", norm)
             reader = "plain"
         else:
-            norm = latex_reader.normalize(s)
+            norm = latex_reader.normalize(s, reading)
             reader = "latex"
             fast = to_plain(norm)
             if fast is not None and not _UNSAFE.search(fast) and "'" not in fast:
-                norm = _PLAIN_VECTOR.sub(lambda m: f"zzqvec({m.group(1)})", plain_reader.normalize(fast))
+                norm = _PLAIN_VECTOR.sub(lambda m: f"zzqvec({m.group(1)})", plain_reader.normalize(fast, reading))
                 reader = "plain"
         side_texts, ops = split_relations(norm, latex=reader == "latex")
         if any(not t.strip() for t in side_texts):
             return Parsed("unparseable", error="a relation with an empty side", notation=which)
-        raw_sides = [_parse_side(t, reader) for t in side_texts]
+        raw_sides = [_parse_side(t, reader, reading) for t in side_texts]
+        if which == "latex":
+            raw_sides = _latex_names(raw_sides, reader, reading)
     except RecursionError:
         return Parsed("unverifiable", error="expression nested too deeply", notation=which)
     except Exception as exc:
@@ -211,37 +218,51 @@ def _parse(text: str, notation: Notation, limits: ParseLimits) -> Parsed:
                   raw=raw_value, raw_sides=tuple(raw_sides))
 
 
-def _parse_side(text: str, which: str) -> sympy.Basic:
+def _latex_names(sides: list[sympy.Basic], reader: str, reading: Reading) -> list[sympy.Basic]:
+    """LaTeX conventions the plain fast path does not know: a lone ``i`` is the imaginary unit
+    (decided over all sides of the relation at once); ``e`` is a name when the solution says so."""
+    if reader == "plain":
+        names = {getattr(x, "name", "") for side in sides for x in side.free_symbols}
+        if "i" in names and not any(n.endswith("_i") for n in names) and not any(x.has(sympy.Sum) for x in sides):
+            sides = [x.xreplace({sympy.Symbol("i"): sympy.I}) for x in sides]
+    elif reading.e_variable:
+        e = sympy.Symbol("e")
+        sides = [x.replace(sympy.exp, lambda arg: sympy.Pow(e, arg, evaluate=False)).xreplace({sympy.E: e})
+                 for x in sides]
+    return sides
+
+
+def _parse_side(text: str, which: str, reading: Reading = DEFAULT_READING) -> sympy.Basic:
     s = text.strip()
-    container = _container(s, which)
+    container = _container(s, which, reading)
     if container is not None:
         return container
     if which == "plain":
-        return plain_reader.parse_side(s)
+        return plain_reader.parse_side(s, reading)
     return latex_reader.parse_side(s)
 
 
-def _container(s: str, which: str) -> sympy.Basic | None:
+def _container(s: str, which: str, reading: Reading) -> sympy.Basic | None:
     """Points/vectors ``(a, b)``, ``\\langle a, b \\rangle``; intervals ``[a, b)``; unions."""
     if which == "latex" and s.startswith(r"\langle") and s.endswith(r"\rangle"):
         inner = s[len(r"\langle"):-len(r"\rangle")]
-        return sympy.Tuple(*(_parse_side(p, which) for p in split_top_level(inner)))
+        return sympy.Tuple(*(_parse_side(p, which, reading) for p in split_top_level(inner)))
     parts = _UNION.split(s)
     if len(parts) > 1:
-        pieces = [_interval(p.strip(), which, force=True) for p in parts]
+        pieces = [_interval(p.strip(), which, reading, force=True) for p in parts]
         if all(p is not None for p in pieces):
             return sympy.Union(*pieces, evaluate=False)
         return None
-    return _interval(s, which, force=False)
+    return _interval(s, which, reading, force=False)
 
 
-def _interval(s: str, which: str, force: bool) -> sympy.Basic | None:
+def _interval(s: str, which: str, reading: Reading, force: bool) -> sympy.Basic | None:
     if len(s) < 5 or s[0] not in "([" or s[-1] not in ")]" or find_close(s, 0) != len(s) - 1:
         return None
     inner = split_top_level(s[1:-1])
     if len(inner) < 2:
         return None
-    items = [_parse_side(p, which) for p in inner]
+    items = [_parse_side(p, which, reading) for p in inner]
     if s[0] == "(" and s[-1] == ")" and not force:
         return sympy.Tuple(*items)
     if len(items) != 2:

@@ -21,6 +21,7 @@ from sympy.parsing.sympy_parser import (
     standard_transformations,
 )
 
+from mathlens.analyze.verify.reading import DEFAULT_READING, Reading
 from mathlens.analyze.verify.text import find_close, replace_calls
 
 _TRANSFORMS = (*standard_transformations, convert_xor, implicit_multiplication_application)
@@ -47,11 +48,19 @@ _NAMES_BY_LENGTH = sorted(_FUNCTIONS, key=len, reverse=True)
 _LETTER_RUN_CALL = re.compile(r"[A-Za-z]+(?=\s*\()")
 
 _UNICODE = {
-    "−": "-", "–": "-", "×": "*", "·": "*", "⋅": "*", "÷": "/", "√": "sqrt", "π": "pi", "∞": "oo",
+    "−": "-", "–": "-", "×": "*", "·": "*", "⋅": "*", "÷": "/", "√": " sqrt", "π": "pi", "∞": "oo",
     "²": "^2", "³": "^3", "⁴": "^4", "≤": "<=", "≥": ">=", "≠": "!=", "→": "->", "⟨": "<", "⟩": ">",
     "θ": "theta", "α": "alpha", "β": "beta", "λ": "lambda_", "μ": "mu", "σ": "sigma", "φ": "phi",
-    "∂": "∂", "°": "*pi/180", "∫": " integral ", "∇": "nabla ", "\u00a0": " ",
+    "∂": "∂", "∫": " integral ", "∇": "nabla ", "\u00a0": " ",
 }
+# "√3", "2√y", "√2.5": the radical applies to the number or letter right after it.
+_RADICAL = re.compile(r"√\s*(\d+(?:\.\d+)?|[A-Za-z](?![A-Za-z(]))")
+# "45°" is (45*pi/180): the factor binds to its number, so "2235° ÷ 360°" keeps its meaning.
+_DEGREE_NUMBER = re.compile(r"(\d+(?:\.\d+)?)\s*°")
+# A primed name that is not a function call or a derivative of y, u, v: m' is a name of its own.
+_PRIMED_NAME = re.compile(r"(?<![A-Za-z_\\])([A-Za-z])('+)(?![\w('])")
+# Segment, point and acronym names ("AB", "PQ", "GCF"): one name, not a product of letters.
+_CAPITALS = re.compile(r"(?<![A-Za-z_])([A-Z]{2,3})(?![A-Za-z_(])")
 
 
 def _u_derivative(expr: Any, var: Any, order: Any = 1) -> sympy.Basic:
@@ -165,23 +174,27 @@ def _unglue(m: re.Match[str]) -> str:
     return word
 
 
-def normalize(text: str) -> str:
+def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
     """Rewrite plain notation into the string handed to ``parse_expr``."""
-    s = text
+    s = _RADICAL.sub(r" sqrt(\1)", text) if "√" in text else text
+    if "°" in s:
+        s = s.replace("°", "") if reading.units else _DEGREE_NUMBER.sub(r"(\1*pi/180)", s).replace("°", "*pi/180")
+    s = _PRIMED_NAME.sub(lambda m: m.group() if m.group(1) in "yuvfghFGH" else
+                         f"{m.group(1)}_{'prime' * len(m.group(2))}", s)
     for src, dst in _UNICODE.items():
         if src in s:
             s = s.replace(src, dst)
     s = _THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), s)
     while _TIMES_X.search(s):
         s = _TIMES_X.sub(r"\1*", s)
-    s = _PERCENT.sub(r"\1/100", s)
+    s = _PERCENT.sub(r"\1" if reading.units else r"\1/100", s)
     s = re.sub(r"(?<![<>!=:])==?(?!=)", "=", s.replace(":=", "="))
     s = s.replace("**", "^")
     s = _NORM.sub(lambda m: f"zzqnorm({m.group(1) or m.group(2)})", s)
     s = _ABS.sub(r"Abs(\1)", s)
     s = _LETTER_RUN_CALL.sub(_unglue, s)
     s = re.sub(r"(?<=[0-9)])(" + "|".join(_NAMES_BY_LENGTH) + r")(?=\s*\()", r" \1", s)
-    s = _rewrite_calculus(s)
+    s = _rewrite_calculus(s, reading)
     s = re.sub(r"\bnabla\s+([a-zA-Z])\b", r"nabla_\1", s)
     s = re.sub(r"\bgrad\s*\(?\s*([a-zA-Z])\s*\)?(?![\w(])", r"nabla_\1", s)
     return s
@@ -191,12 +204,14 @@ def _order(raw: str | None) -> int:
     return int(raw.lstrip("^")) if raw else 1
 
 
-def _rewrite_calculus(s: str) -> str:
+def _rewrite_calculus(s: str, reading: Reading = DEFAULT_READING) -> str:
     """Derivatives, primes, integrals, limits and based logarithms as helper calls."""
     s = _PARTIAL_NAMED.sub(lambda m: f"{m.group(2)}_{m.group(3)}{m.group(4) or ''}", s)
     s = _DY_DX.sub(lambda m: f"zzqdiff({m.group(2)}({m.group(3)}),{m.group(3)},{_order(m.group(1))})"
                    if m.group(2) not in "fghFGH" else f"{m.group(2)}_{m.group(3) * _order(m.group(1))}", s)
-    s = _PRIME_CALL.sub(lambda m: f"zzqp{len(m.group(2))}{m.group(1)}(", s)
+    prime_call = _PRIME_CALL if not reading.functions else \
+        re.compile(rf"\b([fghyFGHuv{''.join(sorted(reading.functions))}])('+)\s*\(")
+    s = prime_call.sub(lambda m: f"zzqp{len(m.group(2))}{m.group(1)}(", s)
     bare = {m.group(1) for m in _PRIME_BARE.finditer(s)}
     s = _PRIME_BARE.sub(lambda m: f"zzqdiff({m.group(1)}zzqfx,x,{len(m.group(2))})", s)
     for letter in bare:  # in "y'' + y = 0" the plain y is the function too
@@ -276,12 +291,18 @@ def _rewrite_integrals(s: str) -> str:
     return s
 
 
-def _local_names(s: str) -> dict[str, Any]:
-    """Per-expression names: f, g, h applied to arguments are functions; primes are derivatives."""
+def _local_names(s: str, reading: Reading = DEFAULT_READING) -> dict[str, Any]:
+    """Per-expression names: f, g, h (and the solution's own function letters) applied to
+    arguments are functions; primes are derivatives; capital pairs are names."""
     local: dict[str, Any] = {}
-    for letter in FUNCTION_LETTERS + "yuv":
-        if re.search(rf"(?<![\w.]){letter}\(", s):
+    for letter in FUNCTION_LETTERS + "yuv" + "".join(sorted(reading.functions)):
+        if re.search(rf"(?<![A-Za-z_.]){letter}\(", s):
             local[letter] = sympy.Function(letter)
+    for m in _CAPITALS.finditer(s):
+        if m.group(1) not in _NAMESPACE:
+            local[m.group(1)] = sympy.Symbol(m.group(1))
+    if reading.e_variable:
+        local["e"] = sympy.Symbol("e")
     for m in re.finditer(r"\b(nabla_[A-Za-z])\(", s):
         local[m.group(1)] = sympy.Function(m.group(1))
     for m in re.finditer(r"zzqp(\d)([A-Za-z])", s):
@@ -289,10 +310,10 @@ def _local_names(s: str) -> dict[str, Any]:
     return local
 
 
-def parse_side(text: str) -> sympy.Basic:
+def parse_side(text: str, reading: Reading = DEFAULT_READING) -> sympy.Basic:
     """Parse one side of a relation (already normalised) without evaluating it."""
     s = text.strip()
-    local = _local_names(s)
+    local = _local_names(s, reading)
     value = parse_expr(s, local_dict=local, global_dict=dict(_NAMESPACE), transformations=_TRANSFORMS,
                        evaluate=False)
     return to_sympy(value)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import sympy
@@ -23,29 +23,21 @@ from sympy.core.function import AppliedUndef
 
 from mathlens.analyze.verify.budget import run_bounded
 from mathlens.analyze.verify.claims import EQUATION_REASON, ClaimCheck, PairInfo, check_relation, solves_pending
-from mathlens.analyze.verify.context import Context, definition_of, substitute
-from mathlens.analyze.verify.extract import extract_math
+from mathlens.analyze.verify.context import Context, definition_of, given, substitute
 from mathlens.analyze.verify.limits import tree_depth
+from mathlens.analyze.verify.numbers import carried_error
 from mathlens.analyze.verify.parse import Parsed, parse_math_unbounded
-from mathlens.analyze.verify.text import split_top_level
+from mathlens.analyze.verify.pieces import DEFINED_NAME, QUOTIENT, UNIT_MARK, Piece, link_units, pieces
+from mathlens.analyze.verify.reading import DEFAULT_READING, Reading, reading_for
 
 StepStatus = Literal["ok", "timeout", "error", "skipped"]
 
 STEP_TIMEOUT_S = 2.0
 SOLUTION_BUDGET_S = 10.0
-MAX_SPANS_PER_STEP = 40
 #: Math snippets checked in one solution; later steps are `skipped` (a worked answer has < 100).
 MAX_SPANS_PER_SOLUTION = 300
-# A claim whose side is continued in words ("20% of 50 = 10" gives the span "50 = 10").
-_BINDING_WORD = re.compile(r"\b(of|times|plus|minus|by|per|over|into|than|multiplied|divided)\s*$", re.I)
-
-
-# A relation in a piece of a step; "<" and ">" only count with spaces (else they delimit a vector).
-_RELATION = re.compile(r"=|≤|≥|≈|\s<\s|\s>\s|\\le|\\ge|\\ne|\\approx")
-
-
-_LATEX_VECTOR = re.compile(r"\\langle.*?\\rangle")
-_ANGLE_VECTOR = re.compile(r"(?:(?<=^)|(?<=[=(,\s]))<[^<>=;]*,[^<>=;]*>")
+# Less than this left of the solution's budget: the remaining steps are skipped.
+_MIN_STEP_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -87,41 +79,6 @@ class VerifyConfig:
     solution_budget_s: float = SOLUTION_BUDGET_S
     max_spans: int = MAX_SPANS_PER_SOLUTION
 
-
-@dataclass(frozen=True)
-class _Work:
-    pieces: list[tuple[str, str, bool]] = field(default_factory=list)  # text, notation, continued
-
-
-def _pieces(text: str) -> list[tuple[str, str, bool]]:
-    """Math snippets of a step, split into single statements: top-level commas, ``\\\\`` rows and
-    ``\\quad`` gaps separate claims (``f_x = 2xy, f_y = x^2``)."""
-    out: list[tuple[str, str, bool]] = []
-    for span in extract_math(text)[:MAX_SPANS_PER_STEP]:
-        # Only a left side that starts with a number can be the tail of a worded expression.
-        continued = bool(_BINDING_WORD.search(text[max(0, span.start - 20):span.start])) and \
-            bool(re.match(r"\s*[-(]?\s*\d", span.text))
-        body = span.text.replace("&", " ")
-        if span.notation == "latex":
-            body = re.sub(r"\\[,;:!]", " ", body)  # thin spaces: "\," is not a separating comma
-        rows = re.split(r"\\\\|\\q?quad|\\text\{\s*(?:and|or|so|then)\s*\}|;", body) if span.notation == "latex" \
-            else [body]
-        for row in rows:
-            # Commas inside an angle-bracket vector <a, b> do not separate claims.
-            row = _ANGLE_VECTOR.sub(lambda m: m.group().replace(",", "\x01"), row)
-            row = _LATEX_VECTOR.sub(lambda m: m.group().replace(",", "\x01"), row)
-            parts = [p.replace("\x01", ",") for p in split_top_level(row)]
-            merged: list[str] = []
-            for part in parts:
-                if merged and not _RELATION.search(part):
-                    merged[-1] += "," + part
-                else:
-                    merged.append(part)
-            for part in merged:
-                if part.strip():
-                    out.append((part.strip(), span.notation, continued))
-                    continued = False
-    return out
 
 
 def _cues(parsed: Parsed, text: str) -> set[str]:
@@ -186,27 +143,58 @@ class _Acc:
     notes: list[str] = field(default_factory=list)
     depth: int = 0
     parsed: int = 0
+    integer_division: bool = False
+    solved: bool = False  # a stated value solved a pending equation: it is no longer pending
 
 
 def analyze_step(text: str, ctx: Context) -> tuple[StepMath, Context]:
     """Parse and check one step (no time budget: run it through `run_bounded`)."""
-    acc = _Acc(ctx)
-    pieces = _pieces(text)
-    for piece, notation, continued in pieces:
+    items = pieces(text)
+    # A name the step states again ("-a = 112, so a = -112") is being worked out: its earlier
+    # value does not hold inside this step.
+    acc = _Acc(ctx.forget(_restated_names(items)), integer_division=bool(QUOTIENT.search(text)))
+    for piece in items:
         before = (len(acc.claims), acc.ctx)
         try:
-            _piece(acc, piece, notation, continued)
+            _piece(acc, piece)
+            if UNIT_MARK.search(piece.text) and any(c.status == "invalid" for c in acc.claims[before[0]:]):
+                _second_reading(acc, piece, before[0], before[1])
         except Exception as exc:  # one odd snippet must not lose the step's other claims
             del acc.claims[before[0]:]
             acc.ctx = before[1]
-            acc.notes.append(f"could not check {piece[:60]!r} ({type(exc).__name__})")
+            acc.notes.append(f"could not check {piece.text[:60]!r} ({type(exc).__name__})")
+    if acc.solved:
+        acc.ctx = replace(acc.ctx, equations=())
     return StepMath("ok", tuple(acc.claims), acc.depth, tuple(sorted(acc.cues)), tuple(acc.defines),
                     tuple(acc.produces), tuple(sorted(acc.mentions)), tuple(dict.fromkeys(acc.notes)),
-                    len(pieces), acc.parsed), acc.ctx
+                    len(items), acc.parsed), acc.ctx
 
 
-def _piece(acc: _Acc, piece: str, notation: str, continued: bool) -> None:
-    parsed = parse_math_unbounded(piece, notation)  # type: ignore[arg-type]
+def _restated_names(pieces: list[Piece]) -> set[str]:
+    names = set()
+    for piece in pieces:
+        m = DEFINED_NAME.match(piece.text)
+        if m:
+            names.add(m.group(1).replace("{", "").replace("}", ""))
+    return names
+
+
+def _second_reading(acc: _Acc, piece: Piece, first: int, ctx: Context) -> None:
+    """Read a piece with ``%`` and ``°`` as units; a claim false in the first reading and true in
+    this one is taken as true ("(2/4) x 100 = 50%", "2235° ÷ 360° = 6.2")."""
+    alt = _Acc(replace(ctx, reading=ctx.reading.as_units()), integer_division=acc.integer_division)
+    _piece(alt, piece)
+    mine = acc.claims[first:]
+    if len(alt.claims) != len(mine):
+        return
+    for k, (claim, other) in enumerate(zip(mine, alt.claims, strict=True)):
+        if claim.status == "invalid" and other.status == "valid":
+            acc.claims[first + k] = replace(other, method=f"{other.method}, % and ° as units".lstrip(", "))
+
+
+def _piece(acc: _Acc, item: Piece) -> None:
+    piece, notation, continued = item.text, item.notation, item.continued
+    parsed = parse_math_unbounded(piece, notation, reading=acc.ctx.reading)  # type: ignore[arg-type]
     if not parsed.ok:
         return
     acc.parsed += 1
@@ -229,21 +217,30 @@ def _piece(acc: _Acc, piece: str, notation: str, continued: bool) -> None:
         if new_ctx is not None:
             name = _defined_name(sides[0])
             acc.claims.append(ClaimCheck(f"{_key(raw_sides[0])} = {_key(raw_sides[1])}", "definition"))
-            solved = solves_pending(name, acc.ctx, new_ctx, f"{_key(raw_sides[0])} = {_key(raw_sides[-1])}")
+            solved = None if item.supposed or not isinstance(sides[0], sympy.Symbol) else \
+                solves_pending(name, acc.ctx, sides[-1] if len(sides) > 2 else sides[1],
+                               f"{_key(raw_sides[0])} = {_key(raw_sides[-1])}")
             if solved is not None:
                 acc.claims.append(solved)
                 acc.cues.add("solved")
+                acc.solved = acc.solved or solved.status == "valid"
             acc.defines.append(name)
             acc.ctx = new_ctx
             start = 1
     chain_identity = start == 1
+    units = link_units(item, len(parsed.relations))
     for i in range(start, len(parsed.relations)):
         op = parsed.relations[i]
         label = f"{_key(raw_sides[i])} {op} {_key(raw_sides[i + 1])}"
         if continued and i == 0:
             acc.claims.append(ClaimCheck(label, "unverifiable", reason="its left side continues in words"))
             continue
-        verdict = check_relation(sides[i], sides[i + 1], acc.ctx, PairInfo(op, i, chain_identity), label)
+        if units[i]:
+            acc.claims.append(ClaimCheck(label, "unverifiable", reason=units[i]))
+            chain_identity = False
+            continue
+        info = PairInfo(op, i, chain_identity, acc.integer_division, carried_error(raw_sides[i]))
+        verdict = check_relation(sides[i], sides[i + 1], acc.ctx, info, label)
         acc.claims.append(verdict)
         if i == start:
             chain_identity = verdict.status == "valid" or chain_identity
@@ -289,19 +286,20 @@ def _analyze_step_bytes(text: str, ctx: Context) -> tuple[StepMath, Context]:
     return analyze_step(text, ctx)
 
 
-def context_from_question(question: str | None) -> Context:
+def context_from_question(question: str | None, reading: Reading = DEFAULT_READING) -> Context:
     """Definitions stated in a question (``f(x, y) = x^2 y``, ``a = 3``), without a budget."""
-    ctx = Context()
+    ctx = Context(reading=reading)
     if not question:
         return ctx
-    for piece, notation, _ in _pieces(question):
-        parsed = parse_math_unbounded(piece, notation)  # type: ignore[arg-type]
+    for item in pieces(question):
+        piece = item.text
+        parsed = parse_math_unbounded(piece, item.notation, reading=ctx.reading)  # type: ignore[arg-type]
         if parsed.ok and parsed.relations[:1] == ("=",) and len(parsed.sides) == 2:
             ctx = definition_of(parsed.sides[0], parsed.sides[1], ctx) or ctx
         elif parsed.ok and not parsed.relations and piece.lstrip().startswith("(") and \
                 isinstance(parsed.value, sympy.Tuple) and all(getattr(v, "is_number", False) for v in parsed.value):
             ctx = ctx.with_point(tuple(parsed.value))
-    return ctx
+    return given(ctx)
 
 
 def verify_steps(step_texts: list[str], question: str | None = None,
@@ -309,22 +307,27 @@ def verify_steps(step_texts: list[str], question: str | None = None,
     """Check each step of a solution in order, each under `config.step_timeout_s`."""
     config = config or VerifyConfig()
     started = time.perf_counter()
-    ctx = Context()
+    reading = reading_for([question or "", *step_texts])
+    ctx = Context(reading=reading)
     if question:
-        got = run_bounded(context_from_question, question, timeout_s=config.step_timeout_s)
+        got = run_bounded(context_from_question, question, reading, timeout_s=config.step_timeout_s)
         if got.status == "ok":
             ctx = got.value
     results: list[StepMath] = []
     spans = 0
     for text in step_texts:
-        if time.perf_counter() - started > config.solution_budget_s:
+        # A step may use what is left of the solution's budget, not more: the budget holds
+        # inside long steps too, not only between them.
+        left = config.solution_budget_s - (time.perf_counter() - started)
+        if left < _MIN_STEP_S:
             results.append(StepMath("skipped", error="the solution's time budget was spent"))
             continue
         if spans >= config.max_spans:
             results.append(StepMath("skipped", error=f"the solution's limit of {config.max_spans} math "
                                                      "snippets was reached"))
             continue
-        got = run_bounded(_analyze_step_bytes, text, ctx, timeout_s=config.step_timeout_s)
+        got = run_bounded(_analyze_step_bytes, text, ctx.next_step() if results else ctx,
+                          timeout_s=min(config.step_timeout_s, left))
         if got.status == "ok":
             step, ctx = got.value
             spans += step.spans
@@ -336,6 +339,4 @@ def verify_steps(step_texts: list[str], question: str | None = None,
 
 
 def _with_elapsed(step: StepMath, elapsed: float) -> StepMath:
-    from dataclasses import replace
-
     return replace(step, elapsed_s=elapsed)

@@ -1,0 +1,126 @@
+"""A step's math split into single statements, with what the words around each one say.
+
+`pieces(text)` extracts the math of a step (`extract.extract_math`) and splits it into single
+statements: top-level commas, LaTeX ``\\\\`` rows, ``\\quad`` gaps and ``;`` separate claims, a
+thousands separator does not. Each piece records whether its left side continues in words ("20%
+of 50 = 10" gives the span "50 = 10") and whether it is a supposition ("when x = 3"), and
+`link_units` says which relations of a LaTeX piece compare different units ("2 \\text{ dozen} =
+24").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import pairwise
+
+from mathlens.analyze.verify.extract import extract_math
+from mathlens.analyze.verify.text import split_relations, split_top_level
+
+MAX_SPANS_PER_STEP = 40
+
+# A claim whose side is continued in words ("20% of 50 = 10" gives the span "50 = 10").
+_BINDING_WORD = re.compile(r"\b(of|times|plus|minus|by|per|over|into|than|multiplied|divided)\s*$", re.I)
+
+
+# A relation in a piece of a step; "<" and ">" only count with spaces (else they delimit a vector).
+_RELATION = re.compile(r"=|≤|≥|≈|\s<\s|\s>\s|\\le|\\ge|\\ne|\\approx")
+
+
+_LATEX_VECTOR = re.compile(r"\\langle.*?\\rangle")
+# "12,000 / 48": a thousands separator is not a comma between two claims.
+_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])")
+# Words before a relation that make it a supposition, not a result: "when x = 3", "if k = 2".
+_SUPPOSITION = re.compile(r"\b(?:when|whenever|if|at|for|where|suppose|assume|assuming|consider|test|try|"
+                          r"trying|plug|plugging|substitut\w*|let|put|setting|set|such that)\b[^.;:!?]{0,16}$",
+                          re.I)
+# A plain span that starts with a binary operator: its left side is in the words before it.
+_LEADING_OPERATOR = re.compile(r"\s*[+*/^=×÷·]")
+# "0 = y + 4 -4 = y": a new statement run on after a term ("-4 = y" starts where the minus has a
+# space before it and none after, and a relation follows).
+_RUN_ON = re.compile(r"(?<=[\w)])\s+(?=-\d+(?:\.\d+)?\s*=)")
+# A step about integer division: "2863 ÷ 1344 = 2 (quotient)".
+QUOTIENT = re.compile(r"quotient|remainder|integer part|whole number part|\bfloor\b", re.I)
+# Units and words written into LaTeX math: "2 \text{ dozen}", "4 \text{ hours}".
+_UNIT_WORDS = re.compile(r"\\(?:text|mathrm|textbf|mbox|operatorname)\{([^{}]*)\}")
+_NOT_UNITS = frozenset({"", "and", "or", "if", "so", "then", "since", "where", "for", "is", "when", "valid",
+                        "true", "false", "quotient", "(quotient)"})
+# Notation with a second reading as a unit: "%" and "°".
+UNIT_MARK = re.compile(r"%|°|\\circ")
+# A name stated with "=" in a step: the step works it out again.
+DEFINED_NAME = re.compile(r"^\s*([A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?)\s*=(?!=)")
+_ANGLE_VECTOR = re.compile(r"(?:(?<=^)|(?<=[=(,\s]))<[^<>=;]*,[^<>=;]*>")
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One statement of a step."""
+
+    text: str
+    notation: str
+    continued: bool = False  # its left side continues in words ("20% of 50 = 10")
+    supposed: bool = False  # a supposition ("when x = 3"), not a result
+
+
+def pieces(text: str) -> list[Piece]:
+    """Math snippets of a step, split into single statements: top-level commas, ``\\\\`` rows and
+    ``\\quad`` gaps separate claims (``f_x = 2xy, f_y = x^2``)."""
+    out: list[Piece] = []
+    for span in extract_math(text)[:MAX_SPANS_PER_STEP]:
+        before = text[max(0, span.start - 24):span.start]
+        # Only a left side that starts with a number can be the tail of a worded expression.
+        # (a currency sign may sit between: "25% of $1.60 = 0.25 * $1.60"), and a span that
+        # starts with an operator continues a worded left side ("the GCF + 11 = 23").
+        worded = bool(_BINDING_WORD.search(before.rstrip("$€£ "))) and bool(re.match(r"\s*[-(]?\s*\d", span.text))
+        continued = worded or bool(_LEADING_OPERATOR.match(span.text))
+        supposed = bool(_SUPPOSITION.search(before.rstrip("$\\( ")))
+        body = span.text.replace("&", " ").replace("{,}", "")
+        body = _THOUSANDS.sub(lambda m: m.group().replace(",", ""), body)
+        if span.notation == "latex":
+            body = re.sub(r"\\[,;:!]", " ", body)  # thin spaces: "\," is not a separating comma
+        if span.notation == "plain":
+            body = _RUN_ON.sub("; ", body)
+        rows = re.split(r"\\\\|\\q?quad|\\text\{\s*(?:and|or|so|then)\s*\}|;", body) if span.notation == "latex" \
+            else body.split(";")
+        for row in rows:
+            # Commas inside an angle-bracket vector <a, b> do not separate claims.
+            row = _ANGLE_VECTOR.sub(lambda m: m.group().replace(",", "\x01"), row)
+            row = _LATEX_VECTOR.sub(lambda m: m.group().replace(",", "\x01"), row)
+            parts = [p.replace("\x01", ",") for p in split_top_level(row)]
+            merged: list[str] = []
+            for part in parts:
+                if merged and not _RELATION.search(part):
+                    merged[-1] += "," + part
+                else:
+                    merged.append(part)
+            for part in merged:
+                if part.strip():
+                    out.append(Piece(part.strip(), span.notation, continued, supposed))
+                    continued = supposed = False
+    return out
+
+
+def _units(side: str) -> frozenset[str]:
+    """Words written into a LaTeX side as units (``4 \\text{ hours}``)."""
+    return frozenset(w.strip().lower() for w in _UNIT_WORDS.findall(side)) - _NOT_UNITS
+
+
+def link_units(piece: Piece, links: int) -> list[str]:
+    """For each relation of the piece, why it compares different units ('' when it does not):
+    "2 dozen = 2 x 12" converts, "4 hours = 240 minutes" converts, "2 x 12 = 24 cups" is checked."""
+    if piece.notation != "latex" or "\\" not in piece.text:
+        return [""] * links
+    sides, _ = split_relations(piece.text, latex=True)
+    if len(sides) != links + 1:
+        return [""] * links
+    units = [_units(side) for side in sides]
+    out = []
+    for left, right in pairwise(units):
+        if "remainder" in left | right:
+            out.append("a quotient with a remainder")
+        elif left and left != right:
+            out.append(f"a conversion between units ({', '.join(sorted(left | right))})")
+        else:
+            out.append("")
+    return out
+

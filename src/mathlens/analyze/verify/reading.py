@@ -1,0 +1,61 @@
+"""How a solution's notation is read: choices that depend on the whole solution, not one snippet.
+
+A few symbols mean different things in different solutions. ``e`` is Euler's number unless the
+solution uses it as a variable (``e = 5``, ``a + b + c + d + e``); ``p(x)`` is a function call
+when the solution defines ``p(x) = ...``, a product otherwise; ``%`` and ``°`` are either
+arithmetic (``/100``, ``π/180``) or units (``50%`` as the number 50, ``2235° ÷ 360°``).
+`reading_for` decides the first two from the question and the steps; the unit reading is tried by
+the step checker as a second reading of a claim (a claim is false only if false under both).
+
+    >>> reading_for(["Let e = 5 and f = 2."]).e_variable
+    True
+    >>> sorted(reading_for(["p(x) = x^2 + 1, so p(2) = 5"]).functions)
+    ['p']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+# "e = 5", "e \le 3", "e, f", "d + e": e stated or listed as a quantity (not "e^x", "2e").
+_E_VARIABLE = re.compile(
+    r"(?<![\w\\^.{'])e\s*(?:=|<|>|\\le|\\ge|\\neq|≤|≥)(?![=>])"
+    r"|(?<![\w\\])[a-d]\s*[,+]\s*e(?![\w^])"
+    r"|(?<![\w\\^])e\s*[,+]\s*[f-h](?![\w(])")
+# A function defined by name: "p(x) = ...", "q(t) =", "P(n) :=".
+_FUNCTION_DEF = re.compile(r"(?<![\w\\])([a-zA-Z])\s*\(\s*[a-z]\s*\)\s*:?=")
+# Letters never taken as function names (constants, differentials, common variables).
+_NOT_FUNCTIONS = frozenset("edxyzuvtn")
+_MAX_SCAN = 200_000
+
+
+@dataclass(frozen=True)
+class Reading:
+    """Per-solution reading choices, passed to every parse of the solution.
+
+    `e_variable`: ``e`` is a plain name. `functions`: extra letters read as function names when
+    applied to brackets (``f g h F G H`` always are). `units`: ``%`` and ``°`` are units that
+    leave the number as written (the second reading of a claim).
+    """
+
+    e_variable: bool = False
+    functions: frozenset[str] = frozenset()
+    units: bool = False
+
+    def as_units(self) -> Reading:
+        """The same reading with ``%`` and ``°`` as units."""
+        return replace(self, units=True)
+
+
+DEFAULT_READING = Reading()
+
+
+def reading_for(texts: Iterable[str]) -> Reading:
+    """The reading of a solution made of `texts` (question first, then the steps)."""
+    text = "\n".join(t[:_MAX_SCAN] for t in texts if t)[:_MAX_SCAN]
+    e_variable = bool(_E_VARIABLE.search(text))
+    functions = frozenset(m.group(1) for m in _FUNCTION_DEF.finditer(text)
+                          if m.group(1) not in _NOT_FUNCTIONS and m.group(1) not in "fghFGH")
+    return Reading(e_variable=e_variable, functions=functions)
