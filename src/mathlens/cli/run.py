@@ -25,7 +25,8 @@ from mathlens.errors import UserError
 from mathlens.models.base import GenerateConfig
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import RetryPolicy
-from mathlens.models.registry import DEFAULT_MODEL, get_model, parse_options
+from mathlens.models.options import split_options
+from mathlens.models.registry import DEFAULT_MODEL, get_model, parse_options, provider_class, split_spec
 from mathlens.runs.plan import estimate_prompt_tokens, load_exams, plan_tasks
 from mathlens.runs.records import ItemSource, Manifest, ModelEntry, RunRecord
 from mathlens.runs.runner import Progress as RunProgress
@@ -39,13 +40,20 @@ def _split_csv(values: list[str] | None) -> list[str]:
 
 
 def _model_entries(models: list[str], options: dict[str, Any], base_url: str | None) -> list[ModelEntry]:
+    """One manifest entry per model, each with the `-M` options its backend declares (a key no
+    backend of the run declares is an error); `--base-url` goes to every HTTP backend."""
+    specs = list(models or [DEFAULT_MODEL])
+    per_model = split_options({spec: provider_class(split_spec(spec)[0]).Options for spec in specs}, options)
     entries = []
-    for spec in models or [DEFAULT_MODEL]:
-        opts = dict(options)
+    for spec in specs:
+        opts = per_model[spec]
         if base_url:
-            opts["host" if spec.startswith("ollama/") else "base_url"] = base_url
+            if spec.startswith(("ollama/", "openai/")):
+                opts["host" if spec.startswith("ollama/") else "base_url"] = base_url
+            elif len(specs) == 1:
+                raise UserError(f"--base-url is for openai/ and ollama/ models, not {spec}")
         model = get_model(spec, opts)  # validates the spec and options now, not mid-run
-        entries.append(ModelEntry(spec=spec, options={k: v for k, v in opts.items()}, identity=model.identity()))
+        entries.append(ModelEntry(spec=spec, options=dict(opts), identity=model.identity()))
     return entries
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import abc
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from mathlens.models.options import ProviderOptions, parse_provider_options
 
 Role = Literal["system", "user", "assistant"]
 
@@ -78,10 +80,13 @@ class Provider(abc.ABC):
     default_concurrency: int = 4
     #: whether `Message.images` can be sent
     accepts_images: bool = False
+    #: the options this backend takes (`-M key=value`), validated when it is built
+    Options: ClassVar[type[ProviderOptions]] = ProviderOptions
 
     def __init__(self, model: str, **options: Any) -> None:
         self.model = model
         self.options = options
+        self.settings = parse_provider_options(self.Options, options, self.name or type(self).__name__)
 
     @abc.abstractmethod
     async def generate(

@@ -20,12 +20,13 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from mathlens.errors import PermanentModelError, UserError
 from mathlens.models.base import GenerateConfig, Message, ModelOutput, Provider, Usage
 from mathlens.models.embedded import DEFAULT_EMBEDDED, get_embedded, weights_path
 from mathlens.models.gguf import chat_template
+from mathlens.models.options import LlamaCppOptions
 
 _LOADED: dict[tuple[str, int, int, str | None], Any] = {}
 _LOAD_LOCK = threading.Lock()
@@ -75,14 +76,15 @@ class LlamaCppProvider(Provider):
 
     name = "llamacpp"
     default_concurrency = 1
+    Options = LlamaCppOptions
 
     def __init__(self, model: str, **options: Any) -> None:
         super().__init__(model, **options)
+        settings = cast(LlamaCppOptions, self.settings)
         self.path = self._resolve_path(model)
-        self.n_ctx = int(options.get("n_ctx", 4096))
-        self.n_threads = int(options.get("n_threads", os.cpu_count() or 2))
-        fmt = options.get("chat_format", self._default_chat_format())
-        self.chat_format: str | None = str(fmt) if fmt else None
+        self.n_ctx = settings.n_ctx
+        self.n_threads = settings.n_threads or os.cpu_count() or 2
+        self.chat_format: str | None = settings.chat_format or self._default_chat_format()
         if self.chat_format is None and chat_template(self.path) is None:
             raise UserError(f"{self.path} has no chat template: name its prompt format with "
                             "-M chat_format=NAME (for example gemma, chatml, llama-3)")

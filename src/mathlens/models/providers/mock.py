@@ -8,10 +8,11 @@ Every request is appended to `requests` so a test can check what was sent.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from mathlens.errors import PermanentModelError, TransientModelError
 from mathlens.models.base import GenerateConfig, Message, ModelOutput, Provider, Usage
+from mathlens.models.options import MockOptions
 
 
 class MockProvider(Provider):
@@ -19,12 +20,15 @@ class MockProvider(Provider):
     default_concurrency = 8
     accepts_images = False
 
+    Options = MockOptions
+
     def __init__(self, model: str, **options: Any) -> None:
         super().__init__(model, **options)
-        self.responses: list[str] = list(options.get("responses", []))
-        self.func: Callable[[list[Message]], str] | None = options.get("func")
-        self.errors: list[str] = list(options.get("errors", []))
-        self.accepts_images = bool(options.get("accepts_images", False))
+        settings = cast(MockOptions, self.settings)
+        self.responses: list[str] = list(settings.responses)
+        self.func: Callable[[list[Message]], str] | None = settings.func
+        self.errors: list[str] = list(settings.errors)
+        self.accepts_images = settings.accepts_images
         self.requests: list[tuple[list[Message], GenerateConfig, dict[str, Any] | None]] = []
         self._i = 0
 

@@ -10,11 +10,12 @@ import base64
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from mathlens.errors import MalformedReplyError, TransientModelError, UserError
 from mathlens.models.base import GenerateConfig, Message, ModelOutput, Provider, Usage
+from mathlens.models.options import OllamaOptions
 from mathlens.models.providers._http import make_client, post_json, refuse_inline_key, timeout_option
 from mathlens.models.providers._replies import OllamaReply, validate_reply
 
@@ -38,12 +39,15 @@ class OllamaProvider(Provider):
     default_concurrency = 2
     accepts_images = True
 
+    Options = OllamaOptions
+
     def __init__(self, model: str, **options: Any) -> None:
-        super().__init__(model, **options)
         refuse_inline_key(options)
-        self.host = _host(options.get("host"))
-        self.api = str(options.get("api", "chat"))
-        self.num_ctx = options.get("num_ctx")
+        super().__init__(model, **options)
+        settings = cast(OllamaOptions, self.settings)
+        self.host = _host(settings.host)
+        self.api = settings.api
+        self.num_ctx = settings.num_ctx
         self._client = make_client(timeout_option(options))
 
     def identity(self) -> dict[str, Any]:

@@ -15,11 +15,12 @@ import mimetypes
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from mathlens.errors import MalformedReplyError, UserError
 from mathlens.models.base import GenerateConfig, Message, ModelOutput, Provider, Usage
+from mathlens.models.options import OpenAIOptions
 from mathlens.models.providers._http import make_client, post_json, refuse_inline_key, timeout_option
 from mathlens.models.providers._replies import ChatCompletion, validate_reply
 
@@ -29,16 +30,19 @@ class OpenAIProvider(Provider):
     default_concurrency = 8
     accepts_images = True
 
+    Options = OpenAIOptions
+
     def __init__(self, model: str, **options: Any) -> None:
-        super().__init__(model, **options)
         refuse_inline_key(options)
-        base = options.get("base_url") or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        super().__init__(model, **options)
+        settings = cast(OpenAIOptions, self.settings)
+        base = settings.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         self.base_url = str(base).rstrip("/")
         parts = urlsplit(self.base_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise UserError(f"base URL {self.base_url!r} is not an http:// or https:// URL")
-        self.key_env = str(options.get("api_key_env", "OPENAI_API_KEY"))
-        self.response_format = str(options.get("response_format", "json_schema"))
+        self.key_env = settings.api_key_env
+        self.response_format = settings.response_format
         self._client = make_client(timeout_option(options))
 
     def identity(self) -> dict[str, Any]:

@@ -30,7 +30,8 @@ def _ci(v: Any) -> tuple[float | None, float | None, float | None]:
 def _table1(ctx: ReportContext, rows: list[dict[str, Any]], sfx: str) -> tuple[Table, list[ChartLayout]]:
     body = tuple((r.get("dimension"), r.get("model"), r.get("performance"), *_ci(r.get("mean_percent")), r.get("n"),
                   r.get("excluded")) for r in rows)
-    table = Table(ctx.uid("tutor-table1"), f"Dimension scores by model and learner performance (as in Table 1 of the tutoring study){sfx}",
+    title = f"Dimension scores by model and learner performance (as in Table 1 of the tutoring study){sfx}"
+    table = Table(ctx.uid("tutor-table1"), title,
                   ("dimension", "model", "performance", "mean (% of possible points)", "CI low", "CI high",
                    "responses", "excluded (not fully scored)"), body, decimals={3: 1, 4: 1, 5: 1},
                   caption="Adaptivity items Q2–Q3 score −1 for a negative response, so that dimension can fall "
@@ -58,7 +59,8 @@ def _table2(ctx: ReportContext, rows: list[dict[str, Any]], sfx: str) -> Table:
         cell = cells.setdefault((str(r.get("model")), r.get("condition")), {})
         cell[str(r.get("code"))] = num(r.get("percent_satisfied"))
     body = tuple((m, cond, *(vals.get(c) for c in codes)) for (m, cond), vals in cells.items())
-    return Table(ctx.uid("tutor-table2"), f"Adaptivity sub-metrics by context condition (as in Table 2 of the tutoring study){sfx}",
+    title = f"Adaptivity sub-metrics by context condition (as in Table 2 of the tutoring study){sfx}"
+    return Table(ctx.uid("tutor-table2"), title,
                  ("model", "condition", *codes), body, decimals={i: 1 for i in range(2, 2 + len(codes))},
                  caption="Percentage of scored responses meeting each criterion.")
 

@@ -110,7 +110,8 @@ def build(ctx: ReportContext) -> Interpretability | None:
         export.append(head + tuple(nums) + tail)
     head_cols = (*lead, "course", "exam", "model", "configuration", "questions")
     table = Table(
-        ctx.uid("interpretability"), "Interpretability metrics per exam and configuration (as in Table 8 of the calculus study)",
+        ctx.uid("interpretability"),
+        "Interpretability metrics per exam and configuration (as in Table 8 of the calculus study)",
         head_cols + tuple(f"{t} (mean ± sd [95% CI])" for _, t in METRICS)
         + ("flagged questions", "excluded (degenerate responses)"), tuple(shown),
         caption=("Robustness: mean TF-IDF cosine between the original response and each ablation's response; "

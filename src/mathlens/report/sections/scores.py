@@ -144,7 +144,8 @@ def build(ctx: ReportContext) -> Scores | None:
     cols = (("run",) if ctx.multi_run else ()) + (
         "course", "exam", "model", "configuration", "points from", "score", "score (%)", "class average (%)",
         "difference (points of %)", "questions")
-    table6 = Table(ctx.uid("exam-scores"), "Exam performance against the class (as in Table 6 of the calculus study)", cols,
+    table6 = Table(ctx.uid("exam-scores"),
+                   "Exam performance against the class (as in Table 6 of the calculus study)", cols,
                    tuple(rows), decimals={len(cols) - 4: 1, len(cols) - 3: 1, len(cols) - 2: 1},
                    caption="Only the questions the run answered count (see the last column). Class averages are "
                            "descriptive comparisons only (no inferential test), as in the calculus study.")
@@ -166,7 +167,8 @@ def build(ctx: ReportContext) -> Scores | None:
             for n in series_names:
                 if (n, e) in values:
                     t7.append((e, n, None if values[(n, e)] is None else round(values[(n, e)] or 0.0, 1)))
-        table7 = Table(ctx.uid("configuration-scores"), "Scores across configurations (as in Table 7 of the calculus study)",
+        table7 = Table(ctx.uid("configuration-scores"),
+                       "Scores across configurations (as in Table 7 of the calculus study)",
                        ("exam", "model configuration", "score (%)"), tuple(t7), decimals={2: 1})
     return Scores(table6=table6, table7=table7, chart=chart, notes=tuple(dict.fromkeys(notes)))
 
