@@ -19,7 +19,6 @@ from mathlens.cli.common import JSON_OPTION, console, emit_json, out_console, us
 from mathlens.errors import UserError
 from mathlens.models.cache import ResponseCache
 from mathlens.models.registry import get_model, parse_options
-from mathlens.runs.plan import load_exams
 from mathlens.runs.store import RunStore
 
 
@@ -35,7 +34,7 @@ def _judge_model(store: RunStore, judge: str | None, judge_option: list[str] | N
 
 
 def _tables(store: RunStore, grades: list[Grade]) -> list[ExamScore]:
-    rows = exam_scores(grades, load_exams(store.manifest()))
+    rows = exam_scores(grades, store.exams())
     if rows:
         store.write_analysis("grade_tables", {"table6": [r.model_dump() for r in rows], "table7": table7(rows)})
         (store.analysis_dir / "table6.csv").write_text(table6_csv(rows), encoding="utf-8")

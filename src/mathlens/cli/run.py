@@ -31,6 +31,7 @@ from mathlens.runs.plan import estimate_prompt_tokens, load_exams, plan_tasks
 from mathlens.runs.records import ItemSource, Manifest, ModelEntry, RunRecord
 from mathlens.runs.runner import Progress as RunProgress
 from mathlens.runs.runner import RunResult, base_manifest, build_models, execute, now_utc
+from mathlens.runs.snapshot import source_sha256
 from mathlens.runs.store import RunStore
 from mathlens.solve.prompts import DEFAULT_STOP, EXAM_SYSTEM_ROLE
 
@@ -292,7 +293,9 @@ def run(
             ablation=ablation,
         )
         store = RunStore(out or Path("runs") / manifest.run_id)
-    exams = load_exams(manifest)
+        manifest = manifest.model_copy(update={"items": [s.model_copy(update={"sha256": source_sha256(s)})
+                                                         for s in manifest.items]})
+    exams = store.exams() if resume is not None else load_exams(manifest)
     tasks = plan_tasks(manifest, exams)
     manifest = manifest.model_copy(update={"total_tasks": len(tasks)})
     if dry_run:
@@ -317,6 +320,8 @@ def run(
             dropped = store.drop_error_records()
             if not (quiet or as_json):
                 console.print(f"sending {dropped} failed request{'s' if dropped != 1 else ''} again", markup=False)
+        if resume is None:
+            store.write_items(exams)  # the run keeps its own copy of the questions
         store.write_manifest(manifest)
         result = _execute(store, manifest, concurrency, retry, quiet or as_json)
     finally:

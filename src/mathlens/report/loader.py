@@ -17,7 +17,6 @@ from mathlens.analyze.quality import QualityFlags, run_flags
 from mathlens.errors import UserError
 from mathlens.items.schema import Exam, Question
 from mathlens.report.lookup import index_by_key
-from mathlens.runs.plan import load_exams
 from mathlens.runs.records import Manifest, RunRecord
 from mathlens.runs.store import RunStore
 
@@ -128,10 +127,10 @@ def load_run(path: Path | str, label: str | None = None) -> RunData:
     notes: list[str] = []
     exams: dict[str, Exam] = {}
     try:
-        exams = {e.id: e for e in load_exams(manifest)}
+        exams = {e.id: e for e in store.exams()}
     except (UserError, OSError, ValueError) as exc:
         # the item files may have moved since the run; the records still hold every prompt
-        notes.append(f"questions could not be reloaded from the manifest ({exc}); prompts are taken from records")
+        notes.append(f"questions could not be loaded ({exc}); prompts are taken from records")
     return RunData(root=Path(path), manifest=manifest, records=records, exams=exams,
                    label=label or manifest.run_id, notes=notes)
 

@@ -72,7 +72,8 @@ class ModelEntry(BaseModel):
 
 
 class ItemSource(BaseModel):
-    """How to reload an item set exactly: the arguments given to `load_items`."""
+    """Where an item set came from: the arguments given to `load_items`, and the file's hash. The
+    questions themselves are kept in the run (`RUN/items.json`, see `mathlens.runs.snapshot`)."""
 
     source: str
     format: Literal["auto", "exam", "math", "gsm8k", "jsonl"] = "auto"
@@ -80,6 +81,8 @@ class ItemSource(BaseModel):
     limit: int | None = None
     sample: int | None = None
     seed: int = 0
+    #: sha256 of the source file when the run was made (None for a built-in exam name)
+    sha256: str | None = None
 
 
 class Manifest(BaseModel):

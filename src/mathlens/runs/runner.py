@@ -113,7 +113,7 @@ async def execute(store: RunStore, manifest: Manifest, models: dict[str, Model],
     progress = progress or Progress()
     took_lock = not store.locked
     store.acquire_lock()
-    tasks = tasks if tasks is not None else plan_tasks(manifest)
+    tasks = tasks if tasks is not None else plan_tasks(manifest, store.exams())
     done = store.done_keys()
     todo = [t for t in tasks if t.key not in done]
     progress.on_start(len(tasks), len(tasks) - len(todo))

@@ -23,7 +23,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from mathlens.errors import RunInUseError, UserError, warn
+from mathlens.items.schema import Exam, Question
 from mathlens.runs.records import Manifest, RunRecord
+from mathlens.runs.snapshot import SNAPSHOT_NAME, ItemsSnapshot, question_map, read_snapshot, reload_from_sources
 
 #: Lock files this process holds (resolved paths), so its own reads never warn about itself.
 _HELD: set[Path] = set()
@@ -52,6 +54,7 @@ class RunStore:
         self._fd: int | None = None
         self._lock_fd: int | None = None
         self._warned = False
+        self._exams: list[Exam] | None = None
 
     @property
     def manifest_path(self) -> Path:
@@ -144,6 +147,27 @@ class RunStore:
     # -- manifest -------------------------------------------------------------------------------
     def write_manifest(self, manifest: Manifest) -> None:
         _atomic_write(self.root, self.manifest_path, manifest.model_dump_json(indent=2))
+
+    # -- items --------------------------------------------------------------------------------
+    @property
+    def items_path(self) -> Path:
+        return self.root / SNAPSHOT_NAME
+
+    def write_items(self, exams: list[Exam]) -> None:
+        """Keep the run's item sets inside the run (see `mathlens.runs.snapshot`)."""
+        _atomic_write(self.root, self.items_path, ItemsSnapshot(exams=exams).model_dump_json())
+        self._exams = list(exams)
+
+    def exams(self) -> list[Exam]:
+        """The run's item sets: from its snapshot, else (older runs) from the manifest's paths."""
+        if self._exams is None:
+            self._exams = (read_snapshot(self.items_path) if self.items_path.is_file()
+                           else reload_from_sources(self.manifest()))
+        return self._exams
+
+    def questions(self) -> dict[tuple[str, str], Question]:
+        """(exam id, question id) -> question, for every item set of the run."""
+        return question_map(self.exams())
 
     def manifest(self) -> Manifest:
         if not self.manifest_path.is_file():

@@ -72,10 +72,8 @@ def config_from_options(options: dict[str, Any] | None) -> SensitivityConfig:
 
 def _question_index(store: RunStore) -> tuple[dict[tuple[str, str], Question], dict[str, tuple[str, str | None]],
                                               str]:
-    from mathlens.runs.plan import load_exams
-
     try:
-        exams: list[Exam] = load_exams(store.manifest())
+        exams: list[Exam] = store.exams()
     except UserError as exc:
         # Metrics need only the records; the question is used for answer extraction and names.
         return {}, {}, f"questions not reloaded ({exc}); final answers read without them"

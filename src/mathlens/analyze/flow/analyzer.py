@@ -25,13 +25,10 @@ DEFAULT_THREADS = 2
 
 
 def _questions(store: RunStore) -> dict[tuple[str, str], Question]:
-    from mathlens.runs.plan import load_exams
-
     try:
-        exams = load_exams(store.manifest())
+        return store.questions()
     except UserError:
-        return {}  # questions that can no longer be loaded: analyse without their definitions
-    return {(e.id, q.id): q for e in exams for q in e.questions}
+        return {}  # an older run whose item files are gone: analyse without the definitions
 
 
 def _one(record: RunRecord, questions: dict[tuple[str, str], Question]) -> FlowRecord:

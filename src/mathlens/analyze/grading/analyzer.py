@@ -25,8 +25,6 @@ from mathlens.analyze.grading.compliance import (
 from mathlens.analyze.grading.equivalence import AnswerVerdict, EquivalenceConfig, check_answer
 from mathlens.analyze.quality import COUNTED_FLAGS, QualityFlags, flag_counts, record_quality
 from mathlens.items.schema import Question
-from mathlens.runs.plan import load_exams
-from mathlens.runs.records import Manifest
 from mathlens.runs.store import RunStore
 
 RecordStatus = Literal["correct", "incorrect", "unparseable", "unverifiable", "no_reference", "no_response"]
@@ -77,9 +75,9 @@ class AnswersAnalysis(BaseModel):
     records: list[AnswerRecord]
 
 
-def question_index(manifest: Manifest) -> dict[tuple[str, str], Question]:
-    """(exam id, question id) -> question, for every item set of a run."""
-    return {(exam.id, q.id): q for exam in load_exams(manifest) for q in exam.questions}
+def question_index(store: RunStore) -> dict[tuple[str, str], Question]:
+    """(exam id, question id) -> question, for every item set of the run (its own copy)."""
+    return store.questions()
 
 
 def _summaries(records: list[AnswerRecord]) -> list[AccuracySummary]:
@@ -103,7 +101,7 @@ def _summaries(records: list[AnswerRecord]) -> list[AccuracySummary]:
 def check_run(store: RunStore, config: EquivalenceConfig | None = None) -> AnswersAnalysis:
     """Check every record of the run in `store` (no model calls)."""
     manifest = store.manifest()
-    questions = question_index(manifest)
+    questions = question_index(store)
     role_rules = rules_from_role(manifest.system_role)
     rules = role_rules or FormatRules(latex=False, markup=False)
     results: list[AnswerRecord] = []

@@ -51,7 +51,7 @@ def _flow_by_key(store: RunStore) -> dict[str, dict[str, Any]]:
 def gradable_records(store: RunStore, all_variants: bool = False, limit: int | None = None
                      ) -> list[tuple[RunRecord, Question]]:
     """The records a grader grades, with their questions, in run order."""
-    questions = question_index(store.manifest())
+    questions = question_index(store)
     jobs = []
     for rec in store.records():
         if not all_variants and rec.variant.name != "original":

@@ -45,7 +45,6 @@ from mathlens.models.base import GenerateConfig
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import Model
 from mathlens.models.registry import get_model
-from mathlens.runs.plan import load_exams
 from mathlens.runs.records import RunRecord
 from mathlens.runs.store import RunStore
 
@@ -307,7 +306,7 @@ async def analyze_run(
         raise UserError("label discovery clusters reflections: it cannot be combined with --no-reflect")
     start = time.perf_counter()
     manifest = store.manifest()
-    questions = {(exam.id, q.id): q for exam in load_exams(manifest) for q in exam.questions}
+    questions = store.questions()
     judge, reflectors, reflector_name = _models(store, options)
     ctx = _Context(options=options, labels=labels, judge=judge, reflectors=reflectors)
 
