@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from mathlens.analyze.grading.answers import FinalAnswer, How, choice_label, extract_final_answer
 from mathlens.analyze.grading.forms import decimal_commas, degrees_to_radians, drop_names, prepare
+from mathlens.analyze.grading.intervals import same_set
 from mathlens.analyze.grading.lists import compare_lists
 from mathlens.analyze.grading.normalize import answer_word, normalize_answer, strip_text_wrappers
 from mathlens.analyze.grading.numeric import numbers_equal, read_number
@@ -134,6 +135,10 @@ def compare_prepared(pred: str, ref: str, config: EquivalenceConfig, deadline: f
         listed = compare_lists(pred, ref, config.list_order, same)
         if listed is not None:
             return EquivalenceResult(status=listed[0], method=listed[1], predicted_form=pred, reference_form=ref)
+    as_sets = same_set(pred, ref)
+    if as_sets is not None:  # intervals with numeric endpoints: exact, no worker needed
+        return EquivalenceResult(status="equal" if as_sets else "different", method="interval",
+                                 predicted_form=pred, reference_form=ref)
     return _symbolic(pred, ref, config, deadline)
 
 

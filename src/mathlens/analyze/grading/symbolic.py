@@ -15,6 +15,7 @@ Only strings cross the process boundary, so the result is always picklable.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import random
@@ -133,7 +134,22 @@ def _nested_list(text: str) -> Any:
 
 
 def to_sympy(text: str, latex: bool) -> tuple[Any, str]:
-    """Parse one answer into SymPy: `(value, "")`, or `(None, reason)`."""
+    """Parse one answer into SymPy: `(value, "")`, or `(None, reason)`.
+
+    Results are kept per worker for the last `PARSE_CACHE` texts: a reference is compared with
+    every response to its question, and list items with every item of the other list.
+    """
+    value, error = _to_sympy_cached(text, latex)
+    if isinstance(value, sympy.MatrixBase) and not isinstance(value, sympy.ImmutableMatrix):
+        value = value.copy()  # the one mutable result: callers get their own
+    return value, error
+
+
+PARSE_CACHE = 512
+
+
+@functools.lru_cache(maxsize=PARSE_CACHE)
+def _to_sympy_cached(text: str, latex: bool) -> tuple[Any, str]:
     from mathlens.analyze.grading.forms import is_relation_list
     from mathlens.analyze.grading.statements import alternatives
 
@@ -294,6 +310,10 @@ def _decisions(p: Any, r: Any, rel_tol: float) -> Any:
     if isinstance(p, sympy.Eq) != isinstance(r, sympy.Eq):
         yield "symbolic", False  # an equation (`2x + 3y - z = 4`) is not its right side
         return
+    graphs = _same_graph(p, r)
+    if graphs is not None:
+        yield "equation", graphs
+        return
     if _quick_differ(p, r):
         return  # different values at a sample point: no simplification can make them equal
     yield "math_verify", _mv_equal(p, r)
@@ -323,6 +343,37 @@ def _quick_differ(p: Any, r: Any) -> bool:
         if abs(a - b) > 1e-6 * max(1.0, abs(a), abs(b)):
             return True
     return False
+
+
+def _same_graph(p: Any, r: Any) -> bool | None:
+    """Two polynomial equations with rational coefficients in which one unknown appears to the
+    first power with a constant coefficient in both (`y = 2x + 3`, `2x + 4y - z = 6`).
+
+    Each solves for that unknown, so each solution set is the graph of a function of the other
+    unknowns, and two graphs are equal exactly when one equation is a constant multiple of the
+    other: decided by expanding, without `solve` or `simplify`. None when the rule does not apply.
+    """
+    if not (isinstance(p, sympy.Eq) and isinstance(r, sympy.Eq)):
+        return None
+    dp, dr = p.lhs - p.rhs, r.lhs - r.rhs
+    symbols = sorted(dp.free_symbols | dr.free_symbols, key=str)
+    if not symbols or len(symbols) > 6 or any(s.name == "i" for s in symbols) \
+            or dp.has(sympy.Float) or dr.has(sympy.Float):
+        return None
+    try:
+        pp, pr = sympy.Poly(dp, *symbols), sympy.Poly(dr, *symbols)
+    except sympy.PolynomialError:
+        return None
+    if not (pp.domain.is_QQ or pp.domain.is_ZZ) or not (pr.domain.is_QQ or pr.domain.is_ZZ) \
+            or pp.total_degree() > 8 or pr.total_degree() > 8:
+        return None
+    for v in symbols:
+        if pp.degree(v) == 1 and pr.degree(v) == 1:
+            ap, ar = pp.diff(v), pr.diff(v)
+            if ap.is_ground and ar.is_ground:
+                scale = ar.as_expr() / ap.as_expr()
+                return sympy.expand(dp * scale - dr) == 0
+    return None
 
 
 def _exact_numbers(p: Any, r: Any) -> bool:
