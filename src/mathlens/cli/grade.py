@@ -19,18 +19,13 @@ from mathlens.cli.common import JSON_OPTION, console, emit_json, out_console, us
 from mathlens.errors import UserError
 from mathlens.models.cache import ResponseCache
 from mathlens.models.registry import get_model, parse_options
+from mathlens.runs.judge import resolve_judge
 from mathlens.runs.store import RunStore
 
 
 def _judge_model(store: RunStore, judge: str | None, judge_option: list[str] | None, no_cache: bool) -> Any:
-    manifest = store.manifest()
-    options = parse_options(judge_option)
-    if judge is None:
-        if not manifest.models:
-            raise UserError("the run names no model; pass --judge")
-        entry = manifest.models[0]  # the calculus study graded with the evaluated model's family; default to it
-        judge, options = entry.spec, {**entry.options, **options}
-    return get_model(judge, options, cache=None if no_cache else ResponseCache())
+    entry = resolve_judge(store.manifest(), judge, parse_options(judge_option))
+    return get_model(entry.spec, entry.options, cache=None if no_cache else ResponseCache())
 
 
 def _tables(store: RunStore, grades: list[Grade]) -> list[ExamScore]:
@@ -78,7 +73,7 @@ def _split(values: list[Path] | None) -> list[Path]:
 
 def grade_cmd(
     run_dir: Path = typer.Argument(..., help="The run directory."),
-    judge: str | None = typer.Option(None, "--judge", help="Judge model spec (default: the run's first model)."),
+    judge: str | None = typer.Option(None, "--judge", help="Judge model [the judge recorded in the run]."),
     judge_option: list[str] | None = typer.Option(None, "--judge-option", "-J", help="Judge model option key=value."),
     rubric: str | None = typer.Option(None, "--rubric", help="Rubric YAML file or built-in id (default: calculus)."),
     with_evidence: bool = typer.Option(False, "--with-evidence", help="Show the judge mathlens' answer check."),

@@ -94,7 +94,7 @@ def _print_result(result: MapleResult, store: RunStore) -> None:
 @user_errors
 def maple(
     run_dir: Path = typer.Argument(..., help="A run directory (from `mathlens run`)."),
-    judge: str = typer.Option(None, "--judge", help="Judge model [the run's --judge, else its model]."),
+    judge: str = typer.Option(None, "--judge", help="Judge model [the judge recorded in the run]."),
     judge_option: list[str] = typer.Option(None, "-J", help="Judge model option key=value."),
     reflector: str = typer.Option(None, "--reflector", help="Model that reflects on wrong answers [the solver]."),
     labels: Path = typer.Option(None, "--labels", help="Label set file (YAML/JSON) [the seven defaults]."),

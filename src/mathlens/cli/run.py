@@ -24,7 +24,7 @@ from mathlens.cli.run_args import (
 from mathlens.errors import UserError
 from mathlens.models.base import GenerateConfig
 from mathlens.models.cache import ResponseCache
-from mathlens.models.model import RetryPolicy
+from mathlens.models.model import RetryPolicy, closing_all
 from mathlens.models.options import split_options
 from mathlens.models.registry import DEFAULT_MODEL, get_model, parse_options, provider_class, split_spec
 from mathlens.runs.plan import estimate_prompt_tokens, load_exams, plan_tasks
@@ -119,8 +119,8 @@ def _execute(store: RunStore, manifest: Manifest, concurrency: int | None, retry
     models = build_models(manifest, cache, retry, concurrency)
     bar = _Bar(enabled=not quiet and sys.stderr.isatty(), lines=not quiet)
     try:
-        result = asyncio.run(execute(store, manifest, models,
-                                     RunProgress(on_start=bar.on_start, on_record=bar.on_record)))
+        result = asyncio.run(closing_all(execute(store, manifest, models, RunProgress(
+            on_start=bar.on_start, on_record=bar.on_record)), models.values()))
     finally:
         bar.stop()
         cache.close()

@@ -33,8 +33,9 @@ from mathlens.cli.common import JSON_OPTION, console, emit_json, user_errors
 from mathlens.cli.run import print_summary, summary_dict
 from mathlens.errors import UserError
 from mathlens.models.cache import ResponseCache
-from mathlens.models.model import RetryPolicy
+from mathlens.models.model import RetryPolicy, closing_all
 from mathlens.models.registry import DEFAULT_MODEL, get_model, parse_options
+from mathlens.runs.judge import resolve_judge
 from mathlens.runs.records import RunRecord
 from mathlens.runs.runner import Progress as RunProgress
 from mathlens.runs.runner import build_models, now_utc
@@ -117,7 +118,8 @@ def run_cmd(
             bar.update(task_id, advance=1)
 
         try:
-            result = asyncio.run(run_study(store, manifest, models, RunProgress(on_start, on_record)))
+            result = asyncio.run(closing_all(run_study(store, manifest, models, RunProgress(on_start, on_record)),
+                                             models.values()))
         finally:
             bar.stop()
         store.write_manifest(manifest.model_copy(update={"finished_at": now_utc()}))
@@ -132,7 +134,7 @@ def run_cmd(
 @user_errors
 def score_cmd(
     run_dir: Path = typer.Argument(..., help="A tutoring run directory."),
-    judge: str = typer.Option(DEFAULT_MODEL, "--judge", "-j", help="Judge model provider/model."),
+    judge: str | None = typer.Option(None, "--judge", "-j", help="Judge model [the judge recorded in the run]."),
     judge_option: list[str] = typer.Option(None, "-J", help="Judge model option key=value."),
     items: list[str] = typer.Option(None, "--items", help="Rubric items to score (ids or codes) [all 19]."),
     limit: int = typer.Option(None, "--limit", min=1, help="Score only the first N responses."),
@@ -142,8 +144,9 @@ def score_cmd(
 ) -> None:
     """Score every response item by item with a judge model (analysis/tutor_scores.json)."""
     store = RunStore(run_dir)
+    entry = resolve_judge(store.manifest(), judge, parse_options(judge_option))
     cache = None if no_cache else ResponseCache()
-    model = get_model(judge, parse_options(judge_option), cache=cache)
+    model = get_model(entry.spec, entry.options, cache=cache)
     bar = _bar(not as_json and sys.stderr.isatty(), "judging")
     task_id = bar.add_task("j", total=None)
 
@@ -152,8 +155,8 @@ def score_cmd(
 
     try:
         with bar:
-            result = asyncio.run(score_run(store, model, ScoreOptions(items=_csv(items), limit=limit,
-                                                                      max_tokens=max_tokens), on_score))
+            result = asyncio.run(closing_all(score_run(store, model, ScoreOptions(
+                items=_csv(items), limit=limit, max_tokens=max_tokens), on_score), [model]))
     finally:
         if cache is not None:
             cache.close()
@@ -163,7 +166,7 @@ def score_cmd(
     if as_json:
         emit_json(doc)
     else:
-        console.print(f"scored {doc['responses']} responses on {len(scored_items)} items with {judge}: "
+        console.print(f"scored {doc['responses']} responses on {len(scored_items)} items with {entry.spec}: "
                       f"{doc['counts']}")
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from mathlens.errors import PermanentModelError, TransientModelError
 from mathlens.models.base import GenerateConfig, Message, ModelOutput, Provider
 from mathlens.models.cache import ResponseCache, request_hash
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -128,4 +131,23 @@ class Model:
             return out
 
     async def aclose(self) -> None:
+        """Release the backend's connections (HTTP clients); the model is not used afterwards."""
         await self.provider.aclose()
+
+    async def __aenter__(self) -> Model:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+async def closing_all(work: Awaitable[T], models: Iterable[Model]) -> T:
+    """Await `work`, then close every model in `models` (each once), whatever `work` did.
+
+    Commands that build several models (a run's solvers, MAPLE's reflectors) wrap their work in
+    this so that no connection outlives the command."""
+    try:
+        return await work
+    finally:
+        for model in {id(m): m for m in models}.values():
+            await model.aclose()

@@ -43,8 +43,9 @@ from mathlens.errors import UserError
 from mathlens.items.schema import Question
 from mathlens.models.base import GenerateConfig
 from mathlens.models.cache import ResponseCache
-from mathlens.models.model import Model
+from mathlens.models.model import Model, closing_all
 from mathlens.models.registry import get_model
+from mathlens.runs.judge import resolve_judge
 from mathlens.runs.records import RunRecord
 from mathlens.runs.store import RunStore
 
@@ -262,9 +263,8 @@ async def score_record(ctx: _Context, rec: RunRecord, q: Question | None) -> Sol
 def _models(store: RunStore, options: MapleOptions) -> tuple[Model, dict[str, Model], str]:
     manifest = store.manifest()
     cache = ResponseCache() if options.cache else None
-    judge_spec = options.judge or (manifest.judge.spec if manifest.judge else None) or manifest.models[0].spec
-    judge_opts = options.judge_options or (manifest.judge.options if manifest.judge and not options.judge else {})
-    judge = get_model(judge_spec, judge_opts, cache=cache)
+    entry = resolve_judge(manifest, options.judge, options.judge_options)
+    judge = get_model(entry.spec, entry.options, cache=cache)
     reflectors: dict[str, Model] = {}
     if options.reflector:
         shared = get_model(options.reflector, {}, cache=cache)
@@ -316,10 +316,8 @@ async def analyze_run(
             on_solution(sol)
         return sol
 
-    try:
-        solutions = list(await asyncio.gather(*(one(r) for r in store.records())))
-    finally:
-        await judge.aclose()
+    solutions = list(await closing_all(asyncio.gather(*(one(r) for r in store.records())),
+                                       [judge, *reflectors.values()]))
     discovery, draft = (None, None)
     totals: Counter[str] = Counter()
     for sol in solutions:
