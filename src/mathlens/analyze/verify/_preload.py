@@ -15,10 +15,12 @@ import mathlens.analyze.verify.steps  # noqa: F401
 
 def _warm() -> None:
     """Run each reader once: their first use fills caches (compiled grammars, regexes)."""
+    from mathlens.analyze.grading.symbolic import warm_up
     from mathlens.analyze.verify.parse import parse_math_unbounded
 
     parse_math_unbounded("x^2 + 1 = 2")
     parse_math_unbounded(r"\frac{1}{2} + x", "latex")
+    warm_up()  # answer comparisons: the LaTeX grammar's prediction cache, SymPy's first use
 
 
 _warm()
