@@ -27,7 +27,7 @@ from typing import Literal
 import sympy
 
 from mathlens.analyze.verify.context import Context, at_point, substitute, undefined_references
-from mathlens.analyze.verify.numbers import NumberInfo, compare_numbers, decimals, fmt, num
+from mathlens.analyze.verify.numbers import NumberInfo, compare_numbers, fmt, num
 
 ClaimStatus = Literal["valid", "invalid", "unverifiable", "definition"]
 
@@ -207,7 +207,8 @@ def check_relation(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, ctx: Context, inf
     # "a_16 = a_1 + 15d = 13" and "b = 2c = 8" state equations.
     same_unknowns = lhs.free_symbols == rhs.free_symbols
     # "f'(x) = 0" and "d/dx(...) = 5" set a derivative to a value: an equation, not an identity.
-    meant_as_identity = (info.link > 0 and info.chain_identity and same_unknowns) or (calculus and same_unknowns)
+    meant_as_identity = (info.link > 0 and info.chain_identity and same_unknowns) or (calculus and same_unknowns) \
+        or (same_unknowns and stated_factorisation(lhs_raw, rhs_raw, lhs, rhs))
     if not meant_as_identity and _expands_to_zero(lhs - rhs):
         return ClaimCheck(text, "valid", method="symbolic")
     ok, method = _is_identity(lhs - rhs)
@@ -268,42 +269,32 @@ def _check_vectors(lhs: sympy.Basic, rhs: sympy.Basic, ctx: Context, info: PairI
     return ClaimCheck(text, "unverifiable", reason="some components could not be decided")
 
 
-def solves_pending(name: str, before: Context, stated: sympy.Basic, text: str) -> ClaimCheck | None:
-    """When ``name = value`` follows an equation in that name alone (``2x + 3 = 7`` ... ``x = 2``),
-    whether the value satisfies it. Only an equation stated in this step or the one before counts
-    (an older one usually belongs to another part of the problem); ``x = 0, ±4`` checks each
-    value."""
-    if before.equation_age > 1:
-        return None
-    value, _ = substitute(stated, before)
-    values = list(value) if isinstance(value, sympy.FiniteSet | sympy.Tuple) else [value]
-    if not values or len(values) > 8 or not all(getattr(v, "is_number", False) for v in values):
-        return None
-    pending = [eq for eq in before.equations if {getattr(s, "name", "") for s in eq.free_symbols} == {name}]
-    if not pending:
-        return None
-    checks = []
-    for eq in pending:
-        sym = next(iter(eq.free_symbols))
-        verdicts = [_satisfies(eq, sym, v) for v in values]
-        if any(v is None for v in verdicts):
-            return None
-        if all(verdicts):
-            return ClaimCheck(text, "valid", method="solves the equation")
-        checks.append((eq, sym))
-    eq, sym = checks[-1]
+def _product_form(raw: sympy.Basic) -> bool:
+    """A factored polynomial as written: a product of two or more factors with unknowns, or a
+    power of a sum."""
+    if isinstance(raw, sympy.Pow):
+        return isinstance(raw.base, sympy.Add) and raw.exp.is_Integer and raw.exp > 1
+    if isinstance(raw, sympy.Mul):
+        return sum(1 for a in raw.args if a.free_symbols) >= 2 and any(isinstance(a, sympy.Add | sympy.Pow)
+                                                                        for a in raw.args)
+    return False
+
+
+def stated_factorisation(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, lhs: sympy.Basic, rhs: sympy.Basic) -> bool:
+    """True when ``A = B`` states a factorisation or expansion: one side factored, the other a
+    sum, both polynomials of the same degree (at least 2) with the same leading and constant
+    terms, as in
+    ``n^3 - 7n^2 + 13n - 6 = (n-1)(n-2)(n-3)``. Such a line claims an identity."""
+    if not (_product_form(lhs_raw) and isinstance(rhs_raw, sympy.Add)) and \
+            not (_product_form(rhs_raw) and isinstance(lhs_raw, sympy.Add)):
+        return False
+    symbols = sorted(lhs.free_symbols | rhs.free_symbols, key=lambda x: x.name)
     try:
-        roots = sympy.solve(eq, sym)
-    except (NotImplementedError, TypeError, ValueError):
-        roots = []
-    expected = ", ".join(fmt(r) for r in roots[:4])
-    return ClaimCheck(text, "invalid", expected, "solves the equation", f"does not satisfy {fmt(eq)} = 0")
-
-
-def _satisfies(eq: sympy.Basic, sym: sympy.Symbol, value: sympy.Basic) -> bool | None:
-    residual = num(eq.xreplace({sym: value}))
-    if residual is None:
-        return None
-    scale = max(1.0, abs(num(value) or 1.0))
-    places = decimals(value)
-    return abs(residual) <= 1e-9 * scale or bool(places and abs(residual) <= 10.0 ** -places * 10 * scale)
+        p, q = sympy.Poly(lhs, *symbols), sympy.Poly(rhs, *symbols)
+    except (sympy.PolynomialError, sympy.GeneratorsNeeded, TypeError, ValueError):
+        return False
+    if p.total_degree() < 2 or p.total_degree() != q.total_degree():
+        return False
+    # A factorisation keeps the leading and the constant term ("(x+3)^2 = x^2 + 9" is a slip);
+    # "x^2 + 2 = (x + 2)^2" changes the constant: an equation set up to be solved.
+    return bool(p.LT() == q.LT() and p.TC() == q.TC())

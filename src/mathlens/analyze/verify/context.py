@@ -59,6 +59,9 @@ class Context:
     equation_age: int = 0
     # How the solution's notation is read (``e`` as a variable, extra function letters).
     reading: Reading = DEFAULT_READING
+    # The equation stated by the very last statement (``lhs - rhs``), None after anything else:
+    # an equation right after it may rewrite it.
+    last_equation: sympy.Basic | None = None
 
     def with_function(self, fn: FunctionDef) -> Context:
         """A copy with `fn` added (replacing an earlier definition of the same name)."""
@@ -77,8 +80,8 @@ class Context:
         except (TypeError, ValueError):
             return self
         if self.equation_age == 0:  # several equations of one step ("x^3 = 0 and x^2 - x - 72 = 0")
-            return replace(self, equations=(*self.equations[-5:], diff))
-        return replace(self, equations=(diff,), equation_age=0)
+            return replace(self, equations=(*self.equations[-5:], diff), last_equation=diff)
+        return replace(self, equations=(diff,), equation_age=0, last_equation=diff)
 
     def next_step(self) -> Context:
         """A copy for the next step: the pending equation is one step older."""
@@ -228,10 +231,23 @@ def definition_of(lhs: sympy.Basic, rhs: sympy.Basic, ctx: Context) -> Context |
         if rhs.has(lhs):
             return None
         value, _ = substitute(rhs, ctx)
+        ctx = _as_function(name, value, ctx)
         if name in UNKNOWN_NAMES and not (value.is_number or isinstance(value, sympy.Tuple)):
             return ctx  # u = x^2 + 1: a definition, but u stays a variable of its own
         return ctx.with_value(name, value)
     return None
+
+
+def _as_function(name: str, value: sympy.Basic, ctx: Context) -> Context:
+    """``y = ln(x^2 + 1)`` also defines y as a function of x, so that a later ``dy/dx`` or ``y'``
+    is worked out from it."""
+    known = ctx.functions.get(name)
+    if not isinstance(value, sympy.Expr) or (known is not None and known.given):
+        return ctx
+    variables = [s for s in value.free_symbols if isinstance(s, sympy.Symbol)]
+    if len(variables) != 1 or variables[0].name == name or len(name.split("_")[0]) != 1:
+        return ctx
+    return ctx.with_function(FunctionDef(name, (variables[0],), value))
 
 
 def _same_body(fn: FunctionDef, params: tuple[sympy.Symbol, ...], body: sympy.Basic) -> bool:

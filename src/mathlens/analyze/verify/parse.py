@@ -82,6 +82,8 @@ _RELATION_OPS = {"=": sympy.Eq, "!=": sympy.Ne, "<": sympy.Lt, "<=": sympy.Le, "
 # "a \equiv b \pmod n", "mod", and numbers written in a base ("110_2", "101_{3}").
 _NOT_EQUALITY = re.compile(r"\\equiv|\\pmod|\\bmod|\\mod\b|\bmod\b|≡|\d_\{?\d|\d_\{?[a-z]+\}?\b")
 # "(1 + x/(x^2 + 1))'": the derivative of a bracket, which neither reader supports.
+# "f^{-1}(9)": an inverse function, not f to the power -1.
+_INVERSE_CALL = re.compile(r"\b[fghFGH]\s*\^\s*\{?\s*\(?-1\)?\s*\}?\s*(?:\\left)?\s*\(")
 _BRACKET_PRIME = re.compile(r"[)\]}]\s*'")
 _UNION = re.compile(r"\s+U\s+|∪|\\cup")
 _PLAIN_VECTOR = re.compile(r"(?:(?<=^)|(?<=[=(,\s]))<\s*([^<>=;]*,[^<>=;]*)>")
@@ -173,6 +175,8 @@ def _parse(text: str, notation: Notation, limits: ParseLimits, reading: Reading 
         return quick
     s = strip_delimiters(text)
     which = _resolve(s, notation)
+    if _INVERSE_CALL.search(s):
+        return Parsed("unparseable", error="an inverse function", notation=which)
     if _BRACKET_PRIME.search(s):
         return Parsed("unparseable", error="a prime on a bracket", notation=which)
     if _NOT_EQUALITY.search(s):

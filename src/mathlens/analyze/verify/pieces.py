@@ -34,6 +34,8 @@ _THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])")
 _SUPPOSITION = re.compile(r"\b(?:when|whenever|if|at|for|where|suppose|assume|assuming|consider|test|try|"
                           r"trying|plug|plugging|substitut\w*|let|put|setting|set|such that)\b[^.;:!?]{0,16}$",
                           re.I)
+_SEPARATOR = re.compile(r"\\\\|\\q?quad|\\text\{\s*(?:and|or|so|then)\s*\}|;")
+_DELIMITERS = re.compile(r"\\[\[\]()]|\$+")
 # A plain span that starts with a binary operator: its left side is in the words before it.
 _LEADING_OPERATOR = re.compile(r"\s*[+*/^=×÷·]")
 # "0 = y + 4 -4 = y": a new statement run on after a term ("-4 = y" starts where the minus has a
@@ -60,14 +62,20 @@ class Piece:
     notation: str
     continued: bool = False  # its left side continues in words ("20% of 50 = 10")
     supposed: bool = False  # a supposition ("when x = 3"), not a result
+    # The words between the previous statement and this one ("" inside one display, "," after
+    # a comma): "Factoring, we get" makes it a rewriting of the previous equation.
+    lead: str = ""
 
 
 def pieces(text: str) -> list[Piece]:
     """Math snippets of a step, split into single statements: top-level commas, ``\\\\`` rows and
     ``\\quad`` gaps separate claims (``f_x = 2xy, f_y = x^2``)."""
     out: list[Piece] = []
+    prev_end = 0
     for span in extract_math(text)[:MAX_SPANS_PER_STEP]:
         before = text[max(0, span.start - 24):span.start]
+        lead = _DELIMITERS.sub(" ", text[max(prev_end, span.start - 120):span.start]).strip()
+        prev_end = span.end
         # Only a left side that starts with a number can be the tail of a worded expression.
         # (a currency sign may sit between: "25% of $1.60 = 0.25 * $1.60"), and a span that
         # starts with an operator continues a worded left side ("the GCF + 11 = 23").
@@ -80,9 +88,13 @@ def pieces(text: str) -> list[Piece]:
             body = re.sub(r"\\[,;:!]", " ", body)  # thin spaces: "\," is not a separating comma
         if span.notation == "plain":
             body = _RUN_ON.sub("; ", body)
-        rows = re.split(r"\\\\|\\q?quad|\\text\{\s*(?:and|or|so|then)\s*\}|;", body) if span.notation == "latex" \
-            else body.split(";")
+        # The separators are kept: "\text{or}" between two equations makes them alternatives.
+        rows = re.split(r"(\\\\|\\q?quad|\\text\{\s*(?:and|or|so|then)\s*\}|;)", body) \
+            if span.notation == "latex" else body.split(";")
         for row in rows:
+            if _SEPARATOR.fullmatch(row):
+                lead = f"{lead} {row}".strip() if "text" in row else lead
+                continue
             # Commas inside an angle-bracket vector <a, b> do not separate claims.
             row = _ANGLE_VECTOR.sub(lambda m: m.group().replace(",", "\x01"), row)
             row = _LATEX_VECTOR.sub(lambda m: m.group().replace(",", "\x01"), row)
@@ -95,8 +107,11 @@ def pieces(text: str) -> list[Piece]:
                     merged.append(part)
             for part in merged:
                 if part.strip():
-                    out.append(Piece(part.strip(), span.notation, continued, supposed))
+                    out.append(Piece(part.strip(), span.notation, continued, supposed, lead))
                     continued = supposed = False
+                    lead = ","
+            if row.strip():
+                lead = ""
     return out
 
 

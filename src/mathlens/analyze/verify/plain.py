@@ -146,6 +146,13 @@ def base_namespace() -> dict[str, Any]:
 _NAMESPACE = base_namespace()
 
 _THOUSANDS = re.compile(r"(?<![\d.,])(\d{1,3})((?:,\d{3})+)(?![\d,])(?!\.\d*,)")
+# "011" is 11 (a Python literal with a leading zero is not a number at all).
+_LEADING_ZEROS = re.compile(r"(?<![\d.])0+(?=\d)")
+# "sin x cos x" is sin(x)*cos(x), "ln 2x" is ln(2x): a function name before a bare argument
+# takes that one argument (SymPy's implicit application would swallow the rest of the product).
+_BARE_ARGUMENT = re.compile(
+    r"\b(sin|cos|tan|cot|sec|csc|sinh|cosh|tanh|arcsin|arccos|arctan|ln|log)(\^\s*\d+)?[ \t]+"
+    r"(\d+(?:\.\d+)?(?:[a-zA-Z](?![a-zA-Z(_]))?|(?:theta|alpha|beta|phi|pi)\b|[a-zA-Z](?![a-zA-Z(_]))")
 _TIMES_X = re.compile(r"(\d|\))\s+[x×]\s+(?=[\d(])")
 _PERCENT = re.compile(r"(\d)\s*%")
 _ABS = re.compile(r"\|([^|]+)\|")
@@ -174,6 +181,11 @@ def _unglue(m: re.Match[str]) -> str:
     return word
 
 
+def _bracket_argument(m: re.Match[str]) -> str:
+    power = m.group(2).replace(" ", "") if m.group(2) else ""
+    return f"({m.group(1)}({m.group(3)})){power}" if power else f"{m.group(1)}({m.group(3)})"
+
+
 def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
     """Rewrite plain notation into the string handed to ``parse_expr``."""
     s = _RADICAL.sub(r" sqrt(\1)", text) if "√" in text else text
@@ -192,6 +204,8 @@ def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
     s = s.replace("**", "^")
     s = _NORM.sub(lambda m: f"zzqnorm({m.group(1) or m.group(2)})", s)
     s = _ABS.sub(r"Abs(\1)", s)
+    s = _LEADING_ZEROS.sub("", s)
+    s = _BARE_ARGUMENT.sub(_bracket_argument, s)
     s = _LETTER_RUN_CALL.sub(_unglue, s)
     s = re.sub(r"(?<=[0-9)])(" + "|".join(_NAMES_BY_LENGTH) + r")(?=\s*\()", r" \1", s)
     s = _rewrite_calculus(s, reading)

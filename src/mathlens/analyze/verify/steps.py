@@ -22,8 +22,9 @@ import sympy
 from sympy.core.function import AppliedUndef
 
 from mathlens.analyze.verify.budget import run_bounded
-from mathlens.analyze.verify.claims import EQUATION_REASON, ClaimCheck, PairInfo, check_relation, solves_pending
+from mathlens.analyze.verify.claims import EQUATION_REASON, ClaimCheck, PairInfo, check_relation
 from mathlens.analyze.verify.context import Context, definition_of, given, substitute
+from mathlens.analyze.verify.equations import implicit_derivative, rewrite_check, solves_pending
 from mathlens.analyze.verify.limits import tree_depth
 from mathlens.analyze.verify.numbers import carried_error
 from mathlens.analyze.verify.parse import Parsed, parse_math_unbounded
@@ -195,6 +196,8 @@ def _second_reading(acc: _Acc, piece: Piece, first: int, ctx: Context) -> None:
 def _piece(acc: _Acc, item: Piece) -> None:
     piece, notation, continued = item.text, item.notation, item.continued
     parsed = parse_math_unbounded(piece, notation, reading=acc.ctx.reading)  # type: ignore[arg-type]
+    # Only the statement right before an equation can be what it rewrites.
+    previous, acc.ctx = acc.ctx.last_equation, replace(acc.ctx, last_equation=None)
     if not parsed.ok:
         return
     acc.parsed += 1
@@ -240,19 +243,35 @@ def _piece(acc: _Acc, item: Piece) -> None:
             chain_identity = False
             continue
         info = PairInfo(op, i, chain_identity, acc.integer_division, carried_error(raw_sides[i]))
-        verdict = check_relation(sides[i], sides[i + 1], acc.ctx, info, label)
+        verdict = (op == "=" and implicit_derivative(sides[i], sides[i + 1], acc.ctx, label)) or \
+            check_relation(sides[i], sides[i + 1], acc.ctx, info, label)
+        is_equation = verdict.reason == EQUATION_REASON
+        if is_equation and i == start and previous is not None:
+            verdict = _as_rewrite(acc, previous, item, (sides[i], sides[i + 1]), label) or verdict
         acc.claims.append(verdict)
         if i == start:
             chain_identity = verdict.status == "valid" or chain_identity
         elif verdict.status != "valid":
             chain_identity = False
-        if verdict.reason == EQUATION_REASON:
+        if is_equation:
             chain_identity = False
             acc.ctx = acc.ctx.with_equation(sides[i], sides[i + 1])
     if start == 1 and len(sides) > 2:
         acc.ctx = definition_of(sides[0], sides[-1], acc.ctx) or acc.ctx  # the name keeps the chain's result
     last, _ = substitute(sides[-1], acc.ctx)
     acc.produces.append(_key(last))
+
+
+def _as_rewrite(acc: _Acc, previous: sympy.Basic, item: Piece, sides: tuple[sympy.Basic, sympy.Basic],
+                label: str) -> ClaimCheck | None:
+    """The equation checked as a rewriting of the equation stated right before it (in this step
+    or at the end of the previous one), unless the step has just given its unknown a value
+    ("for n = 5: n(n+1) = 30")."""
+    if {getattr(s, "name", "") for s in previous.free_symbols} & set(acc.defines):
+        return None
+    left, _ = substitute(sides[0], acc.ctx)
+    right, _ = substitute(sides[1], acc.ctx)
+    return rewrite_check(previous, left, right, item.lead, label)
 
 
 def _raw_sides(parsed: Parsed) -> tuple[sympy.Basic, ...]:

@@ -1,0 +1,145 @@
+"""Equations in a solution: stated roots, rewritten equations and implicit derivatives.
+
+* `solves_pending`: ``x = 2`` after ``2x + 3 = 7`` (this step or the one before) is checked
+  against it, each stated value and every equation of that step.
+* `rewrite_check`: an equation in one unknown that follows another with nothing but "so",
+  "factoring, we get" and the like between them rewrites it: it must have the same solutions.
+  Equal degree and proportional sides are an equivalent rewriting (``x^2 - 2x = 7`` then
+  ``x^2 - 2x - 7 = 0``); equal degree and not proportional is a slip (``(x - 7)(x + 5) = 0``).
+  Squaring, taking roots and dividing by the unknown change the degree and are left alone.
+* `implicit_derivative`: ``y' = -x/y`` after ``x^2 + y^2 = 25``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import sympy
+
+from mathlens.analyze.verify.claims import ClaimCheck
+from mathlens.analyze.verify.context import Context, substitute
+from mathlens.analyze.verify.numbers import decimals, fmt, num
+
+# Words between two equations that make the second a different equation, not a rewriting.
+_NOT_A_REWRITE = re.compile(r"\b(?:and|or|also|second|other|another|case|if|when|similarly|system|"
+                            r"equations?\s*\(|plug|substitut|check|test|given|where|let)\b", re.I)
+# Words that announce a rewriting of the previous equation.
+_REWRITE = re.compile(r"simplif|expand|factor|rearrang|both sides|collect|combin|mov(?:e|ing)|subtract|"
+                      r"add(?:ing)?\b|divid|multipl|becomes|reduces|gives|giving|we get|yields|implies|"
+                      r"\\implies|\\Rightarrow|⟹|⇒|=>|→|equivalent|\bso\b|\bthus\b|\bhence\b|"
+                      r"therefore|we have|which is", re.I)
+
+
+def solves_pending(name: str, before: Context, stated: sympy.Basic, text: str) -> ClaimCheck | None:
+    """When ``name = value`` follows an equation in that name alone (``2x + 3 = 7`` ... ``x = 2``),
+    whether the value satisfies it. Only an equation stated in this step or the one before counts
+    (an older one usually belongs to another part of the problem); ``x = 0, ±4`` checks each
+    value."""
+    if before.equation_age > 1:
+        return None
+    value, _ = substitute(stated, before)
+    values = list(value) if isinstance(value, sympy.FiniteSet | sympy.Tuple) else [value]
+    if not values or len(values) > 8 or not all(getattr(v, "is_number", False) for v in values):
+        return None
+    pending = [eq for eq in before.equations if {getattr(s, "name", "") for s in eq.free_symbols} == {name}]
+    if not pending:
+        return None
+    checks = []
+    for eq in pending:
+        sym = next(iter(eq.free_symbols))
+        verdicts = [_satisfies(eq, sym, v) for v in values]
+        if any(v is None for v in verdicts):
+            return None
+        if all(verdicts):
+            return ClaimCheck(text, "valid", method="solves the equation")
+        checks.append((eq, sym))
+    eq, sym = checks[-1]
+    try:
+        roots = sympy.solve(eq, sym)
+    except (NotImplementedError, TypeError, ValueError):
+        roots = []
+    expected = ", ".join(fmt(r) for r in roots[:4])
+    return ClaimCheck(text, "invalid", expected, "solves the equation", f"does not satisfy {fmt(eq)} = 0")
+
+
+def _satisfies(eq: sympy.Basic, sym: sympy.Symbol, value: sympy.Basic) -> bool | None:
+    residual = num(eq.xreplace({sym: value}))
+    if residual is None:
+        return None
+    scale = max(1.0, abs(num(value) or 1.0))
+    places = decimals(value)
+    return abs(residual) <= 1e-9 * scale or bool(places and abs(residual) <= 10.0 ** -places * 10 * scale)
+
+
+def _numerator(diff: sympy.Basic) -> sympy.Basic | None:
+    try:
+        return sympy.numer(sympy.together(sympy.expand(diff)))
+    except (TypeError, ValueError, sympy.PolynomialError):
+        return None
+
+
+def rewrite_check(previous: sympy.Basic, lhs: sympy.Basic, rhs: sympy.Basic, lead: str, text: str) -> ClaimCheck | None:
+    """The verdict on the equation ``lhs = rhs`` as a rewriting of `previous` (``lhs - rhs`` of
+    the equation before it), or None when it is not clearly one."""
+    if _NOT_A_REWRITE.search(lead) or (lead.strip(" ,.:") and not _REWRITE.search(lead)):
+        return None
+    symbols = previous.free_symbols
+    if len(symbols) != 1 or (lhs.free_symbols | rhs.free_symbols) != symbols:
+        return None
+    old, new = _numerator(previous), _numerator(lhs - rhs)
+    if old is None or new is None or new == 0:
+        return None
+    sym = next(iter(symbols))
+    try:
+        p, q = sympy.Poly(old, sym), sympy.Poly(new, sym)
+    except (sympy.PolynomialError, sympy.GeneratorsNeeded, TypeError, ValueError):
+        return None
+    if p.degree() < 1 or p.degree() != q.degree():
+        return None
+    ratio = sympy.cancel(old / new)
+    if not ratio.free_symbols and ratio != 0:
+        return ClaimCheck(text, "valid", method="an equivalent form of the previous equation")
+    return ClaimCheck(text, "invalid", f"{fmt(old)} = 0", "rewriting of the previous equation",
+                      f"not equivalent to {fmt(old)} = 0")
+
+
+def implicit_derivative(derivative: sympy.Basic, other: sympy.Basic, ctx: Context, text: str) -> ClaimCheck | None:
+    """``y' = -x/y`` after the equation ``x^2 + y^2 = 25`` in x and y (``dy/dx`` by implicit
+    differentiation), or None when there is no such equation."""
+    if not (isinstance(derivative, sympy.Derivative) and isinstance(derivative.expr, sympy.Function)
+            and len(derivative.variables) == 1 and derivative.expr.args == derivative.variables):
+        return None
+    x = derivative.variables[0]
+    y = sympy.Symbol(derivative.expr.func.__name__)
+    if ctx.equation_age > 1 or y.name in ctx.functions:
+        return None
+    for eq in reversed(ctx.equations):
+        if eq.free_symbols != {x, y}:
+            continue
+        fy = sympy.diff(eq, y)
+        if fy == 0:
+            continue
+        expected = sympy.cancel(-sympy.diff(eq, x) / fy)
+        stated, _ = substitute(other.xreplace({derivative.expr: y}), ctx)
+        if stated.has(sympy.Derivative) or not stated.free_symbols <= {x, y}:
+            return None
+        same = _same_on_curve(stated - expected, eq, y)
+        if same is None:
+            return None
+        return ClaimCheck(text, "valid" if same else "invalid", "" if same else fmt(expected),
+                          "implicit differentiation")
+    return None
+
+
+def _same_on_curve(diff: sympy.Basic, eq: sympy.Basic, y: sympy.Symbol) -> bool | None:
+    """Whether `diff` vanishes on the curve ``eq = 0`` (its numerator is a multiple of `eq` in
+    `y`); None when it is not a rational function."""
+    try:
+        n = sympy.numer(sympy.together(sympy.cancel(diff)))
+        if n == 0:
+            return True
+        symbols = sorted(n.free_symbols | eq.free_symbols, key=lambda s: s.name)
+        sympy.Poly(n, *symbols)
+        return bool(sympy.rem(n, eq, y) == 0)
+    except (sympy.PolynomialError, sympy.GeneratorsNeeded, TypeError, ValueError):
+        return None
