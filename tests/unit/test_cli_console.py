@@ -63,3 +63,19 @@ def test_error_message_with_markup_and_controls(tmp_path) -> None:  # type: igno
     res = CliRunner().invoke(app, ["run", str(bad), "--model", "mock/echo", "--out", str(tmp_path / "run")])
     assert res.exit_code == 2 and isinstance(res.exception, SystemExit)
     assert "[red]x[/]" in res.output and "\x1b[31m" not in res.output
+
+
+def test_outside_names_in_messages_print_literally(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json as _json
+
+    from typer.testing import CliRunner
+
+    from mathlens.cli.main import app
+
+    out = tmp_path / "[red]run[/red]"
+    res = CliRunner().invoke(app, ["run", "calc1-exam1", "--model", "mock/[bold]m[/bold]", "-M",
+                                   "responses=" + _json.dumps(["Final answer: 1"]), "--limit", "1",
+                                   "--out", str(out)], env={"MATHLENS_CACHE_DIR": str(tmp_path / "cache")})
+    assert res.exit_code == 0, res.output
+    flat = "".join(res.output.split())
+    assert "[red]run[/red]" in flat  # the run directory is shown as given, not styled

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from mathlens.cli.common import JSON_OPTION, emit_json, out_console, user_errors
+from mathlens.cli.common import JSON_OPTION, emit_json, escape, out_console, user_errors
 from mathlens.errors import UserError
 
 MAX_INPUT_BYTES = 5_000_000
@@ -85,7 +85,7 @@ def register(app: typer.Typer) -> None:
             return
         for name, summary in summaries.items():
             status = summary.get("status", "ok")
-            out_console.print(f"[bold]{name}[/]: {status}", highlight=False)
+            out_console.print(f"[bold]{name}[/]: {escape(status)}", highlight=False)
             if name == "flow" and summary.get("exams"):
                 from mathlens.analyze.flow.models import ExamRow
                 from mathlens.analyze.flow.report import render_exam_table

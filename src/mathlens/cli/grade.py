@@ -15,7 +15,7 @@ from mathlens.analyze.grading.judge import Grade, JudgeOptions
 from mathlens.analyze.grading.rubric import Rubric, resolve_rubric
 from mathlens.analyze.grading.tables import ExamScore, exam_scores, table6_csv, table7, table7_csv
 from mathlens.analyze.grading.worksheet import export_worksheet, import_worksheets
-from mathlens.cli.common import JSON_OPTION, console, emit_json, out_console, user_errors
+from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
 from mathlens.errors import UserError
 from mathlens.models.cache import ResponseCache
 from mathlens.models.registry import get_model, parse_options
@@ -92,7 +92,7 @@ def grade_cmd(
     if export_worksheet_to is not None:
         rows = export_worksheet(store, chosen, export_worksheet_to)
         result: dict[str, Any] = {"worksheet": str(export_worksheet_to), "rows": rows, "rubric": chosen.label}
-        emit_json(result) if json_out else console.print(f"wrote {rows} rows to {export_worksheet_to}")
+        emit_json(result) if json_out else console.print(f"wrote {rows} rows to {escape(export_worksheet_to)}")
         return
     if import_human:
         humans = import_worksheets(store, chosen, _split(import_human))
@@ -101,7 +101,7 @@ def grade_cmd(
         if json_out:
             emit_json({"graders": graders, "grades": len(humans.grades), "table6": rows6, "table7": table7(rows6)})
         else:
-            console.print(f"imported {len(humans.grades)} grades from {', '.join(graders)}")
+            console.print(f"imported {len(humans.grades)} grades from {escape(', '.join(graders))}")
             print_tables(rows6)
         return
     model = _judge_model(store, judge, judge_option, no_cache)
@@ -114,7 +114,7 @@ def grade_cmd(
         emit_json({"judge": model.spec, "rubric": chosen.label, "counts": counts, "table6": rows6,
                    "table7": table7(rows6), "path": str(store.analysis_dir / "grades.json")})
         return
-    console.print(f"judge {model.spec}: {counts['graded']} graded, {counts['ungraded']} ungraded "
+    console.print(f"judge {escape(model.spec)}: {counts['graded']} graded, {counts['ungraded']} ungraded "
                   f"(rubric {chosen.label})")
     print_tables(rows6)
 
@@ -166,7 +166,7 @@ def agreement_cmd(
 
 def _print_agreement(report: AgreementReport) -> None:
     if not report.pairs and not report.self_agreement:
-        console.print(f"only one grader ({', '.join(report.graders)}): nothing to compare")
+        console.print(f"only one grader ({escape(', '.join(report.graders))}): nothing to compare")
     table = Table(title="Agreement between graders")
     for col in ("a", "b", "scope", "n", "kappa (quadratic)", "alpha (interval)", "MAE (points)"):
         table.add_column(col)

@@ -9,7 +9,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from mathlens.cli.common import JSON_OPTION, console, emit_json, out_console, user_errors
+from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
 from mathlens.cli.run import print_summary, summary_dict
 from mathlens.errors import UnknownNameError
 from mathlens.items.loaders import builtin_exams, load_items
@@ -84,7 +84,7 @@ def list_(what: str = typer.Argument(..., help="models | exams | datasets"), as_
                 table.add_row(*(str(x) for x in row.values()))
             out_console.print(table)
         else:
-            out_console.print(f"[bold]{k}[/]: {', '.join(v) if isinstance(v, list) else v}")
+            out_console.print(f"[bold]{k}[/]: {escape(', '.join(v) if isinstance(v, list) else v)}")
 
 
 @user_errors

@@ -9,7 +9,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from mathlens.cli.common import JSON_OPTION, console, emit_json, out_console, user_errors
+from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
 from mathlens.errors import UserError
 from mathlens.models.registry import DEFAULT_MODEL, parse_options
 from mathlens.solve.retrieval.build import BuildOptions, build_from_documents, build_kb
@@ -74,12 +74,12 @@ def build(
     if as_json:
         emit_json(doc)
         return
-    console.print(f"built [bold]{info.name}[/]: {info.n_chunks} chunks from {len(info.sources)} documents "
-                  f"in {info.build_seconds:.1f} s ({info.embedder_identity})")
+    console.print(f"built [bold]{escape(info.name)}[/]: {info.n_chunks} chunks from {len(info.sources)} documents "
+                  f"in {info.build_seconds:.1f} s ({escape(info.embedder_identity)})")
     if info.context:
         c = info.context
         console.print(f"contexts: {c.calls} model calls, {c.cache_hits} cached, {c.shipped} shipped, "
-                      f"{c.fallbacks} fallbacks, {c.seconds:.1f} s with {c.model}")
+                      f"{c.fallbacks} fallbacks, {c.seconds:.1f} s with {escape(c.model)}")
 
 
 class _null:
@@ -126,7 +126,8 @@ def query(
                              "text": h.text, "context": h.context, "parts": h.parts} for h in hits]})
         return
     for h in hits:
-        out_console.print(f"[bold]{h.rank}. {h.id}[/] ({h.source}) score {h.score:.4f}", highlight=False)
+        out_console.print(f"[bold]{h.rank}. {escape(h.id)}[/] ({escape(h.source)}) score {h.score:.4f}",
+                          highlight=False)
         out_console.print(h.text.strip()[:600], markup=False, highlight=False)
         out_console.print()
 
@@ -138,7 +139,7 @@ def remove(name: str = typer.Argument(..., help="Knowledge base name."), as_json
     if as_json:
         emit_json({"removed": name})
     else:
-        console.print(f"removed {name}")
+        console.print(f"removed {escape(name)}")
 
 
 def register(app: typer.Typer) -> None:

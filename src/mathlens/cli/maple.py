@@ -17,7 +17,7 @@ from mathlens.analyze.maple.pipeline import MapleOptions, analyze_run, summary
 from mathlens.analyze.maple.results import GroupRow, MapleResult
 from mathlens.analyze.maple.score import VARIANTS, Variant
 from mathlens.analyze.maple.vr import VR_SOURCES, ValidityMode, VRSource
-from mathlens.cli.common import JSON_OPTION, console, emit_json, out_console, user_errors
+from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
 from mathlens.errors import UserError
 from mathlens.models.base import GenerateConfig
 from mathlens.models.cache import ResponseCache
@@ -81,9 +81,9 @@ def _print_result(result: MapleResult, store: RunStore) -> None:
     out_console.print(_table("By subject", result.by_subject))
     if result.label_totals:
         console.print("label counts: " + ", ".join(f"{k} {v}" for k, v in result.label_totals.items()))
-    console.print(f"written: {store.analysis_dir}/maple.json, maple_by_level.csv, maple_by_subject.csv")
+    console.print(f"written: {escape(store.analysis_dir)}/maple.json, maple_by_level.csv, maple_by_subject.csv")
     if result.discovery and result.discovery.get("status") != "ok":
-        console.print(f"label discovery not made: {result.discovery.get('error')}")
+        console.print(f"label discovery not made: {escape(result.discovery.get('error'))}")
     elif result.discovery:
         console.print(
             f"label discovery: {result.discovery['k']} clusters; edit "

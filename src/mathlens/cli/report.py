@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from mathlens.cli.common import JSON_OPTION, console, emit_json, user_errors
+from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, user_errors
 from mathlens.errors import UserError
 from mathlens.report import write_report
 from mathlens.report.context import ReportOptions
@@ -38,7 +38,7 @@ def report(
     if as_json:
         emit_json(doc)
         return
-    console.print(f"[bold]report:[/] {target}  ({len(rep.sections)} sections, {len(rep.questions)} questions)")
+    console.print(f"[bold]report:[/] {escape(target)}  ({len(rep.sections)} sections, {len(rep.questions)} questions)")
     if rep.skipped:
         console.print("not shown: " + ", ".join(f"{i} ({why})" for i, why in rep.skipped), highlight=False)
 
@@ -63,7 +63,7 @@ def view(
     if as_json:
         emit_json({"url": server.url, "runs": names, "lifetime_s": lifetime})
     else:
-        console.print(f"serving {len(names)} run(s) from {runs_dir} at [bold]{server.url}[/] (Ctrl-C stops)")
+        console.print(f"serving {len(names)} run(s) from {escape(runs_dir)} at [bold]{server.url}[/] (Ctrl-C stops)")
     with contextlib.suppress(KeyboardInterrupt):
         serve(server, lifetime)
 

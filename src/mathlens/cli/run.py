@@ -12,7 +12,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from mathlens.cli.common import JSON_OPTION, console, emit_json, user_errors
+from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, user_errors
 from mathlens.cli.run_args import (
     RunNumbers,
     check_model_options,
@@ -203,14 +203,15 @@ def print_summary(doc: dict[str, Any]) -> None:
     if inv:
         console.print(f"this invocation: {inv['written']} new records, {inv['skipped']} already done, "
                       f"{inv['model_calls']} model calls, {inv['cache_hits']} cache hits, {inv['errors']} errors")
-    console.print(f"[bold]run directory:[/] {doc['run_dir']}\n[bold]summary:[/] mathlens show {doc['run_dir']}")
+    console.print(f"[bold]run directory:[/] {escape(doc['run_dir'])}\n[bold]summary:[/] mathlens show "
+                  f"{escape(doc['run_dir'])}")
     print_warning(doc)
 
 
 def print_warning(doc: dict[str, Any]) -> None:
     """Print the document's degenerate-output warning (to stderr), if it has one."""
     if doc.get("warning"):
-        console.print(f"[bold yellow]warning:[/] {doc['warning']}", highlight=False, soft_wrap=True)
+        console.print(f"[bold yellow]warning:[/] {escape(doc['warning'])}", highlight=False, soft_wrap=True)
 
 
 @user_errors

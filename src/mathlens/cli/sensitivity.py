@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from mathlens.analyze.ablation import SensitivityReport, compute_sensitivity, config_from_options, write_report
-from mathlens.cli.common import JSON_OPTION, console, emit_json, out_console, user_errors
+from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
 from mathlens.runs.store import RunStore
 
 
@@ -17,8 +17,8 @@ def _num(x: float | None, digits: int = 3) -> str:
 
 
 def _print(report: SensitivityReport, top: int) -> None:
-    console.print(f"run {report.run_id}: {report.n_questions} question(s), status {report.status}"
-                  + (f" — {report.note}" if report.note else ""))
+    console.print(f"run {escape(report.run_id)}: {report.n_questions} question(s), status {report.status}"
+                  + (f" — {escape(report.note)}" if report.note else ""))
     if report.include_degenerate:
         console.print("degenerate responses included (--include-degenerate)")
     else:

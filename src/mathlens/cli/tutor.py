@@ -29,7 +29,7 @@ from mathlens.analyze.adaptivity.study import (
 )
 from mathlens.analyze.adaptivity.tables import TutorStats
 from mathlens.analyze.adaptivity.worksheet import export_worksheet, import_worksheet, save_human
-from mathlens.cli.common import JSON_OPTION, console, emit_json, user_errors
+from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, user_errors
 from mathlens.cli.run import print_summary, summary_dict
 from mathlens.errors import UserError
 from mathlens.models.cache import ResponseCache
@@ -166,7 +166,7 @@ def score_cmd(
     if as_json:
         emit_json(doc)
     else:
-        console.print(f"scored {doc['responses']} responses on {len(scored_items)} items with {entry.spec}: "
+        console.print(f"scored {doc['responses']} responses on {len(scored_items)} items with {escape(entry.spec)}: "
                       f"{doc['counts']}")
 
 
@@ -187,7 +187,7 @@ def _print_stats(st: TutorStats) -> None:
     for dim, designs in st.anova.items():
         for name, res in designs.items():
             if res.status != "ok":
-                console.print(f"[bold]{dim}, {name}:[/] not estimable ({res.note})")
+                console.print(f"[bold]{dim}, {name}:[/] not estimable ({escape(res.note)})")
                 continue
             terms = "; ".join(
                 f"{e.term}: F({e.df:g},{res.residual_df:g})="
@@ -196,7 +196,7 @@ def _print_stats(st: TutorStats) -> None:
                 for e in res.effects)
             console.print(f"[bold]{dim}, {name}[/] (n={res.n}): {terms}")
             if res.note:
-                console.print(f"  {res.note}")
+                console.print(f"  {escape(res.note)}")
 
 
 @tutor_app.command("stats")
@@ -250,7 +250,7 @@ def worksheet_export(
     judge = load_scores(store, "judge") if with_judge else None
     rows = export_worksheet(output, load_cells(store), rubric, rubric.select(_csv(items)), judge)
     doc = {"worksheet": str(output), "rows": rows}
-    emit_json(doc) if as_json else console.print(f"wrote {rows} rows to {output}")
+    emit_json(doc) if as_json else console.print(f"wrote {rows} rows to {escape(output)}")
 
 
 @worksheet_app.command("import")
@@ -267,7 +267,8 @@ def worksheet_import(
     scores = import_worksheet(worksheet, annotator, rubric_of(store), keys)
     save_human(store, annotator, scores)
     doc = {"annotator": annotator, "source": scores.source, "counts": scores.counts()}
-    emit_json(doc) if as_json else console.print(f"imported {sum(scores.counts().values())} rows for {annotator}")
+    n_rows = sum(scores.counts().values())
+    emit_json(doc) if as_json else console.print(f"imported {n_rows} rows for {escape(annotator)}")
 
 
 def register(app: typer.Typer) -> None:
