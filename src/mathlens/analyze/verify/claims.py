@@ -61,6 +61,11 @@ class PairInfo:
     integer_division: bool = False
     # Relative error carried by decimals written on the left side ("(2.8284)^2 = 8").
     carried: float = 0.0
+    # The words before it announce a rewriting ("expanding", "simplifying", "we can rewrite").
+    rewrite: bool = False
+    # It opens a chain of three or more expressions in the same unknowns ("A = B = C"): a
+    # chain of forms of one expression, each link an identity.
+    chain_of_forms: bool = False
 
 
 def _is_identity(diff: sympy.Basic) -> tuple[bool | None, str]:
@@ -207,12 +212,18 @@ def check_relation(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, ctx: Context, inf
     # "a_16 = a_1 + 15d = 13" and "b = 2c = 8" state equations.
     same_unknowns = lhs.free_symbols == rhs.free_symbols
     # "f'(x) = 0" and "d/dx(...) = 5" set a derivative to a value: an equation, not an identity.
-    meant_as_identity = (info.link > 0 and info.chain_identity and same_unknowns) or (calculus and same_unknowns) \
-        or (same_unknowns and stated_factorisation(lhs_raw, rhs_raw, lhs, rhs))
+    meant_as_identity = same_unknowns and (
+        (info.link > 0 and info.chain_identity) or calculus or stated_factorisation(lhs_raw, rhs_raw, lhs, rhs)
+        or info.chain_of_forms
+        or (info.rewrite and _compound(lhs_raw) and _compound(rhs_raw)
+            and (_product_form(lhs_raw) or _product_form(rhs_raw) or _fraction(lhs_raw, rhs_raw)))
+        or _evaluates_function(lhs_raw, rhs_raw, ctx))
     if not meant_as_identity and _expands_to_zero(lhs - rhs):
         return ClaimCheck(text, "valid", method="symbolic")
     ok, method = _is_identity(lhs - rhs)
     if not meant_as_identity:
+        if ok is False and _never_holds(lhs - rhs):
+            return ClaimCheck(text, "invalid", fmt(lhs), "symbolic", "holds for no value of the unknowns")
         # An equation in unknowns that is not an identity is usually a condition, not a claim.
         return ClaimCheck(text, "valid", method=method) if ok else \
             ClaimCheck(text, "unverifiable", reason=EQUATION_REASON)
@@ -220,6 +231,8 @@ def check_relation(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, ctx: Context, inf
         return ClaimCheck(text, "valid", method=method)
     if ok is None:
         return ClaimCheck(text, "unverifiable", reason=method)
+    if not calculus and _substitutes_relation(lhs - rhs):
+        return ClaimCheck(text, "unverifiable", reason="uses a relation between the unknowns (a + b = 7)")
     return ClaimCheck(text, "invalid", fmt(lhs), method)
 
 
@@ -298,3 +311,65 @@ def stated_factorisation(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, lhs: sympy.
     # A factorisation keeps the leading and the constant term ("(x+3)^2 = x^2 + 9" is a slip);
     # "x^2 + 2 = (x + 2)^2" changes the constant: an equation set up to be solved.
     return bool(p.LT() == q.LT() and p.TC() == q.TC())
+
+
+def _compound(raw: sympy.Basic) -> bool:
+    """A side with a sum in it (not a lone name or monomial such as ``k`` or ``54/a``)."""
+    return bool(raw.free_symbols) and any(isinstance(n, sympy.Add) for n in sympy.preorder_traversal(raw))
+
+
+def _fraction(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic) -> bool:
+    """A side written as a fraction with unknowns in its denominator."""
+    return any(any(isinstance(a, sympy.Pow) and a.exp.is_negative and a.base.free_symbols
+                   for a in sympy.Mul.make_args(side)) for side in (lhs_raw, rhs_raw))
+
+
+def _evaluates_function(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, ctx: Context) -> bool:
+    """``f(-x) = ...`` or ``P(P(x)) = ...``: a defined function at an expression is evaluated,
+    not solved for (``f(x) = x`` with its own parameters may be an equation)."""
+    def calls(side: sympy.Basic) -> list[sympy.Basic]:
+        return [c for c in side.atoms(sympy.Function) if type(c).__name__ in ctx.functions]
+
+    left, right = calls(lhs_raw), calls(rhs_raw)
+    if left and right:  # "f(g(x)) = g(f(x))": two evaluations set equal, an equation
+        return False
+    for call in left + right:
+        fn = ctx.functions[type(call).__name__]
+        if tuple(call.args) != fn.params and any(a.free_symbols for a in call.args):
+            return True
+    return False
+
+
+def _never_holds(diff: sympy.Basic) -> bool:
+    """True when ``diff = 0`` has no solution at all: a rational function whose numerator is a
+    nonzero constant ("2x + 3 = 2x + 5")."""
+    symbols = sorted(diff.free_symbols, key=lambda x: x.name)
+    if not symbols:
+        return bool(diff.is_number and diff != 0)
+    if not _is_rational_function(diff, symbols):
+        return False
+    try:
+        numerator = sympy.numer(sympy.together(sympy.cancel(diff)))
+    except (sympy.PolynomialError, TypeError, ValueError):
+        return False
+    return bool(numerator.is_number and numerator != 0)
+
+
+def _substitutes_relation(diff: sympy.Basic) -> bool:
+    """``(a + b)^2 - 3ab = 7^2 - 3ab`` uses ``a + b = 7``: the difference of the sides has a
+    factor in two or more unknowns with a constant term. A slip leaves a constant or a factor
+    without one (``(x + 1)^2 = x^2 + 2x + 3`` differs by 2)."""
+    if len(diff.free_symbols) < 2:
+        return False
+    symbols = sorted(diff.free_symbols, key=lambda x: x.name)
+    if not _is_rational_function(diff, symbols):
+        return False
+    try:
+        _, factors = sympy.factor_list(sympy.numer(sympy.together(sympy.expand(diff))))
+        for factor, _ in factors:
+            poly = sympy.Poly(factor, *symbols)
+            if len(factor.free_symbols) >= 2 and poly.TC() != 0:
+                return True
+    except (sympy.PolynomialError, sympy.GeneratorsNeeded, TypeError, ValueError):
+        return False
+    return False

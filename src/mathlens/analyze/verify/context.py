@@ -151,8 +151,10 @@ def substitute(expr: sympy.Basic, ctx: Context) -> tuple[sympy.Basic, bool]:
             used = True
     if mapping:
         expr = expr.xreplace(mapping)
-    calls = {a for a in expr.atoms(AppliedUndef) if a.func.__name__ in ctx.functions}
-    if calls:
+    for _ in range(4):  # P(P(x)): the inner call first, then the outer one
+        calls = {a for a in expr.atoms(AppliedUndef) if a.func.__name__ in ctx.functions}
+        if not calls:
+            break
         expr = expr.xreplace({c: _apply(ctx.functions[c.func.__name__], c.args) or c for c in calls})
         # f(x) = x is often an equation to solve; f(7) = ... has numbers on both sides anyway.
     # A gradient evaluated at a point: nabla_f(-1, 4) parses as a call of the name nabla_f.

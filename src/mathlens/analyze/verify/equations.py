@@ -19,6 +19,7 @@ import sympy
 from mathlens.analyze.verify.claims import ClaimCheck
 from mathlens.analyze.verify.context import Context, substitute
 from mathlens.analyze.verify.numbers import decimals, fmt, num
+from mathlens.analyze.verify.pieces import REWRITE_WORDS
 
 # Words between two equations that make the second a different equation, not a rewriting.
 _NOT_A_REWRITE = re.compile(r"\b(?:and|or|also|second|other|another|case|if|when|similarly|system|"
@@ -81,7 +82,8 @@ def _numerator(diff: sympy.Basic) -> sympy.Basic | None:
 def rewrite_check(previous: sympy.Basic, lhs: sympy.Basic, rhs: sympy.Basic, lead: str, text: str) -> ClaimCheck | None:
     """The verdict on the equation ``lhs = rhs`` as a rewriting of `previous` (``lhs - rhs`` of
     the equation before it), or None when it is not clearly one."""
-    if _NOT_A_REWRITE.search(lead) or (lead.strip(" ,.:") and not _REWRITE.search(lead)):
+    announced = bool(REWRITE_WORDS.search(lead))  # "Expanding and simplifying, we have"
+    if not announced and (_NOT_A_REWRITE.search(lead) or (lead.strip(" ,.:") and not _REWRITE.search(lead))):
         return None
     symbols = previous.free_symbols
     if len(symbols) != 1 or (lhs.free_symbols | rhs.free_symbols) != symbols:

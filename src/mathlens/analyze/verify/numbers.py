@@ -94,7 +94,7 @@ def compare_numbers(lhs: sympy.Basic, rhs: sympy.Basic, info: NumberInfo) -> tup
     carried = info.carried * max(abs(a), 1.0)
     if info.op == "≈":
         unit = _last_digit_unit(rhs)
-        rounded = gap <= max(unit / 2 + carried, APPROX_FLOOR * scale)
+        rounded = gap <= max(unit / 2 + carried, APPROX_FLOOR * max(abs(a), abs(b)))
         cut = abs(b) <= abs(a) + carried + 1e-12 * scale and gap < unit + carried  # digits cut off
         return ("valid" if rounded or cut else "invalid"), "approximate"
     places = decimals(rhs)

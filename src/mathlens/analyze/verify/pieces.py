@@ -34,6 +34,9 @@ _THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])")
 _SUPPOSITION = re.compile(r"\b(?:when|whenever|if|at|for|where|suppose|assume|assuming|consider|test|try|"
                           r"trying|plug|plugging|substitut\w*|let|put|setting|set|such that)\b[^.;:!?]{0,16}$",
                           re.I)
+# Words announcing that the next relation rewrites an expression ("Expanding, we have").
+REWRITE_WORDS = re.compile(r"expand|simplif|rewrit|factori[sz]|factoring|rearrang|combin|like terms|becomes", re.I)
+_STARTS_WITH_RELATION = re.compile(r"\s*(?:=|\\approx|\\le|\\ge)(?![a-zA-Z])")
 _SEPARATOR = re.compile(r"\\\\|\\q?quad|\\text\{\s*(?:and|or|so|then)\s*\}|;")
 _DELIMITERS = re.compile(r"\\[\[\]()]|\$+")
 # A plain span that starts with a binary operator: its left side is in the words before it.
@@ -83,6 +86,12 @@ def pieces(text: str) -> list[Piece]:
         continued = worded or bool(_LEADING_OPERATOR.match(span.text))
         supposed = bool(_SUPPOSITION.search(before.rstrip("$\\( ")))
         body = span.text.replace("&", " ").replace("{,}", "")
+        if out and out[-1].notation == span.notation == "latex" and _STARTS_WITH_RELATION.match(body):
+            # A display that goes on from the previous one ("\\[ = \\sqrt{6336} \\]"): its left
+            # side is where the previous one ended.
+            sides, _ = split_relations(out[-1].text, latex=True)
+            body = f"{sides[-1]} {body}"
+            continued = False
         body = _THOUSANDS.sub(lambda m: m.group().replace(",", ""), body)
         if span.notation == "latex":
             body = re.sub(r"\\[,;:!]", " ", body)  # thin spaces: "\," is not a separating comma

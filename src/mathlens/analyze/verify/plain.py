@@ -312,6 +312,8 @@ def _local_names(s: str, reading: Reading = DEFAULT_READING) -> dict[str, Any]:
     for letter in FUNCTION_LETTERS + "yuv" + "".join(sorted(reading.functions)):
         if re.search(rf"(?<![A-Za-z_.]){letter}\(", s):
             local[letter] = sympy.Function(letter)
+    for m in re.finditer(r"zzqdiff\(([A-Za-z])\(", s):  # "ds/dt": s is a function of t
+        local[m.group(1)] = sympy.Function(m.group(1))
     for m in _CAPITALS.finditer(s):
         if m.group(1) not in _NAMESPACE:
             local[m.group(1)] = sympy.Symbol(m.group(1))

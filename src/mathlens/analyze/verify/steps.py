@@ -28,7 +28,7 @@ from mathlens.analyze.verify.equations import implicit_derivative, rewrite_check
 from mathlens.analyze.verify.limits import tree_depth
 from mathlens.analyze.verify.numbers import carried_error
 from mathlens.analyze.verify.parse import Parsed, parse_math_unbounded
-from mathlens.analyze.verify.pieces import DEFINED_NAME, QUOTIENT, UNIT_MARK, Piece, link_units, pieces
+from mathlens.analyze.verify.pieces import DEFINED_NAME, QUOTIENT, REWRITE_WORDS, UNIT_MARK, Piece, link_units, pieces
 from mathlens.analyze.verify.reading import DEFAULT_READING, Reading, reading_for
 
 StepStatus = Literal["ok", "timeout", "error", "skipped"]
@@ -231,6 +231,7 @@ def _piece(acc: _Acc, item: Piece) -> None:
             acc.ctx = new_ctx
             start = 1
     chain_identity = start == 1
+    forms = start == 0 and len(sides) >= 3 and _same_unknowns(raw_sides)
     units = link_units(item, len(parsed.relations))
     for i in range(start, len(parsed.relations)):
         op = parsed.relations[i]
@@ -242,7 +243,8 @@ def _piece(acc: _Acc, item: Piece) -> None:
             acc.claims.append(ClaimCheck(label, "unverifiable", reason=units[i]))
             chain_identity = False
             continue
-        info = PairInfo(op, i, chain_identity, acc.integer_division, carried_error(raw_sides[i]))
+        info = PairInfo(op, i, chain_identity, acc.integer_division, carried_error(raw_sides[i]),
+                        bool(REWRITE_WORDS.search(item.lead)), i == 0 and forms)
         verdict = (op == "=" and implicit_derivative(sides[i], sides[i + 1], acc.ctx, label)) or \
             check_relation(sides[i], sides[i + 1], acc.ctx, info, label)
         is_equation = verdict.reason == EQUATION_REASON
@@ -272,6 +274,14 @@ def _as_rewrite(acc: _Acc, previous: sympy.Basic, item: Piece, sides: tuple[symp
     left, _ = substitute(sides[0], acc.ctx)
     right, _ = substitute(sides[1], acc.ctx)
     return rewrite_check(previous, left, right, item.lead, label)
+
+
+def _same_unknowns(sides: tuple[sympy.Basic, ...]) -> bool:
+    """True when every side is an expression in the same (non-empty) unknowns, as written."""
+    if not all(isinstance(side, sympy.Expr) for side in sides):
+        return False
+    names = {frozenset(side.free_symbols) for side in sides}
+    return len(names) == 1 and bool(next(iter(names)))
 
 
 def _raw_sides(parsed: Parsed) -> tuple[sympy.Basic, ...]:
