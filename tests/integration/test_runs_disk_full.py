@@ -84,7 +84,8 @@ def test_full_tmpfs_then_resume_after_growing_it(tmp_path: Path) -> None:
     res = runner.invoke(app, ["run", str(data), "--model", "mock/echo", "--max-tokens", "4000", "--out", str(full),
                               "-q"])
     assert res.exit_code == 0, res.output
-    with smallfs.small_fs(tmp_path, size_kb=64) as fs:
+    # 128 KB: the run's copy of its questions (~56 KB) fits, the 60 records (~170 KB) do not
+    with smallfs.small_fs(tmp_path, size_kb=128) as fs:
         out = fs / "run"
         res = runner.invoke(app, ["run", str(data), "--model", "mock/echo", "--max-tokens", "4000", "--out", str(out),
                                   "-q"])

@@ -16,6 +16,7 @@ import errno
 import fcntl
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -88,14 +89,15 @@ class RunStore:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            pid = _read_pid(fd)
+            pid = _writer_pid_after_wait(fd)
             os.close(fd)
             who = f"PID {pid}" if pid else "another process"
             raise RunInUseError(f"run {self.root} is in use by {who}: wait for it to finish (one process at a "
                                 "time may write a run)") from None
         try:
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
+            note = f"{os.getpid()}\n".encode()
+            os.pwrite(fd, note, 0)  # replace the PID note in place: a reader never sees an empty file
+            os.ftruncate(fd, len(note))
         except OSError:
             pass  # the lock holds without the PID note (a full disk); readers then say "another process"
         self._lock_fd = fd
@@ -284,6 +286,29 @@ class RunStore:
         if not path.exists():
             return None
         return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _writer_pid_after_wait(fd: int, tries: int = 25, pause_s: float = 0.02) -> int | None:
+    """The PID of the process holding the lock. The holder writes its PID just after taking the
+    lock, so a note that is missing or names a dead process (an earlier, killed writer) is read
+    again for up to half a second before giving up."""
+    pid = None
+    for _ in range(tries):
+        pid = _read_pid(fd)
+        if pid and _alive(pid):
+            return pid
+        time.sleep(pause_s)
+    return None
 
 
 def _read_pid(fd: int) -> int | None:
