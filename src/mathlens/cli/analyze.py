@@ -69,16 +69,29 @@ def register(app: typer.Typer) -> None:
         only: str = typer.Option("", "--only", help="comma-separated analyzer names (default: all)"),
         option: list[str] = typer.Option(None, "--option", "-O",
                                          help="analyzer option [ANALYZER.]KEY=VALUE, e.g. include_degenerate=true"),
+        step_judge: str = typer.Option(None, "--step-judge",
+                                       help="judge model for the steps SymPy cannot decide (flow analysis; "
+                                            "cached model calls)"),
+        judge_option: list[str] = typer.Option(None, "--judge-option", "-J",
+                                               help="option of the step judge KEY=VALUE (repeatable)"),
         json_out: bool = JSON_OPTION,
     ) -> None:
-        """Run every registered analyzer over a finished run (no model calls; safe to repeat)."""
+        """Run every registered analyzer over a finished run (no model calls unless --step-judge)."""
         from mathlens.analyze.registry import run_analyzers, select
         from mathlens.runs.store import RunStore
 
         if not run.is_dir():
             raise UserError(f"{run} is not a directory")
         names = [n for n in only.split(",") if n.strip()] or None
-        options = analyzer_options(option or [], select(names))
+        selected = select(names)
+        options = analyzer_options(option or [], selected)
+        if step_judge:
+            from mathlens.models.registry import parse_options
+
+            if "flow" not in selected:
+                raise UserError("--step-judge needs the flow analyzer (add it to --only)")
+            options.setdefault("flow", {}).update(step_judge=step_judge,
+                                                  step_judge_options=parse_options(judge_option or []))
         summaries = run_analyzers(RunStore(run), names, options)
         if json_out:
             emit_json({"run": str(run), "analyzers": summaries})
@@ -92,6 +105,10 @@ def register(app: typer.Typer) -> None:
 
                 rows = [ExamRow.model_validate(r) for r in summary["exams"]]
                 out_console.print(render_exam_table(rows), highlight=False, markup=False)
+                if summary.get("step_judge"):
+                    prov = ", ".join(f"{k} {v}" for k, v in summary["steps_by_provenance"].items())
+                    out_console.print(f"  step judge {summary['step_judge']}: steps decided by {prov}; "
+                                      f"disagreements {summary['disagreements']}", highlight=False, markup=False)
             elif name == "answers" and summary.get("quality"):
                 counts = ", ".join(f"{k} {v}" for k, v in summary["quality"].items() if v)
                 out_console.print(f"  output quality: {counts or 'no flags'}", highlight=False, markup=False)

@@ -1,8 +1,10 @@
 """The ``flow`` analyzer: every response of a run through `analyze_solution`, plus exam tables.
 
-Writes ``analysis/flow.json`` (a `FlowAnalysis`). It calls no model, and its output depends
-only on the records, the questions and the lexicon version, so re-running it rewrites the same
-file. Solutions are analysed by two threads by default, each holding its own SymPy worker.
+Writes ``analysis/flow.json`` (a `FlowAnalysis`). Without a step judge it calls no model, and
+its output depends only on the records, the questions and the lexicon version, so re-running it
+rewrites the same file. Solutions are analysed by two threads by default, each holding its own
+SymPy worker. With the option ``step_judge`` (``mathlens analyze --step-judge MODEL``) each
+record also gets the hybrid check (`hybrid.py`): the judge decides the steps SymPy could not.
 """
 
 from __future__ import annotations
@@ -77,11 +79,45 @@ def analyze_run(store: RunStore, options: dict[str, Any]) -> dict[str, Any]:
     threads = max(1, int(options.get("threads", DEFAULT_THREADS)))
     with ThreadPoolExecutor(max_workers=threads) as pool:
         results = list(pool.map(lambda r: _one(r, questions), records))
+    summary: dict[str, Any] = {}
+    if options.get("step_judge"):
+        results, summary = _with_judge(results, str(options["step_judge"]), options)
     analysis = FlowAnalysis(lexicon_version=load_lexicon().version, records=results, exams=exam_table(results))
     path = store.write_analysis("flow", analysis)
     analysed = [r for r in results if r.result is not None]
     return {
         "status": "ok", "path": str(path), "records": len(results), "analysed": len(analysed),
         "with_invalid_step": sum(1 for r in analysed if r.result and r.result.metrics.invalid_steps),
-        "exams": [row.model_dump() for row in analysis.exams],
+        "exams": [row.model_dump() for row in analysis.exams], **summary,
     }
+
+
+def _with_judge(results: list[FlowRecord], spec: str,
+                options: dict[str, Any]) -> tuple[list[FlowRecord], dict[str, Any]]:
+    """Each analysed record with its hybrid check by the judge `spec` (cached model calls)."""
+    import asyncio
+
+    from mathlens.analyze.flow.hybrid import hybrid_check
+    from mathlens.models.cache import ResponseCache
+    from mathlens.models.model import closing_all
+    from mathlens.models.registry import get_model
+
+    judge_options = options.get("step_judge_options") or {}
+    if not isinstance(judge_options, dict):
+        raise UserError("-O flow.step_judge_options must be a JSON object")
+    judge = get_model(spec, judge_options, cache=None if options.get("no_cache") else ResponseCache())
+    todo = [r for r in results if r.result is not None]
+
+    async def run_all() -> list[Any]:
+        return list(await closing_all(asyncio.gather(*(hybrid_check(r.result, r.result.question, judge)
+                                                      for r in todo if r.result is not None)), [judge]))
+
+    checks = asyncio.run(run_all())
+    by_key = {r.key: c for r, c in zip(todo, checks, strict=True)}
+    out = [r.model_copy(update={"hybrid": by_key.get(r.key)}) for r in results]
+    steps = [s for c in checks for s in c.steps]
+    return out, {"step_judge": spec, "judge_status": {k: sum(c.status == k for c in checks)
+                                                       for k in ("ok", "not_needed", "invalid", "error")},
+                 "steps_by_provenance": {k: sum(s.provenance == k for s in steps)
+                                         for k in ("symbolic", "judge", "both", "none")},
+                 "disagreements": sum(c.disagreements for c in checks)}

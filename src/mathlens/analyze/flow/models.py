@@ -7,6 +7,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 Verdict = Literal["valid", "invalid", "unverifiable", "none"]
+JudgeWord = Literal["correct", "incorrect", "unsure"]
+Provenance = Literal["symbolic", "judge", "both", "none"]
 
 
 class ClaimReport(BaseModel):
@@ -97,6 +99,32 @@ class FlowResult(BaseModel):
         return self.metrics.reasoning_pattern
 
 
+class HybridStep(BaseModel):
+    """The hybrid verdict on one step, with both sources kept."""
+
+    index: int
+    verdict: Verdict
+    provenance: Provenance
+    symbolic: Verdict
+    judge: JudgeWord | None = None
+    judge_reason: str = ""
+    disagreement: bool = False
+
+
+class HybridResult(BaseModel):
+    """The hybrid check of one solution. `status`: ``ok`` (the judge answered), ``not_needed``
+    (SymPy decided every step with math), ``invalid``/``error`` (the judge failed; the symbolic
+    verdicts stand)."""
+
+    status: Literal["ok", "not_needed", "invalid", "error"]
+    judge: str
+    steps: list[HybridStep]
+    asked: list[int] = Field(default_factory=list, description="0-based steps the judge was asked about")
+    first_invalid_step: int | None = None
+    disagreements: int = 0
+    error: str = ""
+
+
 class FlowRecord(BaseModel):
     """The flow analysis of one run record."""
 
@@ -109,6 +137,7 @@ class FlowRecord(BaseModel):
     repeat: int
     status: Literal["ok", "no_response"]
     result: FlowResult | None = None
+    hybrid: HybridResult | None = Field(None, description="symbolic and judge verdicts (with --step-judge)")
 
 
 class ExamRow(BaseModel):

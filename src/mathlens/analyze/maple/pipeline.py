@@ -74,6 +74,8 @@ class MapleOptions:
     reflect_tokens: int = 160
     cache: bool = True
     include_degenerate: bool = False
+    # A judge for the steps SymPy cannot decide: v then comes from the hybrid step check.
+    step_judge: str | None = None
     boot: BootstrapConfig = field(default_factory=BootstrapConfig)
     incoherence: IncoherenceConfig = field(default_factory=IncoherenceConfig)
 
@@ -95,6 +97,7 @@ class MapleOptions:
             "reflect_tokens": self.reflect_tokens,
             "reasoneval_path": self.reasoneval_path,
             "include_degenerate": self.include_degenerate,
+            "step_judge": self.step_judge,
             "bootstrap": vars(self.boot),
         }
 
@@ -119,6 +122,7 @@ class _Context:
     judge: Model
     reflectors: dict[str, Model]
     judged: int = 0
+    step_judge: Model | None = None
 
 
 def _base(rec: RunRecord, q: Question | None) -> SolutionMaple:
@@ -173,7 +177,14 @@ async def score_record(ctx: _Context, rec: RunRecord, q: Question | None) -> Sol
         # One flow analysis gives both the numbered steps and v/r, so they refer to the same steps.
         flow, why = flow_analysis(text, question)
         steps = [s.text for s in flow.steps] if flow is not None else segment(text)
-        from_flow = vr_from_flow(flow, opts.validity_mode) if flow is not None else VR(None, None, "flow", error=why)
+        hybrid = None
+        if flow is not None and ctx.step_judge is not None:
+            from mathlens.analyze.flow.hybrid import hybrid_check
+
+            hybrid = await hybrid_check(flow, question, ctx.step_judge)
+            sol = sol.model_copy(update={"hybrid": hybrid})
+        from_flow = vr_from_flow(flow, opts.validity_mode, hybrid) if flow is not None else \
+            VR(None, None, "flow", error=why)
     else:
         steps = segment(text)
     detected = detector_labels(
@@ -302,13 +313,17 @@ async def analyze_run(
         from mathlens.analyze.maple.reasoneval import check_path
 
         check_path(options.reasoneval_path)  # fail before any model call
+    if options.step_judge and options.vr_source != "flow":
+        raise UserError("--step-judge gives v from the flow analysis: use it with --vr flow")
     if options.discover is not None and not options.reflect:
         raise UserError("label discovery clusters reflections: it cannot be combined with --no-reflect")
     start = time.perf_counter()
     manifest = store.manifest()
     questions = store.questions()
     judge, reflectors, reflector_name = _models(store, options)
-    ctx = _Context(options=options, labels=labels, judge=judge, reflectors=reflectors)
+    step_judge = get_model(options.step_judge, {}, cache=ResponseCache() if options.cache else None) \
+        if options.step_judge else None
+    ctx = _Context(options=options, labels=labels, judge=judge, reflectors=reflectors, step_judge=step_judge)
 
     async def one(rec: RunRecord) -> SolutionMaple:
         sol = await score_record(ctx, rec, questions.get((rec.exam_id, rec.question_id)))
@@ -317,7 +332,7 @@ async def analyze_run(
         return sol
 
     solutions = list(await closing_all(asyncio.gather(*(one(r) for r in store.records())),
-                                       [judge, *reflectors.values()]))
+                                       [judge, *reflectors.values(), *([step_judge] if step_judge else [])]))
     discovery, draft = (None, None)
     totals: Counter[str] = Counter()
     for sol in solutions:

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from mathlens.analyze.flow.models import HybridResult
 from mathlens.analyze.maple.judge import JudgedStep, Reflection, StepJudgement
 from mathlens.analyze.maple.labels import LabelSet
 from mathlens.analyze.quality import QualityFlags
@@ -41,6 +42,7 @@ class SolutionMaple(BaseModel):
     steps: list[str] = Field(default_factory=list)
     reflection: Reflection | None = None
     judgement: StepJudgement | None = None
+    hybrid: HybridResult | None = None  # symbolic + step-judge verdicts (--step-judge)
     detected: list[JudgedStep] = Field(default_factory=list, description="labels from judge-free detectors")
     step_labels: list[JudgedStep] = Field(default_factory=list, description="judge and detector labels merged")
     counts: dict[str, int] = Field(default_factory=dict, description="f_l: steps carrying each label")

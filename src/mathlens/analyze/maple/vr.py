@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from mathlens.analyze.flow.models import FlowResult
+from mathlens.analyze.flow.models import FlowResult, HybridResult
 
 VRSource = Literal["flow", "judge", "reasoneval"]
 VR_SOURCES: tuple[VRSource, ...] = ("flow", "judge", "reasoneval")
@@ -72,13 +72,17 @@ def redundancy_from_steps(n_steps: int, redundant: Sequence[int]) -> tuple[float
 _VERDICT = {"valid": True, "invalid": False}
 
 
-def vr_from_flow(flow: FlowResult, mode: ValidityMode = "share") -> VR:
+def vr_from_flow(flow: FlowResult, mode: ValidityMode = "share", hybrid: HybridResult | None = None) -> VR:
     """v and r from a `FlowResult` of `mathlens.analyze.flow.analyze_solution`.
 
     A step's verdict `valid`/`invalid` decides it; `unverifiable` and `none` (no checkable claim)
-    leave it undecided. Redundant steps are those with mathematics from which no final step of
-    the reasoning graph can be reached.
+    leave it undecided. With a `hybrid` check (`--step-judge`), the verdicts are the hybrid ones:
+    SymPy's where it decided, the judge's for the rest (the source is then ``flow+judge``).
+    Redundant steps are those with mathematics from which no final step of the reasoning graph
+    can be reached.
     """
-    v, v_basis = validity_from_checks([_VERDICT.get(s.verdict) for s in flow.steps], mode)
+    verdicts = [s.verdict for s in hybrid.steps] if hybrid is not None else [s.verdict for s in flow.steps]
+    v, v_basis = validity_from_checks([_VERDICT.get(v) for v in verdicts], mode)
     r, r_basis = redundancy_from_steps(len(flow.steps), flow.metrics.redundant_steps)
-    return VR(v=v, r=r, source="flow", v_basis=v_basis, r_basis=r_basis)
+    source = "flow+judge" if hybrid is not None else "flow"
+    return VR(v=v, r=r, source=source, v_basis=v_basis, r_basis=r_basis)
