@@ -7,11 +7,14 @@
   prediction is its first invalid step, else -1, "counting only what the verifier claims":
   accuracy on erroneous solutions (prediction == label), on error-free ones (prediction == -1),
   and F1 = their harmonic mean (the ProcessBench definition). Also reported: how often the
-  verifier flags a step at all, and the precision of its flags (flag at the labelled step).
+  verifier flags a step at all, the flag rate on error-free solutions, flags before the labelled
+  first error (false alarms on erroneous solutions), and the precision of its flags (flag at the
+  labelled step). `--show-flags N` prints a seeded random sample of N flags (step text and the
+  invalid claims) for checking by hand.
 * Segmentation: each ProcessBench solution's steps joined with blank lines and segmented again;
   precision / recall of step boundaries (a boundary is the end offset of a step's text).
 
-    .venv/bin/python bench/bench_verify_labelled.py [--limit N]
+    .venv/bin/python bench/bench_verify_labelled.py [--limit N] [--seed S] [--show-flags N]
 """
 
 from __future__ import annotations
@@ -28,20 +31,30 @@ from typing import Any
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
+SEED = 0
+FLAGS: list[dict[str, Any]] = []  # every flag of the ProcessBench runs, for --show-flags
+
+
 def _sample(rows: list[Any], limit: int | None) -> list[Any]:
-    """All rows, or `limit` of them drawn with a fixed seed (the files are sorted by label)."""
+    """All rows, or `limit` of them drawn with the seed (the files are sorted by label)."""
     if limit is None or limit >= len(rows):
         return rows
-    return random.Random(0).sample(rows, limit)
+    return random.Random(SEED).sample(rows, limit)
 
 
 def _first_invalid(steps: list[str], question: str | None) -> int | None:
+    return _first_flag(steps, question)[0]
+
+
+def _first_flag(steps: list[str], question: str | None) -> tuple[int | None, list[str]]:
+    """The first invalid step and its invalid claims."""
     from mathlens.analyze.verify.steps import verify_steps
 
     for i, step in enumerate(verify_steps(steps, question)):
         if step.verdict == "invalid":
-            return i
-    return None
+            return i, [f"{c.text} (expected {c.expected or '?'}; {c.method} {c.reason})".strip()
+                       for c in step.claims if c.status == "invalid"]
+    return None, []
 
 
 def bigbench(limit: int | None, threads: int) -> None:
@@ -67,8 +80,12 @@ def processbench(name: str, limit: int | None, threads: int) -> None:
                                          limit)
     start = time.perf_counter()
     with ThreadPoolExecutor(threads) as pool:
-        preds = list(pool.map(lambda r: _first_invalid(r["steps"], r["problem"]), rows))
+        got = list(pool.map(lambda r: _first_flag(r["steps"], r["problem"]), rows))
+    preds = [g[0] for g in got]
     preds_i = [-1 if p is None else p for p in preds]
+    for r, (p, claims) in zip(rows, got, strict=True):
+        if p is not None:
+            FLAGS.append({"id": r["id"], "label": r["label"], "flag": p, "step": r["steps"][p], "claims": claims})
     err = [(r["label"], p) for r, p in zip(rows, preds_i, strict=True) if r["label"] != -1]
     ok = [p for r, p in zip(rows, preds_i, strict=True) if r["label"] == -1]
     acc_err = sum(1 for lab, p in err if lab == p) / max(len(err), 1)
@@ -79,8 +96,12 @@ def processbench(name: str, limit: int | None, threads: int) -> None:
     print(f"ProcessBench {name}: {len(rows)} solutions ({len(err)} erroneous, {len(ok)} error-free), "
           f"{time.perf_counter() - start:.1f} s")
     print(f"  accuracy erroneous: {acc_err:.3f}   error-free: {acc_ok:.3f}   F1: {f1:.3f}")
+    flagged_ok = sum(1 for p in ok if p != -1)
+    early = sum(1 for lab, p in err if p != -1 and p < lab)
     print(f"  solutions flagged: {len(flags)} ({len(flags) / max(len(rows), 1):.1%}); flags at the labelled "
-          f"step: {precise:.3f}; flags on error-free solutions: {sum(1 for p in ok if p != -1)}")
+          f"step: {precise:.3f}")
+    print(f"  flag rate on error-free solutions: {flagged_ok}/{len(ok)} = {flagged_ok / max(len(ok), 1):.1%};  "
+          f"flags before the labelled first error: {early}/{len(err)} = {early / max(len(err), 1):.1%}")
 
 
 def segmentation(limit: int | None) -> None:
@@ -113,7 +134,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=None, help="rows per file (a seeded sample)")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the row samples and of --show-flags")
+    parser.add_argument("--show-flags", type=int, default=0, metavar="N",
+                        help="print N flags drawn at random from the ProcessBench runs, to check by hand")
     args = parser.parse_args()
+    global SEED
+    SEED = args.seed
     needed = ["bigbench_mistake_arithmetic.jsonl", "processbench_gsm8k.json", "processbench_math.json"]
     missing = [n for n in needed if not (DATA / n).exists()]
     if missing:
@@ -126,7 +152,20 @@ def main() -> int:
     bigbench(args.limit, args.threads)
     processbench("gsm8k", args.limit, args.threads)
     processbench("math", args.limit, args.threads)
+    if args.show_flags:
+        _show_flags(args.show_flags, args.seed)
     return 0
+
+
+def _show_flags(n: int, seed: int) -> None:
+    sample = random.Random(seed).sample(FLAGS, min(n, len(FLAGS)))
+    print(f"\n{len(sample)} of {len(FLAGS)} flags, drawn with seed {seed} "
+          "(label: the labelled first error, -1 = none; flag: the flagged step):")
+    for k, f in enumerate(sample, 1):
+        print(f"--- {k}. {f['id']}  label {f['label']}  flag {f['flag']}")
+        print("    step: " + " ".join(f["step"].split())[:600])
+        for c in f["claims"]:
+            print(f"    invalid: {c[:300]}")
 
 
 if __name__ == "__main__":

@@ -66,6 +66,8 @@ class PairInfo:
     # It opens a chain of three or more expressions in the same unknowns ("A = B = C"): a
     # chain of forms of one expression, each link an identity.
     chain_of_forms: bool = False
+    # It follows "if", "when", "try": a case being tested ("if b = 2, then 4a = 4(a - 3)").
+    supposed: bool = False
 
 
 def _is_identity(diff: sympy.Basic) -> tuple[bool | None, str]:
@@ -222,7 +224,7 @@ def check_relation(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, ctx: Context, inf
         return ClaimCheck(text, "valid", method="symbolic")
     ok, method = _is_identity(lhs - rhs)
     if not meant_as_identity:
-        if ok is False and _never_holds(lhs - rhs):
+        if ok is False and not info.supposed and _never_holds(lhs - rhs):
             return ClaimCheck(text, "invalid", fmt(lhs), "symbolic", "holds for no value of the unknowns")
         # An equation in unknowns that is not an identity is usually a condition, not a claim.
         return ClaimCheck(text, "valid", method=method) if ok else \
@@ -272,8 +274,8 @@ def _evaluate_at_point(lhs: sympy.Basic, rhs: sympy.Basic, used_l: bool, used_r:
 def _check_vectors(lhs: sympy.Basic, rhs: sympy.Basic, ctx: Context, info: PairInfo, text: str) -> ClaimCheck:
     if not (isinstance(lhs, sympy.Tuple) and isinstance(rhs, sympy.Tuple)):
         return ClaimCheck(text, "unverifiable", reason="a vector compared with a scalar")
-    if len(lhs) != len(rhs):
-        return ClaimCheck(text, "invalid", fmt(lhs), "structural", "vectors of different length")
+    if len(lhs) != len(rhs):  # "(a, c) = (15, 216), (15, 224), ...": a list of candidates
+        return ClaimCheck(text, "unverifiable", reason="tuples of different length")
     verdicts = [check_relation(a, b, ctx, info, text) for a, b in zip(lhs, rhs, strict=True)]
     if any(v.status == "invalid" for v in verdicts):
         return ClaimCheck(text, "invalid", fmt(lhs), "componentwise")

@@ -214,8 +214,8 @@ def definition_of(lhs: sympy.Basic, rhs: sympy.Basic, ctx: Context) -> Context |
     if isinstance(lhs, AppliedUndef) and lhs.args and all(isinstance(a, sympy.Symbol) for a in lhs.args):
         name = lhs.func.__name__
         known = ctx.functions.get(name)
-        if rhs.has(lhs.func):
-            return None
+        if rhs.has(lhs.func) or not rhs.free_symbols:
+            return None  # f(x) = 6 in running text is a value of f, rarely a constant function
         params = tuple(a for a in lhs.args if isinstance(a, sympy.Symbol))
         if known is None:
             return ctx.with_function(FunctionDef(name, params, rhs))

@@ -63,7 +63,8 @@ def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
     s = re.sub(r"\\(?:text|mathrm|operatorname)\{\s*[A-Za-z]{2,}\s*\}\s*(?=[(\[])", r"\\mathrm{zzqop}", s)
     s = _TEXT_POWER.sub(" ", s)
     s = re.sub(r"\\(gcd|lcm|max|min|deg|det)\b", r"\\mathrm{zzqop}", s)
-    s = _TEXT.sub(lambda m: m.group(1) if m.group(1).strip() in ("", "and", "or") else " ", s)
+    s = _TEXT.sub(lambda m: m.group(1) if m.group(1).strip() in ("", "and", "or")
+                  else m.group() if m.group(1) == "zzqop" else " ", s)
     s = s.replace("\\%", " " if reading.units else "\\cdot\\frac{1}{100}")
     return s.strip()
 

@@ -193,6 +193,8 @@ def _parse(text: str, notation: Notation, limits: ParseLimits, reading: Reading 
             reader = "plain"
         else:
             norm = latex_reader.normalize(s, reading)
+            if "zzqop" in norm:
+                return Parsed("unparseable", error="a named operation (gcd, lcm, max...)", notation=which)
             reader = "latex"
             fast = to_plain(norm)
             if fast is not None and not _UNSAFE.search(fast) and "'" not in fast:

@@ -32,8 +32,14 @@ _LATEX_VECTOR = re.compile(r"\\langle.*?\\rangle")
 _THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])")
 # Words before a relation that make it a supposition, not a result: "when x = 3", "if k = 2".
 _SUPPOSITION = re.compile(r"\b(?:when|whenever|if|at|for|where|suppose|assume|assuming|consider|test|try|"
-                          r"trying|plug|plugging|substitut\w*|let|put|setting|set|such that)\b[^.;:!?]{0,16}$",
-                          re.I)
+                          r"trying|plug|plugging|substitut\w*|let|letting|put|setting|set|such that)\b"
+                          r"[^.;:!?]{0,40}$", re.I)
+# A case, not a fact: the names it gives values to keep none ("If p = 15 when c = 1500").
+_HYPOTHESIS = re.compile(r"\b(?:when|whenever|if|suppose|assume|assuming|trying|try)\b[^.;:!?]{0,40}$", re.I)
+# Words right after a statement that call it false: the solution is testing it.
+_DISOWNED = re.compile(r"[\s,.]*(?:which|that|this)?\s*(?:is|are)?\s*(?:not true|false|not valid|invalid|"
+                       r"impossible|a contradiction|not possible|extraneous|incorrect|not satisfied|"
+                       r"does not hold|doesn't hold|not hold)", re.I)
 # Words announcing that the next relation rewrites an expression ("Expanding, we have").
 REWRITE_WORDS = re.compile(r"expand|simplif|rewrit|factori[sz]|factoring|rearrang|combin|like terms|becomes", re.I)
 _STARTS_WITH_RELATION = re.compile(r"\s*(?:=|\\approx|\\le|\\ge)(?![a-zA-Z])")
@@ -68,6 +74,9 @@ class Piece:
     # The words between the previous statement and this one ("" inside one display, "," after
     # a comma): "Factoring, we get" makes it a rewriting of the previous equation.
     lead: str = ""
+    display: bool = False  # from displayed math (\\[...\\], align), where rows form derivations
+    hypothetical: bool = False  # "if p = 15 when c = 1500": a case, its names keep no value
+    disowned: bool = False  # the words after it say it is false ("which is not true")
 
 
 def pieces(text: str) -> list[Piece]:
@@ -76,7 +85,8 @@ def pieces(text: str) -> list[Piece]:
     out: list[Piece] = []
     prev_end = 0
     for span in extract_math(text)[:MAX_SPANS_PER_STEP]:
-        before = text[max(0, span.start - 24):span.start]
+        before = text[max(0, span.start - 48):span.start]
+        after = text[span.end:span.end + 48]
         lead = _DELIMITERS.sub(" ", text[max(prev_end, span.start - 120):span.start]).strip()
         prev_end = span.end
         # Only a left side that starts with a number can be the tail of a worded expression.
@@ -85,7 +95,10 @@ def pieces(text: str) -> list[Piece]:
         worded = bool(_BINDING_WORD.search(before.rstrip("$€£ "))) and bool(re.match(r"\s*[-(]?\s*\d", span.text))
         continued = worded or bool(_LEADING_OPERATOR.match(span.text))
         supposed = bool(_SUPPOSITION.search(before.rstrip("$\\( ")))
-        body = span.text.replace("&", " ").replace("{,}", "")
+        hypothetical = bool(_HYPOTHESIS.search(before.rstrip("$\\( ")))
+        disowned = bool(_DISOWNED.match(_DELIMITERS.sub(" ", after)))
+        # "\&" is a custom operation ("9 \& 2"), not an alignment mark; "\!" is no gap.
+        body = span.text.replace("\\&", "\\star ").replace("&", " ").replace("{,}", "").replace("\\!", "")
         if out and out[-1].notation == span.notation == "latex" and _STARTS_WITH_RELATION.match(body):
             # A display that goes on from the previous one ("\\[ = \\sqrt{6336} \\]"): its left
             # side is where the previous one ended.
@@ -116,7 +129,8 @@ def pieces(text: str) -> list[Piece]:
                     merged.append(part)
             for part in merged:
                 if part.strip():
-                    out.append(Piece(part.strip(), span.notation, continued, supposed, lead))
+                    out.append(Piece(part.strip(), span.notation, continued, supposed, lead, span.display,
+                                     hypothetical, disowned))
                     continued = supposed = False
                     lead = ","
             if row.strip():

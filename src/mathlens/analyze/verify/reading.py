@@ -21,8 +21,8 @@ from dataclasses import dataclass, replace
 
 # "e = 5", "e \le 3", "e, f", "d + e": e stated or listed as a quantity (not "e^x", "2e").
 _E_VARIABLE = re.compile(
-    r"(?<![\w\\^.{'])e\s*(?:=|<|>|\\le|\\ge|\\neq|≤|≥)(?![=>])"
-    r"|(?<![\w\\])[a-d]\s*[,+]\s*e(?![\w^])"
+    r"(?<![\w\\^.{'])e\s*&?\s*(?:=|<|>|\\le|\\ge|\\neq|≤|≥)(?![=>])"
+    r"|(?<![\w\\])[a-d]\s*[,+]\s*e(?![\w^])|(?<![\w\\])\d*[a-z]\s*\+\s*e\s*&?\s*=(?!=)"
     r"|(?<![\w\\^])e\s*[,+]\s*[f-h](?![\w(])")
 # A function defined by name: "p(x) = ...", "q(t) =", "P(n) :=".
 _FUNCTION_DEF = re.compile(r"(?<![\w\\])([a-zA-Z])\s*\(\s*[a-z]\s*\)\s*:?=")

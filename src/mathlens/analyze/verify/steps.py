@@ -214,13 +214,17 @@ def _piece(acc: _Acc, item: Piece) -> None:
         return
     acc.notes.extend(_unreduced(raw_sides[-1]))
     sides = parsed.sides
+    first_claim = len(acc.claims)
     start = 0
     if parsed.relations[0] == "=" and not continued:
         new_ctx = definition_of(sides[0], sides[-1] if len(sides) > 2 else sides[1], acc.ctx)
         if new_ctx is not None:
             name = _defined_name(sides[0])
             acc.claims.append(ClaimCheck(f"{_key(raw_sides[0])} = {_key(raw_sides[1])}", "definition"))
-            solved = None if item.supposed or not isinstance(sides[0], sympy.Symbol) else \
+            # After a root was found, a value stated later in the step (not in the same list of
+            # roots: "x = 4 or x = 8") recalls an earlier result ("we accept x = 1").
+            recalled = acc.solved and len(item.lead.split()) > 3
+            solved = None if item.supposed or recalled or not isinstance(sides[0], sympy.Symbol) else \
                 solves_pending(name, acc.ctx, sides[-1] if len(sides) > 2 else sides[1],
                                f"{_key(raw_sides[0])} = {_key(raw_sides[-1])}")
             if solved is not None:
@@ -228,10 +232,12 @@ def _piece(acc: _Acc, item: Piece) -> None:
                 acc.cues.add("solved")
                 acc.solved = acc.solved or solved.status == "valid"
             acc.defines.append(name)
-            acc.ctx = new_ctx
+            if not (item.hypothetical and isinstance(sides[0], sympy.Symbol)):
+                acc.ctx = new_ctx
             start = 1
     chain_identity = start == 1
-    forms = start == 0 and len(sides) >= 3 and _same_unknowns(raw_sides)
+    # "x^4 = 3x^3 - ..." derives a power from a relation: a chain of forms starts with a sum.
+    forms = start == 0 and len(sides) >= 3 and _same_unknowns(raw_sides) and not _lone_power(raw_sides[0])
     units = link_units(item, len(parsed.relations))
     for i in range(start, len(parsed.relations)):
         op = parsed.relations[i]
@@ -243,8 +249,11 @@ def _piece(acc: _Acc, item: Piece) -> None:
             acc.claims.append(ClaimCheck(label, "unverifiable", reason=units[i]))
             chain_identity = False
             continue
+        if i == 0 and raw_sides[0].is_Atom and raw_sides[0].free_symbols and raw_sides[1].has(raw_sides[0]):
+            acc.claims.append(ClaimCheck(label, "unverifiable", reason="an update of the name (i = i + 1)"))
+            continue
         info = PairInfo(op, i, chain_identity, acc.integer_division, carried_error(raw_sides[i]),
-                        bool(REWRITE_WORDS.search(item.lead)), i == 0 and forms)
+                        bool(REWRITE_WORDS.search(item.lead)), i == 0 and forms, item.supposed)
         verdict = (op == "=" and implicit_derivative(sides[i], sides[i + 1], acc.ctx, label)) or \
             check_relation(sides[i], sides[i + 1], acc.ctx, info, label)
         is_equation = verdict.reason == EQUATION_REASON
@@ -258,7 +267,12 @@ def _piece(acc: _Acc, item: Piece) -> None:
         if is_equation:
             chain_identity = False
             acc.ctx = acc.ctx.with_equation(sides[i], sides[i + 1])
-    if start == 1 and len(sides) > 2:
+    if item.disowned:  # "..., which is not true": the solution tests the claim and rejects it
+        for k in range(first_claim, len(acc.claims)):
+            if acc.claims[k].status == "invalid":
+                acc.claims[k] = replace(acc.claims[k], status="unverifiable", expected="",
+                                        reason="the solution says it does not hold")
+    if start == 1 and len(sides) > 2 and not item.hypothetical:
         acc.ctx = definition_of(sides[0], sides[-1], acc.ctx) or acc.ctx  # the name keeps the chain's result
     last, _ = substitute(sides[-1], acc.ctx)
     acc.produces.append(_key(last))
@@ -271,9 +285,15 @@ def _as_rewrite(acc: _Acc, previous: sympy.Basic, item: Piece, sides: tuple[symp
     ("for n = 5: n(n+1) = 30")."""
     if {getattr(s, "name", "") for s in previous.free_symbols} & set(acc.defines):
         return None
+    if not item.lead.strip(" ,.:;") and not item.display:
+        return None  # "$x - 3 = 0,$ $x - 7 = 0,$" in running text: a list, not a derivation
     left, _ = substitute(sides[0], acc.ctx)
     right, _ = substitute(sides[1], acc.ctx)
     return rewrite_check(previous, left, right, item.lead, label)
+
+
+def _lone_power(side: sympy.Basic) -> bool:
+    return side.is_Atom or (isinstance(side, sympy.Pow) and side.base.is_Atom) or isinstance(side, AppliedUndef)
 
 
 def _same_unknowns(sides: tuple[sympy.Basic, ...]) -> bool:
