@@ -86,17 +86,19 @@ def rewrite_check(previous: sympy.Basic, lhs: sympy.Basic, rhs: sympy.Basic, lea
     if not announced and (_NOT_A_REWRITE.search(lead) or (lead.strip(" ,.:") and not _REWRITE.search(lead))):
         return None
     symbols = previous.free_symbols
+    # One unknown only: in several, the next equation as often brings in another relation
+    # ("x^2 + y^2 = 65" and xy = 20 give "(x + y)^2 = 105") or is the next equation of a system.
     if len(symbols) != 1 or (lhs.free_symbols | rhs.free_symbols) != symbols:
         return None
     old, new = _numerator(previous), _numerator(lhs - rhs)
     if old is None or new is None or new == 0:
         return None
-    sym = next(iter(symbols))
+    gens = sorted(symbols, key=lambda x: x.name)
     try:
-        p, q = sympy.Poly(old, sym), sympy.Poly(new, sym)
+        p, q = sympy.Poly(old, *gens), sympy.Poly(new, *gens)
     except (sympy.PolynomialError, sympy.GeneratorsNeeded, TypeError, ValueError):
         return None
-    if p.degree() < 1 or p.degree() != q.degree():
+    if p.total_degree() < 1 or p.total_degree() != q.total_degree():
         return None
     ratio = sympy.cancel(old / new)
     if not ratio.free_symbols and ratio != 0:
