@@ -119,3 +119,14 @@ def test_analyze_with_a_step_judge_writes_the_hybrid_verdicts(tmp_path: Path) ->
     assert data["records"][1]["hybrid"] is None  # the failed record has no analysis
     refused = CliRunner().invoke(app, ["analyze", str(store.root), "--only", "answers", "--step-judge", "mock/j"])
     assert refused.exit_code == 2
+
+
+def test_maple_step_judge_needs_the_flow_validity(tmp_path: Path) -> None:
+    import pytest
+
+    from mathlens.analyze.maple.pipeline import MapleOptions, analyze_run
+    from mathlens.errors import UserError
+
+    store = _store(tmp_path, [SOLUTION])
+    with pytest.raises(UserError, match="--vr flow"):
+        asyncio.run(analyze_run(store, MapleOptions(judge="mock/j", step_judge="mock/j", vr_source="judge")))

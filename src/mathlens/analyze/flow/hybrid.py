@@ -36,7 +36,7 @@ class JudgedStepVerdict(BaseModel):
 
     step: int = Field(..., ge=1)
     verdict: JudgeWord
-    reason: str = Field("", max_length=400)
+    reason: str = Field("", max_length=240)
 
 
 class StepJudgeReply(BaseModel):
@@ -70,7 +70,7 @@ def build_messages(flow: FlowResult, question: str | None, asked: list[int]) -> 
                   *evidence]
     numbers = ", ".join(str(i + 1) for i in asked)
     lines += ["", f"Judge only steps {numbers}. For each, give its number, correct / incorrect / unsure and a "
-                  "one-sentence reason."]
+                  "reason of at most ten words."]
     return [Message(role="system", content=_SYSTEM), Message(role="user", content="\n".join(lines))]
 
 
@@ -103,7 +103,7 @@ def merge(flow: FlowResult, reply: StepJudgeReply | None, asked: list[int]) -> l
     return out
 
 
-async def hybrid_check(flow: FlowResult, question: str | None, judge: Model, max_tokens: int = 512) -> HybridResult:
+async def hybrid_check(flow: FlowResult, question: str | None, judge: Model, max_tokens: int = 384) -> HybridResult:
     """The hybrid verdicts of one analysed solution (never raises for a judge failure)."""
     asked = undecided_steps(flow)
     if not asked:
