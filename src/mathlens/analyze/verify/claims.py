@@ -6,17 +6,20 @@ SymPy could not decide). The order of tests:
 
 1. Indefinite integrals are compared by differentiating the other side (constants of
    integration ``C``/``K`` are ignored).
-2. Vectors compare element by element; sets and intervals structurally.
-3. Without free symbols the two sides are numbers: compared exactly, or, when the right side is
-   written with decimals, to the precision written (``1/3 = 0.33`` holds, ``1/3 = 0.3`` holds
-   too: the written digits are a truncation or a rounding); ``≈`` allows a 1 % difference.
-4. With free symbols: ``expand``/``cancel`` to zero, else numeric sampling at fixed points.
-   A relation that is not an identity is ``invalid`` only when it is clearly meant as one: a
-   claim about a defined function (``f_x = ...``, ``g(7) = ...``), a calculus operator, or a
-   later link of a chain whose earlier links were a definition or checked identities
-   (``f(x) = (x+1)^2 = x^2 + 1``). Otherwise it is an equation to solve (``2x + 3 = 7``,
-   ``x^2 y^2 = 48`` in an algebra solution) and ``unverifiable``: most relations between
-   unknowns in a solution are conditions, not identities.
+2. Vectors compare element by element; sets and intervals structurally (with unknowns in them,
+   only equality decides).
+3. Without free symbols the two sides are numbers (`numbers.compare_numbers`: exactly, to the
+   digits written, ``≈`` to the digits shown and within 1 %). A false relation between named
+   values that is a condition (``G > B``) or restates a function differently is not a claim.
+4. With free symbols: ``expand``/``cancel`` to zero; a rational function that does not cancel
+   is not an identity; otherwise sampling in the usual domain, never decisive alone where the
+   claim could hold on part of it. A relation that is not an identity is ``invalid`` only when
+   it is clearly meant as one, between expressions in the same unknowns: a calculus operator or
+   a claim about a defined function's derivative, a defined function at an expression, a stated
+   factorisation, an announced rewriting of compound expressions, a later link of a chain of
+   identities, a chain of forms of one expression (``f(x) = (x+1)^2 = x^2 + 1``). Otherwise it
+   is an equation to solve (``2x + 3 = 7``, ``a_16 = a_1 + 15d = 13``) and ``unverifiable``,
+   unless it holds for no value at all (``2x + 3 = 2x + 5``).
 """
 
 from __future__ import annotations
