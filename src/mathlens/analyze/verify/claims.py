@@ -217,12 +217,15 @@ def check_relation(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, ctx: Context, inf
     # "a_16 = a_1 + 15d = 13" and "b = 2c = 8" state equations.
     same_unknowns = lhs.free_symbols == rhs.free_symbols
     # "f'(x) = 0" and "d/dx(...) = 5" set a derivative to a value: an equation, not an identity.
-    meant_as_identity = same_unknowns and (
+    # A derivative stated as an expression ("f_x = 2x" for f = x^2 y) is meant as one, even when
+    # the wrong result has lost one of the unknowns.
+    stated_derivative = calculus and bool(lhs.free_symbols) and bool(rhs.free_symbols)
+    meant_as_identity = stated_derivative or (same_unknowns and (
         (info.link > 0 and info.chain_identity) or calculus or stated_factorisation(lhs_raw, rhs_raw, lhs, rhs)
         or info.chain_of_forms
         or (info.rewrite and _compound(lhs_raw) and _compound(rhs_raw)
-            and (_product_form(lhs_raw) or _product_form(rhs_raw) or _fraction(lhs_raw, rhs_raw)))
-        or _evaluates_function(lhs_raw, rhs_raw, ctx))
+            and (_product_form(lhs_raw) or _product_form(rhs_raw) or _single_fractions(lhs_raw, rhs_raw)))
+        or _evaluates_function(lhs_raw, rhs_raw, ctx)))
     if not meant_as_identity and _expands_to_zero(lhs - rhs):
         return ClaimCheck(text, "valid", method="symbolic")
     ok, method = _is_identity(lhs - rhs)
@@ -292,9 +295,9 @@ def _product_form(raw: sympy.Basic) -> bool:
     power of a sum."""
     if isinstance(raw, sympy.Pow):
         return isinstance(raw.base, sympy.Add) and raw.exp.is_Integer and raw.exp > 1
-    if isinstance(raw, sympy.Mul):
-        return sum(1 for a in raw.args if a.free_symbols) >= 2 and any(isinstance(a, sympy.Add | sympy.Pow)
-                                                                        for a in raw.args)
+    if isinstance(raw, sympy.Mul):  # factors above the fraction bar only: 3/((x-1)(x-2)) is a fraction
+        above = [a for a in raw.args if a.free_symbols and not (isinstance(a, sympy.Pow) and a.exp.is_negative)]
+        return len(above) >= 2 and any(isinstance(a, sympy.Add | sympy.Pow) for a in above)
     return False
 
 
@@ -321,6 +324,12 @@ def stated_factorisation(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, lhs: sympy.
 def _compound(raw: sympy.Basic) -> bool:
     """A side with a sum in it (not a lone name or monomial such as ``k`` or ``54/a``)."""
     return bool(raw.free_symbols) and any(isinstance(n, sympy.Add) for n in sympy.preorder_traversal(raw))
+
+
+def _single_fractions(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic) -> bool:
+    """Both sides one term and one a fraction with unknowns below ("rewrite the fraction as");
+    a sum of fractions set equal to another is usually the equation to solve."""
+    return not isinstance(lhs_raw, sympy.Add) and not isinstance(rhs_raw, sympy.Add) and _fraction(lhs_raw, rhs_raw)
 
 
 def _fraction(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic) -> bool:

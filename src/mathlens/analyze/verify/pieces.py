@@ -37,7 +37,8 @@ _SUPPOSITION = re.compile(r"\b(?:when|whenever|if|at|for|where|suppose|assume|as
 # A case, not a fact: the names it gives values to keep none ("If p = 15 when c = 1500").
 _HYPOTHESIS = re.compile(r"\b(?:when|whenever|if|suppose|assume|assuming|trying|try)\b[^.;:!?]{0,40}$", re.I)
 # Words right after a statement that call it false: the solution is testing it.
-_DISOWNED = re.compile(r"[\s,.]*(?:which|that|this)?\s*(?:is|are)?\s*(?:not true|false|not valid|invalid|"
+_DISOWNED = re.compile(r"[\s,.]*(?:but|which|that|this)?\s*(?:this|which)?\s*(?:is|are)?\s*"
+                       r"(?:not true|false|not valid|invalid|contradicts|"
                        r"impossible|a contradiction|not possible|extraneous|incorrect|not satisfied|"
                        r"does not hold|doesn't hold|not hold)", re.I)
 # Words announcing that the next relation rewrites an expression ("Expanding, we have").
@@ -58,6 +59,9 @@ _NOT_UNITS = frozenset({"", "and", "or", "if", "so", "then", "since", "where", "
                         "true", "false", "quotient", "(quotient)"})
 # Notation with a second reading as a unit: "%" and "°".
 UNIT_MARK = re.compile(r"%|°|\\circ")
+# "to find the values of a", "solve for x": the step works the name out again.
+SOLVED_FOR = re.compile(r"\b(?:solve for|solving for|find|finding|values? of|determine)\s+(?:the\s+)?"
+                        r"(?:\$|\\\(\s*)?([A-Za-z])\b(?!\s*\()")
 # A name stated with "=" in a step: the step works it out again.
 DEFINED_NAME = re.compile(r"^\s*([A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?)\s*=(?!=)")
 _ANGLE_VECTOR = re.compile(r"(?:(?<=^)|(?<=[=(,\s]))<[^<>=;]*,[^<>=;]*>")
@@ -154,7 +158,7 @@ def link_units(piece: Piece, links: int) -> list[str]:
     units = [_units(side) for side in sides]
     out = []
     for left, right in pairwise(units):
-        if "remainder" in left | right:
+        if any("remainder" in word for word in left | right):
             out.append("a quotient with a remainder")
         elif left and left != right:
             out.append(f"a conversion between units ({', '.join(sorted(left | right))})")

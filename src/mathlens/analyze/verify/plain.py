@@ -151,8 +151,9 @@ _LEADING_ZEROS = re.compile(r"(?<![\d.])0+(?=\d)")
 # "sin x cos x" is sin(x)*cos(x), "ln 2x" is ln(2x): a function name before a bare argument
 # takes that one argument (SymPy's implicit application would swallow the rest of the product).
 _BARE_ARGUMENT = re.compile(
-    r"\b(sin|cos|tan|cot|sec|csc|sinh|cosh|tanh|arcsin|arccos|arctan|ln|log)(\^\s*\d+)?[ \t]+"
-    r"(\d+(?:\.\d+)?(?:[a-zA-Z](?![a-zA-Z(_]))?|(?:theta|alpha|beta|phi|pi)\b|[a-zA-Z](?![a-zA-Z(_]))")
+    r"\b(sin|cos|tan|cot|sec|csc|sinh|cosh|tanh|arcsin|arccos|arctan|ln|log)(\^\s*\(?\d+\)?)?[ \t]+"
+    r"(\d+(?:\.\d+)?(?:\s*(?:theta|alpha|beta|phi|pi)\b|[a-zA-Z](?![a-zA-Z(_]))?|(?:theta|alpha|beta|phi|pi)\b"
+    r"|[a-zA-Z](?![a-zA-Z(_]))")
 _TIMES_X = re.compile(r"(\d|\))\s+[x×]\s+(?=[\d(])")
 _PERCENT = re.compile(r"(\d)\s*%")
 _ABS = re.compile(r"\|([^|]+)\|")
@@ -182,7 +183,7 @@ def _unglue(m: re.Match[str]) -> str:
 
 
 def _bracket_argument(m: re.Match[str]) -> str:
-    power = m.group(2).replace(" ", "") if m.group(2) else ""
+    power = m.group(2).replace(" ", "").replace("(", "").replace(")", "") if m.group(2) else ""
     return f"({m.group(1)}({m.group(3)})){power}" if power else f"{m.group(1)}({m.group(3)})"
 
 

@@ -28,7 +28,16 @@ from mathlens.analyze.verify.equations import implicit_derivative, rewrite_check
 from mathlens.analyze.verify.limits import tree_depth
 from mathlens.analyze.verify.numbers import carried_error
 from mathlens.analyze.verify.parse import Parsed, parse_math_unbounded
-from mathlens.analyze.verify.pieces import DEFINED_NAME, QUOTIENT, REWRITE_WORDS, UNIT_MARK, Piece, link_units, pieces
+from mathlens.analyze.verify.pieces import (
+    DEFINED_NAME,
+    QUOTIENT,
+    REWRITE_WORDS,
+    SOLVED_FOR,
+    UNIT_MARK,
+    Piece,
+    link_units,
+    pieces,
+)
 from mathlens.analyze.verify.reading import DEFAULT_READING, Reading, reading_for
 
 StepStatus = Literal["ok", "timeout", "error", "skipped"]
@@ -153,7 +162,8 @@ def analyze_step(text: str, ctx: Context) -> tuple[StepMath, Context]:
     items = pieces(text)
     # A name the step states again ("-a = 112, so a = -112") is being worked out: its earlier
     # value does not hold inside this step.
-    acc = _Acc(ctx.forget(_restated_names(items)), integer_division=bool(QUOTIENT.search(text)))
+    solved_for = {m.group(1) for m in SOLVED_FOR.finditer(text)}
+    acc = _Acc(ctx.forget(_restated_names(items) | solved_for), integer_division=bool(QUOTIENT.search(text)))
     for piece in items:
         before = (len(acc.claims), acc.ctx)
         try:
@@ -217,7 +227,9 @@ def _piece(acc: _Acc, item: Piece) -> None:
     first_claim = len(acc.claims)
     start = 0
     if parsed.relations[0] == "=" and not continued:
-        new_ctx = definition_of(sides[0], sides[-1] if len(sides) > 2 else sides[1], acc.ctx)
+        # "w = z + 1 != 0": the name takes the chain's result only when every link is "=".
+        whole_chain = len(sides) > 2 and all(op == "=" for op in parsed.relations)
+        new_ctx = definition_of(sides[0], sides[-1] if whole_chain else sides[1], acc.ctx)
         if new_ctx is not None:
             name = _defined_name(sides[0])
             acc.claims.append(ClaimCheck(f"{_key(raw_sides[0])} = {_key(raw_sides[1])}", "definition"))
@@ -225,7 +237,7 @@ def _piece(acc: _Acc, item: Piece) -> None:
             # roots: "x = 4 or x = 8") recalls an earlier result ("we accept x = 1").
             recalled = acc.solved and len(item.lead.split()) > 3
             solved = None if item.supposed or recalled or not isinstance(sides[0], sympy.Symbol) else \
-                solves_pending(name, acc.ctx, sides[-1] if len(sides) > 2 else sides[1],
+                solves_pending(name, acc.ctx, sides[-1] if whole_chain else sides[1],
                                f"{_key(raw_sides[0])} = {_key(raw_sides[-1])}")
             if solved is not None:
                 acc.claims.append(solved)
@@ -272,7 +284,7 @@ def _piece(acc: _Acc, item: Piece) -> None:
             if acc.claims[k].status == "invalid":
                 acc.claims[k] = replace(acc.claims[k], status="unverifiable", expected="",
                                         reason="the solution says it does not hold")
-    if start == 1 and len(sides) > 2 and not item.hypothetical:
+    if start == 1 and len(sides) > 2 and all(op == "=" for op in parsed.relations) and not item.hypothetical:
         acc.ctx = definition_of(sides[0], sides[-1], acc.ctx) or acc.ctx  # the name keeps the chain's result
     last, _ = substitute(sides[-1], acc.ctx)
     acc.produces.append(_key(last))
