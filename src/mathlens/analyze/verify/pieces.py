@@ -103,7 +103,8 @@ def pieces(text: str) -> list[Piece]:
         disowned = bool(_DISOWNED.match(_DELIMITERS.sub(" ", after)))
         # "\&" is a custom operation ("9 \& 2"), not an alignment mark; "\!" is no gap.
         body = span.text.replace("\\&", "\\star ").replace("&", " ").replace("{,}", "").replace("\\!", "")
-        if out and out[-1].notation == span.notation == "latex" and _STARTS_WITH_RELATION.match(body):
+        if out and out[-1].display and span.display and span.notation == "latex" and \
+                _STARTS_WITH_RELATION.match(body):
             # A display that goes on from the previous one ("\\[ = \\sqrt{6336} \\]"): its left
             # side is where the previous one ended.
             sides, _ = split_relations(out[-1].text, latex=True)
@@ -156,9 +157,12 @@ def link_units(piece: Piece, links: int) -> list[str]:
     if len(sides) != links + 1:
         return [""] * links
     units = [_units(side) for side in sides]
+    if any(" " in word.strip() or "'" in word for side in units for word in side):
+        # "\text{Jamal's apples} + 8": a quantity named in words, not a number
+        return ["a quantity named in words"] * links
     out = []
     for left, right in pairwise(units):
-        if any("remainder" in word for word in left | right):
+        if any("remainder" in word or word == "r" for word in left | right):
             out.append("a quotient with a remainder")
         elif left and left != right:
             out.append(f"a conversion between units ({', '.join(sorted(left | right))})")

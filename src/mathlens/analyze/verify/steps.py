@@ -265,7 +265,8 @@ def _piece(acc: _Acc, item: Piece) -> None:
             acc.claims.append(ClaimCheck(label, "unverifiable", reason="an update of the name (i = i + 1)"))
             continue
         info = PairInfo(op, i, chain_identity, acc.integer_division, carried_error(raw_sides[i]),
-                        bool(REWRITE_WORDS.search(item.lead)), i == 0 and forms, item.supposed)
+                        bool(REWRITE_WORDS.search(item.lead)), i == 0 and forms,
+                        item.supposed or bool(_ALTERNATIVE.search(item.lead)))
         verdict = (op == "=" and implicit_derivative(sides[i], sides[i + 1], acc.ctx, label)) or \
             check_relation(sides[i], sides[i + 1], acc.ctx, info, label)
         is_equation = verdict.reason == EQUATION_REASON
@@ -302,6 +303,10 @@ def _as_rewrite(acc: _Acc, previous: sympy.Basic, item: Piece, sides: tuple[symp
     left, _ = substitute(sides[0], acc.ctx)
     right, _ = substitute(sides[1], acc.ctx)
     return rewrite_check(previous, left, right, item.lead, label)
+
+
+# "... or 1/x = -1/(5 - x)": one of several cases, which may have no solution.
+_ALTERNATIVE = re.compile(r"\bor\b")
 
 
 def _lone_power(side: sympy.Basic) -> bool:
