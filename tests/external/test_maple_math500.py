@@ -44,8 +44,11 @@ def test_maple_on_20_math500_problems(shared_data: Path, gemma_model_path: Path,
     assert done.written == 20 and done.errors == 0
 
     # Every solution is answer-checked, segmented and analysed; reflection and judging (a few seconds
-    # each on 2 cores) are capped at 4 wrong answers to keep the test near two minutes.
-    options = MapleOptions(judge_tokens=128, reflect_tokens=24, judge_limit=4, discover="auto", cache=False,
+    # each on 2 cores) are capped at 4 wrong answers to keep the test near two minutes. The base model's
+    # replies are mostly degenerate (copies of the prompt), which MAPLE leaves out by default; this test
+    # keeps them so that every stage runs on real model output.
+    options = MapleOptions(judge="embedded/gemma3-270m", judge_tokens=128, reflect_tokens=24, judge_limit=4,
+                           discover="auto", cache=False, include_degenerate=True,
                            boot=BootstrapConfig(n_resamples=300))
     result = asyncio.run(analyze_run(store, options))
 
