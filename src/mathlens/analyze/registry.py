@@ -1,32 +1,31 @@
-"""The analyzers `mathlens analyze RUN` runs, by name, in order.
+"""Every analysis of a run, by name, and the one function that runs them.
 
-Each entry maps a name to ``"module:function"``; the function has the signature
-``(store: RunStore, options: dict) -> dict``: it reads the run, writes its results with
-``store.write_analysis(name, ...)`` and returns a short summary. Analyzers never call the
-evaluated model, so re-running one over the same run gives the same files. To add one, write the
-module and add one line here.
+Each entry maps a name to ``"module:ATTRIBUTE"``, an `Analyzer` (`protocol.py`); modules are
+imported only when their analyzer runs. To add an analysis, write the module and add one line.
+Order here is the order of a bare `mathlens analyze RUN`; `reads` can only move an analyzer later.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from mathlens.analyze.protocol import AnalysisJob, Analyzer
 from mathlens.errors import UnknownNameError, UserError
+from mathlens.runs.judge import resolve_judge
+from mathlens.runs.records import ModelEntry
 from mathlens.runs.store import RunStore
 
-Analyzer = Callable[[RunStore, dict[str, Any]], dict[str, Any]]
-
 ANALYZERS: dict[str, str] = {
-    "flow": "mathlens.analyze.flow.analyzer:analyze_run",
-    "answers": "mathlens.analyze.grading.analyzer:analyze_answers",
-    "sensitivity": "mathlens.analyze.ablation.analyzer:run_sensitivity",
+    "flow": "mathlens.analyze.flow.analyzer:ANALYZER",
+    "answers": "mathlens.analyze.grading.analyzer:ANALYZER",
+    "sensitivity": "mathlens.analyze.ablation.analyzer:ANALYZER",
 }
 
 
-def get_analyzer(name: str) -> Analyzer:
-    """The analyzer function registered under `name` (a "did you mean" error otherwise)."""
+def get_analyzer(name: str) -> Analyzer[Any]:
+    """The analyzer registered under `name` (a "did you mean" error otherwise)."""
     target = ANALYZERS.get(name)
     if target is None:
         raise UnknownNameError("analyzer", name, ANALYZERS)
@@ -35,16 +34,16 @@ def get_analyzer(name: str) -> Analyzer:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise UserError(f"analyzer {name!r} cannot be loaded ({module_name}: {exc})") from None
-    fn = getattr(module, attr, None)
-    if not callable(fn):
-        raise UserError(f"analyzer {name!r}: {target} is not a function")
-    return fn
+    found = getattr(module, attr, None)
+    if not isinstance(found, Analyzer) or found.name != name:
+        raise UserError(f"analyzer {name!r}: {target} is not the Analyzer named {name!r}")
+    return found
 
 
 def select(only: Iterable[str] | None = None) -> list[str]:
-    """Names to run, in registry order; `only` restricts them (unknown names are an error)."""
+    """Names to run, in registry order. Without `only`: every analyzer that calls no model."""
     if only is None:
-        return list(ANALYZERS)
+        return [n for n in ANALYZERS if get_analyzer(n).default]
     wanted = [n.strip() for n in only if n.strip()]
     for name in wanted:
         if name not in ANALYZERS:
@@ -52,22 +51,73 @@ def select(only: Iterable[str] | None = None) -> list[str]:
     return [n for n in ANALYZERS if n in wanted]
 
 
-def run_analyzers(store: RunStore, only: Iterable[str] | None = None,
-                  options: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
-    """Run the selected analyzers over one run; returns each analyzer's summary by name.
+def plan(store: RunStore, names: Iterable[str]) -> list[str]:
+    """`names` in dependency order, with any dependency whose documents the run lacks added first."""
+    ordered: list[str] = []
 
+    def visit(name: str, stack: tuple[str, ...]) -> None:
+        if name in ordered:
+            return
+        if name in stack:
+            raise UserError(f"analyzers read each other in a cycle: {' -> '.join((*stack, name))}")
+        analyzer = get_analyzer(name)
+        for dep in analyzer.reads:
+            selected = dep in wanted
+            missing = not all(spec.exists(store.root) for spec in get_analyzer(dep).writes)
+            if selected or (missing and get_analyzer(dep).judge is None):
+                visit(dep, (*stack, name))
+        ordered.append(name)
+
+    wanted = list(names)
+    for name in wanted:
+        visit(name, ())
+    return ordered
+
+
+def run_analyzers(store: RunStore, only: Iterable[str] | None = None,
+                  options: Mapping[str, Mapping[str, Any]] | None = None, *,
+                  judge: str | None = None, judge_options: Mapping[str, Any] | None = None,
+                  no_cache: bool = False) -> dict[str, dict[str, Any]]:
+    """Run the selected analyzers over one run (in dependency order); each one's summary by name.
+
+    Options are validated for every analyzer before any runs. An analyzer that declares a judge gets
+    the one `resolve_judge` picks (`judge` / `judge_options` from the command line, else the run's).
     An analyzer that raises is recorded as ``{"status": "error", "error": ...}`` and the others
-    still run; a `UserError` (for example a run directory that does not exist) is raised.
+    still run; a `UserError` (a bad option, no judge, a run directory that does not exist) is raised.
     """
-    store.manifest()  # fail early, with a clear message, when this is not a run
+    manifest = store.manifest()  # fail early, with a clear message, when this is not a run
+    names = plan(store, select(only))
+    given = dict(options or {})
+    for name in given:
+        if name not in names:
+            raise UserError(f"-O {name}.…: {name!r} is not among the analyzers run ({', '.join(names)})")
+    jobs: list[tuple[Analyzer[Any], AnalysisJob[Any]]] = []
+    for name in names:
+        analyzer = get_analyzer(name)
+        chosen: ModelEntry | None = None
+        if analyzer.judge is not None:
+            chosen = resolve_judge(manifest, judge, dict(judge_options or {}))
+        jobs.append((analyzer, AnalysisJob(store, analyzer.parse_options(dict(given.get(name, {}))),
+                                           judge=chosen, no_cache=no_cache)))
     summaries: dict[str, dict[str, Any]] = {}
-    for name in select(only):
-        fn = get_analyzer(name)
+    for analyzer, job in jobs:
         try:
-            summary = fn(store, dict((options or {}).get(name, {})))
+            summary = analyzer.run(job)
         except UserError:
             raise
         except Exception as exc:
             summary = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
-        summaries[name] = summary
+        summaries[analyzer.name] = summary
     return summaries
+
+
+def run_one(store: RunStore, name: str, options: Mapping[str, Any] | None = None, *,
+            judge: str | None = None, judge_options: Mapping[str, Any] | None = None,
+            no_cache: bool = False) -> dict[str, Any]:
+    """Run one analyzer (and any missing dependency); its summary. Errors propagate."""
+    summaries = run_analyzers(store, [name], {name: dict(options or {})}, judge=judge,
+                              judge_options=judge_options, no_cache=no_cache)
+    summary = summaries[name]
+    if summary.get("status") == "error" and "error" in summary:
+        raise UserError(f"{name}: {summary['error']}")
+    return summary

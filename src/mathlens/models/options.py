@@ -74,20 +74,22 @@ def _describe(cls: type[ProviderOptions]) -> str:
     return ", ".join(sorted(cls.model_fields)) or "none"
 
 
-def parse_provider_options(cls: type[T], options: Mapping[str, Any], provider: str) -> T:
-    """`options` validated as `cls`, or a `UserError` naming the key (and the valid keys)."""
+def parse_provider_options(cls: type[T], options: Mapping[str, Any], provider: str, what: str = "model option") -> T:
+    """`options` validated as `cls`, or a `UserError` naming the key (and the valid keys).
+
+    `what` names the options in messages ("model option", "analyzer option")."""
     unknown = sorted(set(options) - set(cls.model_fields))
     if unknown:
         key = unknown[0]
         close = difflib.get_close_matches(key, list(cls.model_fields), n=2, cutoff=0.6)
         hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        raise UserError(f"{provider}: unknown model option {key!r}.{hint} Valid options: {_describe(cls)}.")
+        raise UserError(f"{provider}: unknown {what} {key!r}.{hint} Valid options: {_describe(cls)}.")
     try:
         return cls.model_validate(dict(options))
     except ValidationError as exc:
         err = exc.errors()[0]
         key = ".".join(str(p) for p in err["loc"])
-        raise UserError(f"{provider}: model option {key}={err.get('input')!r}: {err['msg']}") from None
+        raise UserError(f"{provider}: {what} {key}={err.get('input')!r}: {err['msg']}") from None
 
 
 def split_options(options_classes: Mapping[str, type[ProviderOptions]], options: Mapping[str, Any]

@@ -7,18 +7,23 @@ the same question side by side.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from mathlens.analyze.quality import QualityFlags, run_flags
 from mathlens.errors import UserError
 from mathlens.items.schema import Exam, Question
-from mathlens.report.lookup import index_by_key
+from mathlens.runs.documents import Document, DocumentSpec
 from mathlens.runs.records import Manifest, RunRecord
 from mathlens.runs.store import RunStore
+
+E = TypeVar("E", bound=BaseModel)
+S = TypeVar("S", bound=BaseModel)
 
 
 @dataclass
@@ -31,38 +36,41 @@ class RunData:
     exams: dict[str, Exam]
     label: str
     notes: list[str] = field(default_factory=list)
-    _analyses: dict[str, Any] = field(default_factory=dict, repr=False)
-    _indexes: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict, repr=False)
+    _documents: dict[str, Document[Any] | None] = field(default_factory=dict, repr=False)
+    _indexes: dict[str, dict[str, list[int]]] = field(default_factory=dict, repr=False)
 
     @cached_property
     def analysis_names(self) -> list[str]:
-        """Names of the analysis files present (`analysis/<name>.json`)."""
+        """Names of the analysis documents present (`analysis/<name>.jsonl`)."""
         d = self.root / "analysis"
-        return sorted(p.stem for p in d.glob("*.json")) if d.is_dir() else []
+        return sorted(p.stem for p in d.glob("*.jsonl")) if d.is_dir() else []
 
-    def analysis(self, name: str) -> Any | None:
-        """The parsed `analysis/<name>.json`, or None when absent or unreadable (noted once)."""
-        if name not in self._analyses:
-            path = self.root / "analysis" / f"{name}.json"
-            value: Any = None
-            if path.exists():
-                try:
-                    value = json.loads(path.read_text(encoding="utf-8"))
-                except (OSError, ValueError) as exc:
-                    self.notes.append(f"analysis/{name}.json could not be read ({type(exc).__name__}); skipped")
-            self._analyses[name] = value
-        return self._analyses[name]
+    def document(self, spec: DocumentSpec[Any, S]) -> Document[S] | None:
+        """The envelope and typed summary of one analysis, or None when the run lacks it. A file in
+        an older layout or schema version raises `DocumentVersionError` (re-run the analysis)."""
+        if spec.name not in self._documents:
+            self._documents[spec.name] = spec.read(self.root)
+        return self._documents[spec.name]
 
-    def entries(self, name: str, key: str) -> list[dict[str, Any]]:
-        """Every per-record entry of analysis `name` for record `key` (empty when it has none)."""
-        if name not in self._indexes:
-            self._indexes[name] = index_by_key(self.analysis(name))
-        return self._indexes[name].get(key, [])
+    def entries(self, spec: DocumentSpec[E, Any], key: str) -> list[E]:
+        """Every entry of analysis `spec` about record `key`, in file order (read from disk on
+        demand through a key -> offset index, so a large document is never held in memory)."""
+        if self.document(spec) is None:
+            return []
+        if spec.name not in self._indexes:
+            self._indexes[spec.name] = spec.index(self.root)
+        return [spec.entry_at(self.root, off) for off in self._indexes[spec.name].get(key, [])]
 
-    def entry(self, name: str, key: str) -> dict[str, Any] | None:
-        """The (last) per-record entry of analysis `name` for record `key`, if the analysis has one."""
-        found = self.entries(name, key)
+    def entry(self, spec: DocumentSpec[E, Any], key: str) -> E | None:
+        """The (last) entry of analysis `spec` about record `key`, if it has one."""
+        found = self.entries(spec, key)
         return found[-1] if found else None
+
+    def all_entries(self, spec: DocumentSpec[E, Any]) -> Iterator[E]:
+        """Every entry of analysis `spec`, streamed in file order."""
+        if self.document(spec) is None:
+            return iter(())
+        return spec.entries(self.root)
 
     @cached_property
     def quality(self) -> dict[str, QualityFlags | None]:

@@ -102,7 +102,7 @@ def _skip_reason(section: Section, runs: list[RunData]) -> str:
         present = {n for r in runs for n in r.analysis_names}
         missing = [a for a in section.analyses if a not in present]
         if missing:
-            return "no " + ", ".join(f"analysis/{a}.json" for a in missing)
+            return "no " + ", ".join(f"analysis/{a}.jsonl" for a in missing)
     return "nothing to show for these runs"
 
 

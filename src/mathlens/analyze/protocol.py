@@ -1,0 +1,95 @@
+"""The analyzer protocol: what every analysis of a run declares, and what it is handed.
+
+An analysis is one module that defines an `Analyzer`:
+
+- `name`, a one-line `title`, and the `Options` it accepts, a pydantic model (unknown keys and
+  wrong types are refused with the valid keys listed; `mathlens analyze -O NAME.key=value`);
+- `writes`, the `DocumentSpec`s of the documents it writes (`mathlens.runs.documents`);
+- `reads`, the analyzers whose documents it reads: they run first when both are selected, and a
+  dependency whose document is missing is run too;
+- `judge`, the role of the judge model it needs (None for analyses that call no model). The judge
+  is resolved once, in `run_analyzers`, by the rule of `mathlens.runs.judge`;
+- `run(job) -> dict`, which reads the run through `job.store`, writes its documents with
+  `job.write(spec, entries, summary)` and returns a short summary for the command line.
+
+`mathlens analyze`, `mathlens grade`, `mathlens maple` and `mathlens tutor score` all run analyses
+through `run_analyzers` (`registry.py`), so options, judge choice and order follow one rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from mathlens.models.options import parse_provider_options
+from mathlens.runs.documents import DocumentSpec, records_digest
+from mathlens.runs.records import ModelEntry
+from mathlens.runs.store import RunStore
+
+O = TypeVar("O", bound="AnalyzerOptions")
+E = TypeVar("E", bound=BaseModel)
+S = TypeVar("S", bound=BaseModel)
+
+
+class AnalyzerOptions(BaseModel):
+    """Base of every analyzer's options: unknown keys are refused, values are validated."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class NoOptions(AnalyzerOptions):
+    """An analyzer that takes no options."""
+
+
+@dataclass
+class AnalysisJob(Generic[O]):
+    """One analyzer's run over one run directory: the store, its validated options, its judge."""
+
+    store: RunStore
+    options: O
+    judge: ModelEntry | None = None
+    #: do not reuse cached model replies (judges)
+    no_cache: bool = False
+
+    @cached_property
+    def records_sha256(self) -> str:
+        return records_digest(self.store.records_path)
+
+    def write(self, spec: DocumentSpec[E, S], entries: Iterable[E], summary: S) -> Path:
+        """Write one document of this analysis (envelope with this job's options and run)."""
+        return spec.write(self.store.root, run_id=self.store.manifest().run_id,
+                          records_sha256=self.records_sha256, entries=entries, summary=summary,
+                          options=self.options)
+
+    def require_judge(self) -> ModelEntry:
+        if self.judge is None:  # run_analyzers resolves a judge for every analyzer that declares one
+            raise RuntimeError("this analyzer needs a judge and none was resolved")
+        return self.judge
+
+
+@dataclass(frozen=True)
+class Analyzer(Generic[O]):
+    """One analysis (see the module notes)."""
+
+    name: str
+    title: str
+    options: type[O]
+    run: Callable[[AnalysisJob[O]], dict[str, Any]]
+    writes: tuple[DocumentSpec[Any, Any], ...] = ()
+    reads: tuple[str, ...] = ()
+    judge: str | None = None
+    #: run by a bare `mathlens analyze RUN` (analyses that call no model)
+    default: bool = True
+
+    def parse_options(self, values: dict[str, Any] | BaseModel | None) -> O:
+        """`values` validated as this analyzer's options (a `UserError` names a bad key)."""
+        if isinstance(values, self.options):
+            return values
+        if isinstance(values, BaseModel):
+            values = values.model_dump()
+        return parse_provider_options(self.options, values or {}, self.name, what="analyzer option")
