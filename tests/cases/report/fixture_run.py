@@ -9,6 +9,7 @@ records of the mock run (the report tests validate them with the owning pydantic
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -44,12 +45,44 @@ def make_run(out: Path, responses: list[str], *, limit: int = 2, ablate: bool = 
     return out
 
 
+#: judged.yaml's top-level keys -> the document spec that owns them ("module:ATTRIBUTE").
+JUDGED_SPECS = {
+    "grades": "mathlens.analyze.grading.grades:GRADES",
+    "grade_tables": "mathlens.analyze.grading.tables:GRADE_TABLES",
+    "agreement": "mathlens.analyze.grading.agreement_report:AGREEMENT",
+    "maple": "mathlens.analyze.maple.results:MAPLE",
+    "tutor_scores": "mathlens.analyze.adaptivity.judge:TUTOR_SCORES",
+    "tutor_stats": "mathlens.analyze.adaptivity.tables:TUTOR_STATS",
+}
+
+
+def judged_spec(name: str) -> Any:
+    """The `DocumentSpec` that owns judged.yaml's `name`."""
+    module, _, attr = JUDGED_SPECS[name].partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
 def add_judged_analyses(run: Path) -> list[str]:
-    """Write the documents of `judged.yaml` into `run/analysis/`; returns their names."""
+    """Write the documents of `judged.yaml` into `run/analysis/` through their owning specs (so
+    they are validated by the owning models); returns their names.
+
+    Each key of judged.yaml holds `summary` and `entries`; an entry's `record` may be given as a
+    record key only, and is filled in from the run's record with that key."""
+    from mathlens.runs.documents import RecordRef, records_digest
+    from mathlens.runs.store import RunStore
+
     docs = yaml.safe_load((HERE / "judged.yaml").read_text(encoding="utf-8"))
-    (run / "analysis").mkdir(exist_ok=True)
+    store = RunStore(run)
+    refs = {r.key: RecordRef.of(r).model_dump() for r in store.records()}
     for name, doc in docs.items():
-        (run / "analysis" / f"{name}.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
+        spec = judged_spec(name)
+        entries = []
+        for raw in doc.get("entries") or []:
+            if isinstance(raw.get("record"), str):
+                raw = {**raw, "record": refs[raw["record"]]}
+            entries.append(spec.entry.model_validate(raw))
+        spec.write(run, run_id=store.manifest().run_id, records_sha256=records_digest(store.records_path),
+                   entries=entries, summary=spec.summary.model_validate(doc.get("summary") or {}))
     return list(docs)
 
 
