@@ -31,7 +31,7 @@ from mathlens.runs.documents import DocumentSpec, records_digest
 from mathlens.runs.records import ModelEntry
 from mathlens.runs.store import RunStore
 
-O = TypeVar("O", bound="AnalyzerOptions")
+Opt = TypeVar("Opt", bound="AnalyzerOptions")
 E = TypeVar("E", bound=BaseModel)
 S = TypeVar("S", bound=BaseModel)
 
@@ -47,11 +47,11 @@ class NoOptions(AnalyzerOptions):
 
 
 @dataclass
-class AnalysisJob(Generic[O]):
+class AnalysisJob(Generic[Opt]):
     """One analyzer's run over one run directory: the store, its validated options, its judge."""
 
     store: RunStore
-    options: O
+    options: Opt
     judge: ModelEntry | None = None
     #: do not reuse cached model replies (judges)
     no_cache: bool = False
@@ -60,7 +60,7 @@ class AnalysisJob(Generic[O]):
     def records_sha256(self) -> str:
         return records_digest(self.store.records_path)
 
-    def write(self, spec: DocumentSpec[E, S], entries: Iterable[E], summary: S) -> Path:
+    def write(self, spec: DocumentSpec[E, S], entries: Iterable[E], summary: S | Callable[[], S]) -> Path:
         """Write one document of this analysis (envelope with this job's options and run)."""
         return spec.write(self.store.root, run_id=self.store.manifest().run_id,
                           records_sha256=self.records_sha256, entries=entries, summary=summary,
@@ -73,20 +73,20 @@ class AnalysisJob(Generic[O]):
 
 
 @dataclass(frozen=True)
-class Analyzer(Generic[O]):
+class Analyzer(Generic[Opt]):
     """One analysis (see the module notes)."""
 
     name: str
     title: str
-    options: type[O]
-    run: Callable[[AnalysisJob[O]], dict[str, Any]]
+    options: type[Opt]
+    run: Callable[[AnalysisJob[Opt]], dict[str, Any]]
     writes: tuple[DocumentSpec[Any, Any], ...] = ()
     reads: tuple[str, ...] = ()
     judge: str | None = None
     #: run by a bare `mathlens analyze RUN` (analyses that call no model)
     default: bool = True
 
-    def parse_options(self, values: dict[str, Any] | BaseModel | None) -> O:
+    def parse_options(self, values: dict[str, Any] | BaseModel | None) -> Opt:
         """`values` validated as this analyzer's options (a `UserError` names a bad key)."""
         if isinstance(values, self.options):
             return values

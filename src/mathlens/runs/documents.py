@@ -24,7 +24,7 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
@@ -134,10 +134,13 @@ class DocumentSpec(Generic[E, S]):
         return self.path(root).exists() or self.legacy_path(root).exists()
 
     # -- writing -------------------------------------------------------------------------------
-    def write(self, root: Path, *, run_id: str, records_sha256: str, entries: Iterable[E], summary: S,
-              options: BaseModel | dict[str, Any] | None = None) -> Path:
+    def write(self, root: Path, *, run_id: str, records_sha256: str, entries: Iterable[E],
+              summary: S | Callable[[], S], options: BaseModel | dict[str, Any] | None = None) -> Path:
         """Write the document atomically: entries are streamed to a temporary file, then the
-        envelope (which needs the entry count) is written before them into the final file."""
+        envelope (which needs the entry count) is written before them into the final file.
+
+        `summary` may be a function, called once every entry has been consumed (so a summary can
+        be accumulated while the entries stream past)."""
         path = self.path(root)
         body = path.with_name(path.name + ".entries.tmp")
         tmp = path.with_name(path.name + ".tmp")
@@ -154,7 +157,7 @@ class DocumentSpec(Generic[E, S]):
                     count += 1
             envelope = Envelope(analysis=self.name, schema_version=self.version, run_id=run_id,
                                 records_sha256=records_sha256, options=opts, entries=count,
-                                summary=summary.model_dump(mode="json"))
+                                summary=(summary() if callable(summary) else summary).model_dump(mode="json"))
             with tmp.open("w", encoding="utf-8") as out, body.open("r", encoding="utf-8") as src:
                 out.write(envelope.model_dump_json())
                 out.write("\n")
@@ -264,8 +267,8 @@ class DocumentSpec(Generic[E, S]):
         legacy = self.legacy_path(root)
         if legacy.exists():
             raise DocumentVersionError(
-                f"{legacy}: written in the unversioned layout of mathlens before 0.1 documents; this "
-                f"version reads {self.path(root).name} ({self.name!r} schema version {self.version}). "
+                f"{legacy}: written by an older mathlens in the unversioned layout; this version reads "
+                f"{self.path(root).name} ({self.name!r} schema version {self.version}). "
                 f"Re-run `{self.rerun}` to rewrite it.")
 
 
