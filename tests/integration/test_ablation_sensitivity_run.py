@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mathlens.analyze.ablation import compute_sensitivity
+from mathlens.analyze.ablation import SENSITIVITY, compute_sensitivity
 from mathlens.analyze.registry import run_analyzers
 from mathlens.models.base import GenerateConfig, Message
 from mathlens.models.model import RetryPolicy
@@ -81,8 +81,8 @@ async def test_scripted_ablation_run_then_cli_recompute(tmp_path: Path) -> None:
     row = doc["exams"][0]
     assert (row["course"], row["exam"], row["configuration"]) == ("Calc III", "Exam II", "baseline")
     # The stored files match what was printed, and nothing called a model.
-    stored = json.loads((store.analysis_dir / "sensitivity.json").read_text())
-    assert stored["questions"][0]["robustness"] == doc["questions"][0]["robustness"]
+    stored = list(SENSITIVITY.entries(store.root))
+    assert stored[0].robustness == doc["questions"][0]["robustness"]
     rows = list(csv.DictReader((store.analysis_dir / "sensitivity_exams.csv").open()))
     assert len(rows) == 1 and float(rows[0]["robustness"]) == pytest.approx(row["robustness"]["mean"], abs=1e-4)
 

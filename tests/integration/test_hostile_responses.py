@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mathlens.analyze.flow import analyze_solution
+from mathlens.analyze.flow.models import FLOW
 from mathlens.analyze.flow.segment import MAX_STEPS
 from mathlens.analyze.verify.steps import SOLUTION_BUDGET_S
 from mathlens.cli.main import app
@@ -79,8 +80,7 @@ async def test_run_analyze_report(tmp_path: Path) -> None:
     runner = CliRunner()
     res = runner.invoke(app, ["analyze", str(store.root), "--only", "flow", "--json"])
     assert res.exit_code == 0, res.output
-    flow = json.loads((store.analysis_dir / "flow.json").read_text())
-    assert {r["question_id"] for r in flow["records"] if r["status"] == "ok"} == set(HOSTILE)
+    assert {e.record.question_id for e in FLOW.entries(store.root) if e.status == "ok"} == set(HOSTILE)
     res = runner.invoke(app, ["report", str(store.root)])
     assert res.exit_code == 0, res.output
     html = next(store.root.glob("**/report.html")).read_text()

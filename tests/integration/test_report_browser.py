@@ -117,7 +117,7 @@ def test_embedded_run_report_renders(browser: Any, tmp_path: Path, embedded_mode
     first.locator("summary").click()
     assert first.get_attribute("open") is not None
     assert first.locator("pre.response").first.is_visible()
-    if (run / "analysis" / "flow.json").exists():
+    if (run / "analysis" / "flow.jsonl").exists():
         graph = first.locator("svg.graph-svg").first
         graph.wait_for(state="visible")
         box = graph.bounding_box()

@@ -14,10 +14,12 @@ from types import ModuleType
 
 import httpx
 import pytest
+from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from mathlens.cli.main import app
 from mathlens.report.server import ViewServer, ViewState
+from mathlens.runs.documents import DocumentSpec
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "report"
 
@@ -83,13 +85,22 @@ def test_view_server_index_reports_and_refusals(runs_dir: Path) -> None:
                 assert client.get(bad).status_code == 404, bad
             # a new analysis file shows on reload
             before = client.get("/run/second/").text
-            (runs_dir / "second" / "analysis").mkdir(exist_ok=True)
-            (runs_dir / "second" / "analysis" / "extra.json").write_text(json.dumps({"status": "ok"}))
+            extra = DocumentSpec("extra", 1, _ExtraEntry, _ExtraSummary)
+            extra.write(runs_dir / "second", run_id="second", records_sha256="", entries=[],
+                        summary=_ExtraSummary(status="ok"))
             after = client.get("/run/second/").text
-            assert "analysis/extra.json" not in before and "analysis/extra.json" in after
+            assert "analysis/extra.jsonl" not in before and "analysis/extra.jsonl" in after
     finally:
         server.shutdown()
         server.server_close()
+
+
+class _ExtraEntry(BaseModel):
+    n: int
+
+
+class _ExtraSummary(BaseModel):
+    status: str
 
 
 @pytest.mark.server

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mathlens.analyze.grading.analyzer import ANSWERS
+
 QUESTIONS = [
     {"id": "d1", "text": "Find the derivative of x^3.", "answers": ["3x^2"]},
     {"id": "d2", "text": "Evaluate 2 + 3.", "answers": ["5"]},
@@ -40,8 +42,7 @@ def test_analyze_and_report_after_the_item_file_is_deleted(tmp_path: Path) -> No
     elsewhere.mkdir()
     analyzed = _cli(["analyze", str(run_dir), "--json"], elsewhere, env)
     assert analyzed.returncode == 0, analyzed.stderr
-    answers = json.loads((run_dir / "analysis" / "answers.json").read_text())
-    verdicts = {r["question_id"]: r["status"] for r in answers["records"]}
+    verdicts = {e.record.question_id: e.status for e in ANSWERS.entries(run_dir)}
     assert verdicts == {"d1": "correct", "d2": "incorrect"}  # the references came from the run's own copy
     reported = _cli(["report", str(run_dir)], elsewhere, env)
     assert reported.returncode == 0, reported.stderr

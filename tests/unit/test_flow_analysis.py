@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from mathlens.analyze.flow import analyze_solution, complexity_score
 from mathlens.analyze.flow.annotate import complexity_level, label, load_lexicon
+from mathlens.analyze.flow.models import FLOW
 from mathlens.analyze.registry import ANALYZERS, get_analyzer, run_analyzers, select
 from mathlens.cli.main import app
 from mathlens.errors import UnknownNameError
@@ -91,20 +92,23 @@ def test_flow_analyzer_writes_flow_json_idempotently(tmp_path: Path) -> None:
     summary = run_analyzers(store, ["flow"])["flow"]
     assert summary["status"] == "ok"
     assert summary["analysed"] == 2
-    first = (store.analysis_dir / "flow.json").read_text()
-    data = json.loads(first)
-    assert [r["status"] for r in data["records"]] == ["ok", "ok", "no_response"]
+    first = FLOW.path(store.root).read_text()
+    entries = list(FLOW.entries(store.root))
+    assert [e.status for e in entries] == ["ok", "ok", "no_response"]
+    assert [e.record.key for e in entries] == ["k0", "k1", "failed"]
     # The question's f(x, y) = x^2 y was used: f_x = 2xy + 1 is wrong.
-    assert data["records"][1]["result"]["metrics"]["first_invalid_step"] == 0
-    [row] = data["exams"]
-    assert row["responses"] == 2 and row["mean_steps"] is not None and row["sd_complexity"] is not None
+    assert entries[1].result is not None and entries[1].result.metrics.first_invalid_step == 0
+    doc = FLOW.read(store.root)
+    assert doc is not None and doc.envelope.entries == 3 and doc.envelope.run_id == "t"
+    [row] = doc.summary.exams
+    assert row.responses == 2 and row.mean_steps is not None and row.sd_complexity is not None
     run_analyzers(store, ["flow"])
-    assert (store.analysis_dir / "flow.json").read_text() == first
+    assert FLOW.path(store.root).read_text() == first
 
 
 def test_registry_names_and_errors() -> None:
     assert "flow" in ANALYZERS
-    assert callable(get_analyzer("flow"))
+    assert get_analyzer("flow").writes == (FLOW,)
     try:
         select(["flwo"])
     except UnknownNameError as exc:

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from mathlens.analyze.flow import analyze_solution
 from mathlens.analyze.flow.hybrid import hybrid_check, undecided_steps
+from mathlens.analyze.flow.models import FLOW
 from mathlens.analyze.maple.vr import vr_from_flow
 from mathlens.cli.main import app
 from mathlens.models.base import GenerateConfig, Message
@@ -112,11 +113,14 @@ def test_analyze_with_a_step_judge_writes_the_hybrid_verdicts(tmp_path: Path) ->
                                    "-J", f"responses={json.dumps([reply])}", "--json"])
     assert out.exit_code == 0, out.output
     summary = json.loads(out.stdout)["analyzers"]["flow"]
-    assert summary["steps_by_provenance"] == {"symbolic": 2, "judge": 1, "both": 0, "none": 0}
-    data = json.loads((store.analysis_dir / "flow.json").read_text())
-    hybrid = data["records"][0]["hybrid"]
-    assert [s["provenance"] for s in hybrid["steps"]] == ["symbolic", "judge", "symbolic"]
-    assert data["records"][1]["hybrid"] is None  # the failed record has no analysis
+    assert summary["step_judge"]["steps_by_provenance"] == {"symbolic": 2, "judge": 1, "both": 0, "none": 0}
+    doc = FLOW.read(store.root)
+    assert doc is not None and doc.summary.step_judge is not None and doc.summary.step_judge.judge == "mock/judge"
+    assert doc.options["step_judge"] == "mock/judge"
+    entries = list(FLOW.entries(store.root))
+    hybrid = entries[0].hybrid
+    assert hybrid is not None and [s.provenance for s in hybrid.steps] == ["symbolic", "judge", "symbolic"]
+    assert entries[1].hybrid is None  # the failed record has no analysis
     refused = CliRunner().invoke(app, ["analyze", str(store.root), "--only", "answers", "--step-judge", "mock/j"])
     assert refused.exit_code == 2
 

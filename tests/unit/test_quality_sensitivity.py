@@ -10,7 +10,7 @@ from statistics import fmean
 import pytest
 from typer.testing import CliRunner
 
-from mathlens.analyze.ablation import SensitivityConfig, compute_sensitivity, question_sensitivity
+from mathlens.analyze.ablation import SENSITIVITY, SensitivityConfig, compute_sensitivity, question_sensitivity
 from mathlens.analyze.ablation.divergence import tfidf_cosines
 from mathlens.analyze.ablation.tables import exam_rows, rows_csv
 from mathlens.cli.main import app
@@ -153,7 +153,12 @@ def test_run_level_counts_cli_and_analyzer_option(ablated_run: RunStore) -> None
     res = runner.invoke(app, ["analyze", str(store.root), "--only", "sensitivity", "-O", "sensitivity.flow=false",
                               "--json"])
     assert json.loads(res.stdout)["analyzers"]["sensitivity"]["excluded_degenerate"] == len(q2_records)
-    saved = json.loads((store.analysis_dir / "sensitivity.json").read_text(encoding="utf-8"))
-    assert saved["excluded_questions"] == 1 and saved["exams"][0]["excluded_questions"] == 1
+    saved = SENSITIVITY.read(store.root)
+    assert saved is not None and saved.options["flow"] is False
+    assert saved.summary.excluded_questions == 1 and saved.summary.exams[0].excluded_questions == 1
+    assert {q.question_id for q in SENSITIVITY.entries(store.root)} == {"q1", "q2"}
     res = runner.invoke(app, ["analyze", str(store.root), "-O", "rel_tol=0.1"])
     assert res.exit_code != 0 and "ANALYZER.rel_tol" in res.output
+    # A misspelt option of a named analyzer is refused with the closest valid key.
+    res = runner.invoke(app, ["analyze", str(store.root), "--only", "sensitivity", "-O", "sensitivity.n_resample=5"])
+    assert res.exit_code == 2 and "Did you mean 'n_resamples'" in res.output

@@ -15,6 +15,7 @@ from types import ModuleType
 import pytest
 from typer.testing import CliRunner
 
+from mathlens.analyze.grading.analyzer import ANSWERS
 from mathlens.cli.main import app
 from mathlens.report.loader import load_runs
 from mathlens.report.render import build_report
@@ -101,18 +102,20 @@ def test_flags_section_lists_degenerate_output_instead_of_text_flags(runs: dict[
 
 
 def test_answers_analysis_stores_flags_and_counts(runs: dict[str, Path]) -> None:
-    doc = json.loads((runs["echo"] / "analysis" / "answers.json").read_text(encoding="utf-8"))
-    (summary,) = doc["summary"]
-    assert (summary["records"], summary["degenerate"]) == (4, 3)
-    assert summary["quality"]["echo"] == 3 and summary["quality"]["empty"] == 0
-    flagged = [r for r in doc["records"] if r["quality"]["echo"]]
-    assert len(flagged) == 3 and all(r["quality"]["details"] for r in flagged)
-    healthy = json.loads((runs["healthy"] / "analysis" / "answers.json").read_text(encoding="utf-8"))
-    assert healthy["summary"][0]["degenerate"] == 0 and healthy["summary"][0]["no_final_answer"] == 0
+    doc = ANSWERS.read(runs["echo"])
+    assert doc is not None
+    (summary,) = doc.summary.summary
+    assert (summary.records, summary.degenerate) == (4, 3)
+    assert summary.quality["echo"] == 3 and summary.quality["empty"] == 0
+    flagged = [e for e in ANSWERS.entries(runs["echo"]) if e.quality is not None and e.quality.echo]
+    assert len(flagged) == 3 and all(e.quality is not None and e.quality.details for e in flagged)
+    healthy = ANSWERS.read(runs["healthy"])
+    assert healthy is not None
+    assert healthy.summary.summary[0].degenerate == 0 and healthy.summary.summary[0].no_final_answer == 0
 
 
 @pytest.mark.parametrize(("name", "degenerate", "records", "source"), [
-    ("echo", 3, 4, "analysis/answers.json"), ("healthy", 0, 2, "analysis/answers.json"),
+    ("echo", 3, 4, "analysis/answers.jsonl"), ("healthy", 0, 2, "analysis/answers.jsonl"),
     ("unanalysed", 2, 2, "records")])
 def test_show_json_counts(runs: dict[str, Path], name: str, degenerate: int, records: int, source: str) -> None:
     res = CliRunner().invoke(app, ["show", str(runs[name]), "--json"])

@@ -3,6 +3,8 @@
 Each entry maps a name to ``"module:ATTRIBUTE"``, an `Analyzer` (`protocol.py`); modules are
 imported only when their analyzer runs. To add an analysis, write the module and add one line.
 Order here is the order of a bare `mathlens analyze RUN`; `reads` can only move an analyzer later.
+Judge-based analyzers (`judge` set) are not run by a bare `mathlens analyze`; their own commands
+(`grade`, `maple`, `tutor score`) or `mathlens analyze --only NAME --judge MODEL` run them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ ANALYZERS: dict[str, str] = {
     "flow": "mathlens.analyze.flow.analyzer:ANALYZER",
     "answers": "mathlens.analyze.grading.analyzer:ANALYZER",
     "sensitivity": "mathlens.analyze.ablation.analyzer:ANALYZER",
+    "maple": "mathlens.analyze.maple.analyzer:ANALYZER",
+    "grades": "mathlens.analyze.grading.grades:ANALYZER",
+    "tutor_scores": "mathlens.analyze.adaptivity.analyzer:ANALYZER",
 }
 
 
@@ -51,8 +56,11 @@ def select(only: Iterable[str] | None = None) -> list[str]:
     return [n for n in ANALYZERS if n in wanted]
 
 
-def plan(store: RunStore, names: Iterable[str]) -> list[str]:
-    """`names` in dependency order, with any dependency whose documents the run lacks added first."""
+def plan(names: Iterable[str]) -> list[str]:
+    """`names` in dependency order: an analyzer runs after those it `reads` that are also selected.
+    (One whose dependency is not selected reads that dependency's document if present; each says
+    what it does without it.)"""
+    wanted = list(names)
     ordered: list[str] = []
 
     def visit(name: str, stack: tuple[str, ...]) -> None:
@@ -60,15 +68,11 @@ def plan(store: RunStore, names: Iterable[str]) -> list[str]:
             return
         if name in stack:
             raise UserError(f"analyzers read each other in a cycle: {' -> '.join((*stack, name))}")
-        analyzer = get_analyzer(name)
-        for dep in analyzer.reads:
-            selected = dep in wanted
-            missing = not all(spec.exists(store.root) for spec in get_analyzer(dep).writes)
-            if selected or (missing and get_analyzer(dep).judge is None):
+        for dep in get_analyzer(name).reads:
+            if dep in wanted:
                 visit(dep, (*stack, name))
         ordered.append(name)
 
-    wanted = list(names)
     for name in wanted:
         visit(name, ())
     return ordered
@@ -86,11 +90,11 @@ def run_analyzers(store: RunStore, only: Iterable[str] | None = None,
     still run; a `UserError` (a bad option, no judge, a run directory that does not exist) is raised.
     """
     manifest = store.manifest()  # fail early, with a clear message, when this is not a run
-    names = plan(store, select(only))
+    names = plan(select(only))
     given = dict(options or {})
     for name in given:
         if name not in names:
-            raise UserError(f"-O {name}.…: {name!r} is not among the analyzers run ({', '.join(names)})")
+            raise UserError(f"options for {name!r} given, but it is not among the analyzers run ({', '.join(names)})")
     jobs: list[tuple[Analyzer[Any], AnalysisJob[Any]]] = []
     for name in names:
         analyzer = get_analyzer(name)
@@ -114,7 +118,7 @@ def run_analyzers(store: RunStore, only: Iterable[str] | None = None,
 def run_one(store: RunStore, name: str, options: Mapping[str, Any] | None = None, *,
             judge: str | None = None, judge_options: Mapping[str, Any] | None = None,
             no_cache: bool = False) -> dict[str, Any]:
-    """Run one analyzer (and any missing dependency); its summary. Errors propagate."""
+    """Run one analyzer; its summary. An unexpected failure becomes a `UserError` naming it."""
     summaries = run_analyzers(store, [name], {name: dict(options or {})}, judge=judge,
                               judge_options=judge_options, no_cache=no_cache)
     summary = summaries[name]

@@ -59,6 +59,29 @@ def analyzer_options(pairs: list[str], names: list[str]) -> dict[str, dict[str, 
     return out
 
 
+def _print_summary(name: str, summary: dict[str, Any]) -> None:
+    status = summary.get("status", "ok")
+    out_console.print(f"[bold]{name}[/]: {escape(status)}", highlight=False)
+    if name == "flow" and summary.get("exams"):
+        from mathlens.analyze.flow.models import FlowSummary
+        from mathlens.analyze.flow.report import render_exam_table
+
+        flow = FlowSummary.model_validate(summary)
+        out_console.print(render_exam_table(flow.exams), highlight=False, markup=False)
+        if flow.step_judge is not None:
+            prov = ", ".join(f"{k} {v}" for k, v in flow.step_judge.steps_by_provenance.items())
+            out_console.print(f"  step judge {flow.step_judge.judge}: steps decided by {prov}; "
+                              f"disagreements {flow.step_judge.disagreements}", highlight=False, markup=False)
+    elif name == "answers" and summary.get("quality"):
+        counts = ", ".join(f"{k} {v}" for k, v in summary["quality"].items() if v)
+        out_console.print(f"  output quality: {counts or 'no flags'}", highlight=False, markup=False)
+    elif name == "sensitivity" and summary.get("excluded_degenerate"):
+        out_console.print(f"  excluded as degenerate: {summary['excluded_degenerate']} response(s)",
+                          highlight=False, markup=False)
+    elif status == "error":
+        out_console.print(f"  {summary.get('error', '')}", highlight=False, markup=False)
+
+
 def register(app: typer.Typer) -> None:
     """Add the `analyze` and `flow` commands."""
 
@@ -66,57 +89,42 @@ def register(app: typer.Typer) -> None:
     @user_errors
     def analyze_cmd(
         run: Path = typer.Argument(..., help="run directory (with manifest.json)"),
-        only: str = typer.Option("", "--only", help="comma-separated analyzer names (default: all)"),
+        only: str = typer.Option("", "--only", help="comma-separated analyzer names (default: every analyzer "
+                                                    "that calls no model: flow, answers, sensitivity)"),
         option: list[str] = typer.Option(None, "--option", "-O",
                                          help="analyzer option [ANALYZER.]KEY=VALUE, e.g. include_degenerate=true"),
         step_judge: str = typer.Option(None, "--step-judge",
                                        help="judge model for the steps SymPy cannot decide (flow analysis; "
                                             "cached model calls)"),
+        judge: str = typer.Option(None, "--judge", help="judge model of judge-based analyzers named in --only "
+                                                        "(grades, maple, tutor_scores) [the run's judge]"),
         judge_option: list[str] = typer.Option(None, "--judge-option", "-J",
-                                               help="option of the step judge KEY=VALUE (repeatable)"),
+                                               help="option of the step judge or judge KEY=VALUE (repeatable)"),
+        no_cache: bool = typer.Option(False, "--no-cache", help="do not reuse cached judge replies"),
         json_out: bool = JSON_OPTION,
     ) -> None:
-        """Run every registered analyzer over a finished run (no model calls unless --step-judge)."""
-        from mathlens.analyze.registry import run_analyzers, select
+        """Run analyzers over a finished run (no model calls unless a judge is involved)."""
+        from mathlens.analyze.registry import plan, run_analyzers, select
+        from mathlens.models.registry import parse_options
         from mathlens.runs.store import RunStore
 
         if not run.is_dir():
             raise UserError(f"{run} is not a directory")
         names = [n for n in only.split(",") if n.strip()] or None
-        selected = select(names)
+        selected = plan(select(names))
         options = analyzer_options(option or [], selected)
+        judge_options = parse_options(judge_option or [])
         if step_judge:
-            from mathlens.models.registry import parse_options
-
             if "flow" not in selected:
                 raise UserError("--step-judge needs the flow analyzer (add it to --only)")
-            options.setdefault("flow", {}).update(step_judge=step_judge,
-                                                  step_judge_options=parse_options(judge_option or []))
-        summaries = run_analyzers(RunStore(run), names, options)
+            options.setdefault("flow", {}).update(step_judge=step_judge, step_judge_options=judge_options)
+        summaries = run_analyzers(RunStore(run), names, options, judge=judge, judge_options=judge_options,
+                                  no_cache=no_cache)
         if json_out:
             emit_json({"run": str(run), "analyzers": summaries})
             return
         for name, summary in summaries.items():
-            status = summary.get("status", "ok")
-            out_console.print(f"[bold]{name}[/]: {escape(status)}", highlight=False)
-            if name == "flow" and summary.get("exams"):
-                from mathlens.analyze.flow.models import ExamRow
-                from mathlens.analyze.flow.report import render_exam_table
-
-                rows = [ExamRow.model_validate(r) for r in summary["exams"]]
-                out_console.print(render_exam_table(rows), highlight=False, markup=False)
-                if summary.get("step_judge"):
-                    prov = ", ".join(f"{k} {v}" for k, v in summary["steps_by_provenance"].items())
-                    out_console.print(f"  step judge {summary['step_judge']}: steps decided by {prov}; "
-                                      f"disagreements {summary['disagreements']}", highlight=False, markup=False)
-            elif name == "answers" and summary.get("quality"):
-                counts = ", ".join(f"{k} {v}" for k, v in summary["quality"].items() if v)
-                out_console.print(f"  output quality: {counts or 'no flags'}", highlight=False, markup=False)
-            elif name == "sensitivity" and summary.get("excluded_degenerate"):
-                out_console.print(f"  excluded as degenerate: {summary['excluded_degenerate']} response(s)",
-                                  highlight=False, markup=False)
-            elif status == "error":
-                out_console.print(f"  {summary.get('error', '')}", highlight=False, markup=False)
+            _print_summary(name, summary)
 
     @app.command("flow")
     @user_errors

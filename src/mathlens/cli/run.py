@@ -133,16 +133,17 @@ def summary_dict(store: RunStore, result: RunResult | None = None) -> dict[str, 
     """Counts per model and configuration; the document `mathlens run/show --json` print.
 
     Each group carries its output-quality counts (`degenerate`, `degenerate_share` of its ok
-    records, and `quality`: the count of each flag). They come from `analysis/answers.json` where it
+    records, and `quality`: the count of each flag). They come from `analysis/answers.jsonl` where it
     has them and are computed from the records otherwise, so they are there before `mathlens
     analyze`. `warning` is set when more than half of the ok records are degenerate.
     """
+    from mathlens.analyze.grading.analyzer import stored_quality
     from mathlens.analyze.quality import WARNING_SHARE, degenerate_warning, flag_counts, run_flags
 
     manifest = store.manifest()
     records = list(store.records())
-    answers = store.read_analysis("answers")
-    flags = run_flags(records, answers)
+    stored = stored_quality(store.root)
+    flags = run_flags(records, stored)
     groups: dict[tuple[str, str], dict[str, Any]] = {}
     group_flags: dict[tuple[str, str], list[Any]] = {}
     for rec in records:
@@ -167,15 +168,17 @@ def summary_dict(store: RunStore, result: RunResult | None = None) -> dict[str, 
     doc: dict[str, Any] = {
         "run_dir": str(store.root), "run_id": manifest.run_id, "total_tasks": manifest.total_tasks,
         "finished": manifest.finished_at is not None, "groups": list(groups.values()),
-        "analyses": sorted(p.stem for p in store.analysis_dir.glob("*.json")) if store.analysis_dir.exists() else [],
-        "quality": {"source": "analysis/answers.json" if answers else "records",
+        "analyses": sorted(p.stem for p in store.analysis_dir.glob("*.jsonl")) if store.analysis_dir.exists() else [],
+        "quality": {"source": "analysis/answers.jsonl" if stored else "records",
                     "degenerate": sum(f.degenerate for f in all_flags), "responses": len(all_flags),
                     "warning_share": WARNING_SHARE},
         "warning": warning,
     }
-    tables = store.read_analysis("grade_tables")
-    if tables:
-        doc["grade_tables"] = tables
+    from mathlens.analyze.grading.tables import GRADE_TABLES
+
+    tables = GRADE_TABLES.read(store.root)
+    if tables is not None:
+        doc["grade_tables"] = tables.summary.model_dump(mode="json")
     if result is not None:
         doc["this_invocation"] = {"written": result.written, "skipped": result.skipped, "errors": result.errors,
                                   "model_calls": result.model_calls, "cache_hits": result.cache_hits}

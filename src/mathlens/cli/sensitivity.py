@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from mathlens.analyze.ablation import SensitivityReport, compute_sensitivity, config_from_options, write_report
+from mathlens.analyze.ablation import SensitivityReport, read_report
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
 from mathlens.runs.store import RunStore
 
@@ -65,13 +65,15 @@ def sensitivity(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Recompute ablation sensitivity metrics from a run's stored records (no model calls) and
-    write analysis/sensitivity.json and analysis/sensitivity_exams.csv."""
+    write analysis/sensitivity.jsonl and analysis/sensitivity_exams.csv (the `sensitivity` analyzer)."""
+    from mathlens.analyze.registry import run_one
+
     store = RunStore(run_dir)
-    config = config_from_options({"complexity_max": complexity_max, "phrase_sensitivity_max": ps_max,
-                                  "flow": not no_flow, "n_resamples": resamples, "seed": seed,
-                                  "include_degenerate": include_degenerate})
-    report = compute_sensitivity(store, config)
-    write_report(store, report)
+    run_one(store, "sensitivity", {"complexity_max": complexity_max, "phrase_sensitivity_max": ps_max,
+                                   "flow": not no_flow, "n_resamples": resamples, "seed": seed,
+                                   "include_degenerate": include_degenerate})
+    report = read_report(store.root)
+    assert report is not None  # just written
     if as_json:
         emit_json(report)
         return

@@ -1,19 +1,15 @@
-"""Reading reasoning-flow results (`analysis/flow.json`) into what the report draws.
+"""The flow analysis of one response (`FLOW` entries) as the report draws it.
 
-The flow analysis stores, per record, its steps (text, operations, concepts, depth, complexity
-level, verification), the reasoning graph and the solution metrics. This module reads those
-fields by name, accepting the few spellings an entry may use (a result nested under `flow` or
-`result`, edges as pairs or as source/target objects, 0- or 1-based step numbers).
+Steps are numbered from 1 on the page (the analysis stores 0-based indices).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mathlens.analyze.flow.models import FLOW, FlowRecord, StepReport
 from mathlens.report.graph import StepNode
-from mathlens.report.lookup import first, num, num_of
 
 
 @dataclass(frozen=True)
@@ -44,113 +40,42 @@ class FlowView:
     error: str | None
 
 
-def _names(value: Any) -> tuple[str, ...]:
-    if isinstance(value, list | tuple):
-        out = []
-        for v in value:
-            if isinstance(v, Mapping):
-                v = first(v, "name", "label", "id", default="")
-            out.append(str(v))
-        return tuple(o for o in out if o)
-    if isinstance(value, str) and value:
-        return (value,)
-    return ()
+#: solution metrics shown under each response's graph, as (field of FlowMetrics, label)
+SHOWN_METRICS = (("total_steps", "total steps"), ("unique_operations", "unique operations"),
+                 ("unique_concepts", "unique concepts"), ("mean_complexity_level", "mean complexity level"),
+                 ("mean_depth", "mean depth"), ("complexity_score", "complexity score"),
+                 ("valid_steps", "valid steps"), ("invalid_steps", "invalid steps"),
+                 ("unverifiable_steps", "unverifiable steps"))
 
 
-def _verification(step: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
-    ver = first(step, "verification", "verify", "check", "verdict")
-    if ver == "none":
-        ver = None
-    claims = step.get("claims")
-    if isinstance(claims, list) and (ver is None or isinstance(ver, str)):
-        bad = [c for c in claims if isinstance(c, Mapping) and c.get("status") == "invalid"]
-        expected = "; ".join(f"{c.get('text')}: expected {c.get('expected')}" for c in bad if c.get("expected"))
-        reason = "; ".join(str(c.get("reason")) for c in bad if c.get("reason"))
-        return (None if ver is None else str(ver)), expected or None, reason or None
-    if isinstance(ver, str):
-        return ver, None, None
-    if isinstance(ver, Mapping):
-        status = first(ver, "status", "verdict")
-        exp_val: Any = first(ver, "expected", "expected_value")
-        detail = first(ver, "detail", "reason", "note", "error")
-        claims = ver.get("claims")
-        if exp_val is None and isinstance(claims, list):
-            exp = [str(first(c, "expected")) for c in claims if isinstance(c, Mapping) and first(c, "expected")]
-            exp_val = "; ".join(exp) or None
-        return (str(status) if status is not None else None, None if exp_val is None else str(exp_val),
-                None if detail is None else str(detail))
-    return (None if first(step, "status") is None else str(first(step, "status"))), None, None
+def _step(s: StepReport) -> FlowStep:
+    bad = [c for c in s.claims if c.status == "invalid"]
+    expected = "; ".join(f"{c.text}: expected {c.expected}" for c in bad if c.expected)
+    reason = "; ".join(c.reason for c in bad if c.reason)
+    return FlowStep(index=s.index, number=s.index + 1, text=s.text, operations=tuple(s.operations),
+                    concepts=tuple(s.concepts), level=s.complexity, depth=float(s.depth),
+                    verification=None if s.verdict == "none" else s.verdict, expected=expected or None,
+                    detail=reason or s.check_error or None, redundant=s.redundant)
 
 
-def _level(step: Mapping[str, Any]) -> str | None:
-    """The low/medium/high level (`complexity` may hold it as a word or as a number)."""
-    level = first(step, "complexity_level", "level", "cognitive_level")
-    if level is None and isinstance(step.get("complexity"), str):
-        level = step["complexity"]
-    return None if level is None else str(level).lower()
-
-
-def _edge_pairs(raw: Any) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    if not isinstance(raw, list):
-        return out
-    for e in raw:
-        if isinstance(e, list | tuple) and len(e) >= 2 and isinstance(e[0], int) and isinstance(e[1], int):
-            out.append((e[0], e[1]))
-        elif isinstance(e, Mapping):
-            a, b = first(e, "source", "from", "src", "u"), first(e, "target", "to", "dst", "v")
-            if isinstance(a, int) and isinstance(b, int):
-                out.append((a, b))
-    return out
-
-
-def read_flow(entry: Mapping[str, Any]) -> FlowView:
+def read_flow(entry: FlowRecord) -> FlowView:
     """A `FlowView` of one record's flow entry."""
-    res = first(entry, "flow", "result", "analysis")
-    res = res if isinstance(res, Mapping) else entry
-    metrics = first(res, "metrics")
-    metrics = metrics if isinstance(metrics, Mapping) else res
-    raw_steps = [s for s in (first(res, "steps") or []) if isinstance(s, Mapping)]
-    indices: list[int] = []
-    for i, s in enumerate(raw_steps):
-        idx = s.get("index")
-        indices.append(idx if isinstance(idx, int) and not isinstance(idx, bool) else i)
-    base = 0 if indices and min(indices) == 0 else 1  # shown numbers are 1-based
-    redundant_raw = first(metrics, "redundant_steps", "redundant") or first(res, "redundant_steps") or []
-    redundant_idx = {r for r in redundant_raw if isinstance(r, int)} if isinstance(redundant_raw, list) else set()
-    steps = []
-    for idx, s in zip(indices, raw_steps, strict=True):
-        status, expected, detail = _verification(s)
-        steps.append(FlowStep(
-            index=idx, number=idx + 1 - base, text=str(first(s, "text", default="")),
-            operations=_names(first(s, "operations", "ops")), concepts=_names(first(s, "concepts")),
-            level=_level(s),
-            depth=num_of(s, "depth", "syntactic_depth"), verification=status, expected=expected, detail=detail,
-            redundant=bool(s.get("redundant")) or idx in redundant_idx))
-    graph = first(res, "graph")
-    edges = _edge_pairs(first(graph, "edges") if isinstance(graph, Mapping) else graph)
-    if not edges:
-        edges = _edge_pairs(first(res, "edges"))
-    fi = first(metrics, "first_invalid_step")
-    first_invalid = (fi + 1 - base) if isinstance(fi, int) and not isinstance(fi, bool) else None
-    pattern = _names(first(metrics, "reasoning_pattern", "pattern") or first(res, "reasoning_pattern", "pattern"))
-    shown = []
-    for name in ("total_steps", "unique_operations", "unique_concepts", "mean_complexity_level",
-                 "mean_syntactic_depth", "complexity_score", "valid_steps", "invalid_steps", "unverifiable_steps"):
-        val = metrics.get(name) if isinstance(metrics, Mapping) else None
-        if isinstance(val, list):
-            val = len(val)
-        if isinstance(val, float):
-            val = round(val, 3)
-        if val is not None and not isinstance(val, Mapping):
-            shown.append((name.replace("_", " "), val))
+    res = entry.result
+    if res is None:
+        return FlowView(status=entry.status, steps=(), edges=(), complexity=None, first_invalid=None,
+                        redundant=(), pattern=(), metrics=(), error=None)
+    m = res.metrics
+    shown: list[tuple[str, Any]] = []
+    for name, label in SHOWN_METRICS:
+        val = getattr(m, name)
+        if val is not None:
+            shown.append((label, round(val, 3) if isinstance(val, float) else val))
     return FlowView(
-        status=str(first(entry, "status", default=first(res, "status", default="ok"))),
-        steps=tuple(steps), edges=tuple(edges),
-        complexity=num_of(metrics, "complexity_score", "complexity"),
-        first_invalid=first_invalid,
-        redundant=tuple(sorted(r + 1 - base for r in redundant_idx)),
-        pattern=pattern, metrics=tuple(shown), error=first(entry, "error") or first(res, "error"))
+        status=res.status, steps=tuple(_step(s) for s in res.steps),
+        edges=tuple((e.source, e.target) for e in res.edges), complexity=m.complexity_score,
+        first_invalid=None if m.first_invalid_step is None else m.first_invalid_step + 1,
+        redundant=tuple(sorted(r + 1 for r in m.redundant_steps)), pattern=tuple(m.reasoning_pattern),
+        metrics=tuple(shown), error=None)
 
 
 def step_nodes(view: FlowView) -> list[StepNode]:
@@ -161,7 +86,7 @@ def step_nodes(view: FlowView) -> list[StepNode]:
 
 def flow_for(run: Any, key: str) -> FlowView | None:
     """The flow view of record `key` of `run` (a RunData), if the flow analysis covers it."""
-    entry = run.entry("flow", key)
+    entry = run.entry(FLOW, key)
     return read_flow(entry) if entry is not None else None
 
 
@@ -169,5 +94,5 @@ def step_count(view: FlowView) -> float | None:
     """Total steps (from the metrics when stored, else the steps listed)."""
     for k, v in view.metrics:
         if k == "total steps":
-            return num(v)
+            return float(v)
     return float(len(view.steps)) if view.steps else None

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from mathlens.analyze.grading.analyzer import ANSWERS
 from mathlens.analyze.quality import QualityFlags, run_flags
 from mathlens.errors import UserError
 from mathlens.items.schema import Exam, Question
@@ -66,6 +67,21 @@ class RunData:
         found = self.entries(spec, key)
         return found[-1] if found else None
 
+    def entries_by(self, spec: DocumentSpec[E, Any], fields: tuple[str, ...], *values: str) -> list[E]:
+        """The entries of `spec` whose `fields` (names of fields of its entry model, e.g.
+        ``("exam_id", "question_id")``) equal `values`; indexed once per (spec, fields)."""
+        unknown = [f for f in fields if f not in spec.entry.model_fields]
+        if unknown:
+            raise ValueError(f"{spec.entry.__name__} has no field(s) {', '.join(unknown)}")
+        cache = f"{spec.name}:{','.join(fields)}"
+        if cache not in self._indexes:
+            index: dict[str, list[int]] = {}
+            if self.document(spec) is not None:
+                for offset, entry in spec.scan(self.root):
+                    index.setdefault("\x1f".join(str(getattr(entry, f)) for f in fields), []).append(offset)
+            self._indexes[cache] = index
+        return [spec.entry_at(self.root, off) for off in self._indexes[cache].get("\x1f".join(values), [])]
+
     def all_entries(self, spec: DocumentSpec[E, Any]) -> Iterator[E]:
         """Every entry of analysis `spec`, streamed in file order."""
         if self.document(spec) is None:
@@ -76,7 +92,8 @@ class RunData:
     def quality(self) -> dict[str, QualityFlags | None]:
         """Record key -> output-quality flags: as the answers analysis stored them, else computed
         from the record (None for a failed request)."""
-        return run_flags(self.records, self.analysis("answers"))
+        stored = {e.record.key: e.quality for e in self.all_entries(ANSWERS)}
+        return run_flags(self.records, stored)
 
     def degenerate(self, key: str) -> bool:
         """True when record `key`'s response is degenerate (empty, echo, loop, wrong script)."""

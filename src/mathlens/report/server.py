@@ -61,7 +61,7 @@ def find_runs(root: Path) -> dict[str, Path]:
 
 
 def _stamp(run: Path) -> tuple[float, ...]:
-    paths = [run / "manifest.json", run / "records.jsonl", *sorted((run / "analysis").glob("*.json"))]
+    paths = [run / "manifest.json", run / "records.jsonl", *sorted((run / "analysis").glob("*.jsonl"))]
     return (*(p.stat().st_mtime_ns for p in paths if p.exists()), len(paths))
 
 
@@ -83,7 +83,7 @@ class ViewState:
                 row.update(run_id=m.run_id, created=m.created_at.strftime("%Y-%m-%d %H:%M"),
                            models=", ".join(e.spec for e in m.models), configurations=", ".join(m.configurations),
                            items=", ".join(i.source for i in m.items), finished=m.finished_at is not None,
-                           analyses=", ".join(sorted(p.stem for p in (path / "analysis").glob("*.json"))))
+                           analyses=", ".join(sorted(p.stem for p in (path / "analysis").glob("*.jsonl"))))
             except MathlensError as exc:
                 row["error"] = str(exc)
             rows.append(row)

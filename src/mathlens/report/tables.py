@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from mathlens.report.lookup import scalar_items
-
 Cell = str | int | float | bool | None
 
 _FORMULA_START = ("=", "+", "@", "\t", "\r", "-")
@@ -105,8 +103,8 @@ def table_from_dicts(id: str, title: str, rows: Iterable[Mapping[str, Any]], col
     cols: list[str] = list(columns) if columns else []
     if not columns:
         for r in rows:
-            for k, _ in scalar_items(r):
-                if k not in cols:
+            for k, v in r.items():
+                if (v is None or isinstance(v, str | int | float | bool)) and k not in cols:
                     cols.append(k)
     body = tuple(tuple(_scalar(r.get(c)) for c in cols) for r in rows)
     return Table(id=id, title=title, columns=tuple(cols), rows=body, caption=caption)

@@ -199,13 +199,13 @@ class DocumentSpec(Generic[E, S]):
 
     def entries(self, root: Path) -> Iterator[E]:
         """Every entry, validated, one at a time (nothing when the document does not exist)."""
-        for _, entry in self._scan(root):
+        for _, entry in self.scan(root):
             yield entry
 
     def index(self, root: Path) -> dict[str, list[int]]:
         """Record key -> byte offsets of the entries about that record (per-response documents)."""
         out: dict[str, list[int]] = {}
-        for offset, entry in self._scan(root):
+        for offset, entry in self.scan(root):
             ref = getattr(entry, "record", None)
             if isinstance(ref, RecordRef):
                 out.setdefault(ref.key, []).append(offset)
@@ -219,7 +219,8 @@ class DocumentSpec(Generic[E, S]):
             line = fh.readline()
         return self._entry(path, line, None)
 
-    def _scan(self, root: Path) -> Iterator[tuple[int, E]]:
+    def scan(self, root: Path) -> Iterator[tuple[int, E]]:
+        """(byte offset, entry) for every entry, in file order."""
         path = self.path(root)
         if not path.exists():
             self._refuse_legacy(root)
@@ -270,6 +271,22 @@ class DocumentSpec(Generic[E, S]):
                 f"{legacy}: written by an older mathlens in the unversioned layout; this version reads "
                 f"{self.path(root).name} ({self.name!r} schema version {self.version}). "
                 f"Re-run `{self.rerun}` to rewrite it.")
+
+
+def read_envelope(path: Path) -> Envelope:
+    """The envelope of any analysis document (for listings that do not know its analysis)."""
+    try:
+        with Path(path).open("rb") as fh:
+            line = fh.readline()
+        raw = json.loads(line)
+    except (OSError, ValueError) as exc:
+        raise DocumentError(f"{path}: line 1 is not a {FORMAT} envelope ({type(exc).__name__})") from None
+    if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+        raise DocumentVersionError(f"{path}: not a mathlens analysis document (no {FORMAT!r} envelope)")
+    try:
+        return Envelope.model_validate(raw)
+    except ValidationError as exc:
+        raise DocumentError(f"{path}: line 1 (envelope): {_first_problem(exc)}") from None
 
 
 def _first_problem(exc: ValidationError) -> str:

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from mathlens.models.base import FinishReason, GenerateConfig, Message, Usage
+from mathlens.solve.configurations import Retrieval
 from mathlens.solve.variant import Variant
 
 __all__ = ["ItemSource", "Manifest", "ModelEntry", "RunRecord", "Status", "Task", "Variant"]
@@ -32,7 +33,7 @@ class Task(BaseModel):
     repeat: int = 0
     messages: list[Message]
     config: GenerateConfig
-    retrieval: dict[str, Any] | None = None
+    retrieval: Retrieval | None = None
 
 
 class RunRecord(BaseModel):
@@ -56,7 +57,7 @@ class RunRecord(BaseModel):
     cached: bool = False
     status: Status = "ok"
     error: str | None = None
-    retrieval: dict[str, Any] | None = None
+    retrieval: Retrieval | None = None
     created_at: datetime
 
     @property

@@ -10,10 +10,37 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from mathlens.errors import UnknownNameError
 from mathlens.items.schema import Question
 from mathlens.models.base import Message
 from mathlens.solve.prompts import question_message
+
+
+class Retrieval(BaseModel):
+    """What a retrieval configuration showed the model for one request (stored on the record).
+
+    The chunk lists are parallel: `chunk_ids[i]`, `scores[i]`, `texts[i]`... describe the i-th chunk
+    shown. Further keys a configuration adds are kept (`extra="allow"`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    kb: str
+    mode: str
+    contextual: bool = False
+    embedder: str | None = None
+    top_k: int | None = None
+    rerank: str | None = None
+    query: str = ""
+    chunk_ids: list[str] = Field(default_factory=list)
+    scores: list[float | None] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=list)
+    titles: list[str] = Field(default_factory=list)
+    texts: list[str] = Field(default_factory=list)
+    contexts: list[str | None] | None = None
+    score_parts: list[dict[str, float]] = Field(default_factory=list)
+    topics: list[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -21,7 +48,7 @@ class Built:
     """Messages for one request, plus what a retrieval step showed the model (or None)."""
 
     messages: list[Message]
-    retrieval: dict[str, Any] | None = None
+    retrieval: Retrieval | None = None
 
 
 class Configuration(Protocol):

@@ -1,16 +1,17 @@
 """Sensitivity of a stored run: question metrics, the exam table, flags — no model calls.
 
 `compute_sensitivity(store, config)` reads the run's records and questions and returns a
-`SensitivityReport`; `run_sensitivity(store, options)` is the analyzer-registry entry point that
-also writes `analysis/sensitivity.json` and `analysis/sensitivity_exams.csv`. Degenerate
-responses are left out unless the option `include_degenerate` is true (see `metrics`);
-`excluded_degenerate` counts them over the whole run.
+`SensitivityReport`; the `sensitivity` analyzer (`ANALYZER`, also behind `mathlens sensitivity`)
+writes it as `analysis/sensitivity.jsonl` (the `SENSITIVITY` document: one `QuestionSensitivity`
+per question, model, configuration; the rest in the summary) and `analysis/sensitivity_exams.csv`.
+Degenerate responses are left out unless the option `include_degenerate` is true (see
+`metrics`); `excluded_degenerate` counts them over the whole run.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -20,8 +21,10 @@ from mathlens.analyze.ablation.flags import FlagConfig
 from mathlens.analyze.ablation.metrics import QuestionSensitivity, SensitivityConfig, question_sensitivity
 from mathlens.analyze.ablation.outcomes import answer_source, stored_flows
 from mathlens.analyze.ablation.tables import ExamRow, exam_rows, rows_csv
+from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
 from mathlens.errors import UserError
 from mathlens.items.schema import Exam, Question
+from mathlens.runs.documents import DocumentSpec
 from mathlens.runs.records import RunRecord
 from mathlens.runs.store import RunStore
 
@@ -31,8 +34,8 @@ VECTORISER_NOTE = (
 )
 
 
-class SensitivityReport(BaseModel):
-    """Everything `mathlens sensitivity` computes for one run."""
+class SensitivitySummary(BaseModel):
+    """The summary of the sensitivity document (its entries are the `QuestionSensitivity`s)."""
 
     run_id: str
     status: str
@@ -49,25 +52,38 @@ class SensitivityReport(BaseModel):
     answer_source: str = ""
     flow_source: str | None = None
     exams: list[ExamRow] = Field(default_factory=list)
+
+
+class SensitivityReport(SensitivitySummary):
+    """Everything `mathlens sensitivity` computes for one run: the summary and every question."""
+
     questions: list[QuestionSensitivity] = Field(default_factory=list)
 
 
-def config_from_options(options: dict[str, Any] | None) -> SensitivityConfig:
-    """Build a `SensitivityConfig` from analyzer options (the keys are the field names, plus
-    `complexity_max`, `phrase_sensitivity_max` and `flag_meaning_preserving_flips`; booleans may be
-    given as the strings true/false)."""
-    options = dict(options or {})
-    flag_keys = {"complexity_max", "phrase_sensitivity_max", "flag_meaning_preserving_flips"}
-    known = {"flow", "answers", "n_resamples", "confidence", "seed", "include_degenerate"} | flag_keys
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise UserError(f"unknown sensitivity option(s): {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-    for key in ("include_degenerate", "flow", "answers"):
-        if isinstance(options.get(key), str):
-            options[key] = options[key].strip().lower() in ("1", "true", "yes", "on")
-    flags = FlagConfig(**{k: options[k] for k in flag_keys if k in options})
-    base = SensitivityConfig(flags=flags)
-    return replace(base, **{k: options[k] for k in known - flag_keys if k in options})
+#: `analysis/sensitivity.jsonl`: one entry per question, model and configuration.
+SENSITIVITY = DocumentSpec("sensitivity", 1, QuestionSensitivity, SensitivitySummary,
+                           rerun="mathlens sensitivity RUN")
+
+
+class SensitivityOptions(AnalyzerOptions):
+    """What to compute (`SensitivityConfig`) and the flag thresholds (`FlagConfig`)."""
+
+    flow: bool = Field(True, description="step counts and reasoning patterns (reuses the flow analysis)")
+    answers: bool = Field(True, description="final-answer flips")
+    n_resamples: int = Field(2000, ge=0, le=1_000_000)
+    confidence: float = Field(0.95, gt=0, lt=1)
+    seed: int = 0
+    include_degenerate: bool = False
+    complexity_max: float = FlagConfig.complexity_max
+    phrase_sensitivity_max: float = FlagConfig.phrase_sensitivity_max
+    flag_meaning_preserving_flips: bool = FlagConfig.flag_meaning_preserving_flips
+
+    def config(self) -> SensitivityConfig:
+        return SensitivityConfig(
+            flow=self.flow, answers=self.answers, n_resamples=self.n_resamples, confidence=self.confidence,
+            seed=self.seed, include_degenerate=self.include_degenerate,
+            flags=FlagConfig(complexity_max=self.complexity_max, phrase_sensitivity_max=self.phrase_sensitivity_max,
+                             flag_meaning_preserving_flips=self.flag_meaning_preserving_flips))
 
 
 def _question_index(store: RunStore) -> tuple[dict[tuple[str, str], Question], dict[str, tuple[str, str | None]],
@@ -90,7 +106,7 @@ def compute_sensitivity(store: RunStore, config: SensitivityConfig | None = None
     groups: dict[tuple[str, str, str, str], list[RunRecord]] = defaultdict(list)
     for r in records:
         groups[(r.model, r.configuration, r.exam_id, r.question_id)].append(r)
-    flows = stored_flows(store.read_analysis("flow")) if config.flow else {}
+    flows = stored_flows(store.root) if config.flow else {}
     results = [question_sensitivity(rs, questions.get((key[2], key[3])), config, flows)
                for key, rs in groups.items()]
     has_variants = any(r.variant.name != "original" for r in records)
@@ -115,20 +131,35 @@ def compute_sensitivity(store: RunStore, config: SensitivityConfig | None = None
     )
 
 
-def write_report(store: RunStore, report: SensitivityReport) -> None:
-    """Write `analysis/sensitivity.json` and the exam table `analysis/sensitivity_exams.csv`."""
-    store.write_analysis("sensitivity", report)
-    path = store.analysis_dir / "sensitivity_exams.csv"
-    tmp = path.with_suffix(".csv.tmp")
+def write_report(job: AnalysisJob[SensitivityOptions], report: SensitivityReport) -> Path:
+    """Write the `SENSITIVITY` document and the exam table `analysis/sensitivity_exams.csv`."""
+    path = job.write(SENSITIVITY, iter(report.questions),
+                     SensitivitySummary.model_validate(report.model_dump(exclude={"questions"})))
+    csv_path = job.store.analysis_dir / "sensitivity_exams.csv"
+    tmp = csv_path.with_suffix(".csv.tmp")
     tmp.write_text(rows_csv(report.exams), encoding="utf-8")
-    tmp.replace(path)
+    tmp.replace(csv_path)
+    return path
 
 
-def run_sensitivity(store: RunStore, options: dict[str, Any]) -> dict[str, Any]:
-    """Analyzer-registry entry point: compute, write, and return a short summary."""
-    report = compute_sensitivity(store, config_from_options(options))
-    write_report(store, report)
+def read_report(root: Path) -> SensitivityReport | None:
+    """The stored sensitivity document as one `SensitivityReport` (None when it has not run)."""
+    doc = SENSITIVITY.read(root)
+    if doc is None:
+        return None
+    return SensitivityReport(**doc.summary.model_dump(), questions=list(SENSITIVITY.entries(root)))
+
+
+def run(job: AnalysisJob[SensitivityOptions]) -> dict[str, Any]:
+    """Compute, write, and return a short summary."""
+    report = compute_sensitivity(job.store, job.options.config())
+    path = write_report(job, report)
     flagged = [f"{q.exam_id}/{q.question_id}" for q in report.questions if q.flags]
-    return {"status": report.status, "questions": report.n_questions, "exam_rows": len(report.exams),
-            "flagged": flagged, "note": report.note, "excluded_degenerate": report.excluded_degenerate,
-            "excluded_questions": report.excluded_questions, "include_degenerate": report.include_degenerate}
+    return {"status": report.status, "path": str(path), "questions": report.n_questions,
+            "exam_rows": len(report.exams), "flagged": flagged, "note": report.note,
+            "excluded_degenerate": report.excluded_degenerate, "excluded_questions": report.excluded_questions,
+            "include_degenerate": report.include_degenerate}
+
+
+ANALYZER = Analyzer(name="sensitivity", title="ablation sensitivity: robustness, phrase sensitivity, impact, flags",
+                    options=SensitivityOptions, run=run, writes=(SENSITIVITY,), reads=("flow",))

@@ -13,6 +13,7 @@ import importlib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Literal
 
 from mathlens.items.schema import Question
@@ -146,18 +147,18 @@ def summarize_flow(text: str, question_text: str | None) -> FlowSummary:
     return from_flow_result(result)
 
 
-def stored_flows(analysis: Any) -> dict[str, FlowSummary]:
-    """Flow summaries by record key from a run's `analysis/flow.json` (empty if absent or unreadable).
+def stored_flows(root: Path) -> dict[str, FlowSummary]:
+    """Flow summaries by record key from the run's flow document (empty when it has not run).
 
     Reusing them keeps `mathlens sensitivity` consistent with `mathlens analyze --only flow` and
-    avoids analysing every response twice.
+    avoids analysing every response twice. A flow document this version cannot read (an older
+    layout) is not an error here: the responses are analysed afresh instead.
     """
-    if not isinstance(analysis, dict):
-        return {}
+    from mathlens.analyze.flow.models import FLOW
+    from mathlens.runs.documents import DocumentError
+
     try:
-        models = importlib.import_module("mathlens.analyze.flow.models")
-        parsed = models.FlowAnalysis.model_validate(analysis)
-    except Exception:  # an older or foreign file: analyse the responses afresh instead
+        return {e.record.key: from_flow_result(e.result, "flow (stored)") for e in FLOW.entries(root)
+                if e.status == "ok" and e.result is not None}
+    except DocumentError:
         return {}
-    return {r.key: from_flow_result(r.result, "flow (stored)") for r in parsed.records
-            if r.status == "ok" and r.result is not None}

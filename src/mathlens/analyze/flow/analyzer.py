@@ -1,29 +1,56 @@
 """The ``flow`` analyzer: every response of a run through `analyze_solution`, plus exam tables.
 
-Writes ``analysis/flow.json`` (a `FlowAnalysis`). Without a step judge it calls no model, and
-its output depends only on the records, the questions and the lexicon version, so re-running it
-rewrites the same file. Solutions are analysed by two threads by default, each holding its own
-SymPy worker. With the option ``step_judge`` (``mathlens analyze --step-judge MODEL``) each
-record also gets the hybrid check (`hybrid.py`): the judge decides the steps SymPy could not.
+Writes ``analysis/flow.jsonl`` (the `FLOW` document: a `FlowRecord` per run record, exam tables in
+the summary). Without a step judge it calls no model, and its output depends only on the records,
+the questions and the lexicon version, so re-running it rewrites the same entries. Records are
+analysed in batches by two threads by default (each holding its own SymPy worker) and written as
+they are done, so a large run is never held in memory. With the option ``step_judge``
+(``mathlens analyze --step-judge MODEL``) each record also gets the hybrid check (`hybrid.py`): the
+judge decides the steps SymPy could not.
 """
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
+from pydantic import Field
+
 from mathlens.analyze.flow.annotate import load_lexicon
-from mathlens.analyze.flow.models import ExamRow, FlowAnalysis, FlowRecord
+from mathlens.analyze.flow.models import (
+    FLOW,
+    ExamRow,
+    FlowMetrics,
+    FlowRecord,
+    FlowSummary,
+    HybridResult,
+    StepJudgeSummary,
+)
 from mathlens.analyze.flow.solution import analyze_solution
+from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
 from mathlens.errors import UserError
 from mathlens.items.schema import Question
+from mathlens.models.model import Model
+from mathlens.runs.documents import RecordRef
 from mathlens.runs.records import RunRecord
 from mathlens.runs.store import RunStore
 
 DEFAULT_THREADS = 2
+#: records analysed (and, with a step judge, judged) per batch before they are written
+BATCH = 64
+
+
+class FlowOptions(AnalyzerOptions):
+    threads: int = Field(DEFAULT_THREADS, ge=1, le=64, description="solutions analysed at once")
+    step_judge: str | None = Field(None, description="judge model for the steps SymPy cannot decide")
+    step_judge_options: dict[str, Any] = Field(default_factory=dict, description="that judge's model options")
+    no_cache: bool = Field(False, description="do not reuse cached step-judge replies")
 
 
 def _questions(store: RunStore) -> dict[tuple[str, str], Question]:
@@ -34,30 +61,52 @@ def _questions(store: RunStore) -> dict[tuple[str, str], Question]:
 
 
 def _one(record: RunRecord, questions: dict[tuple[str, str], Question]) -> FlowRecord:
-    base: dict[str, Any] = {
-        "key": record.key, "model": record.model, "configuration": record.configuration,
-        "exam_id": record.exam_id, "question_id": record.question_id, "variant": record.variant.name,
-        "repeat": record.repeat}
+    ref = RecordRef.of(record)
     if record.status != "ok" or not record.response:
-        return FlowRecord(**base, status="no_response")
+        return FlowRecord(record=ref, status="no_response")
     question = questions.get((record.exam_id, record.question_id))
     text = record.variant.question_text or (question.prompt_text() if question else None)
     result = analyze_solution(record.response, text).model_copy(update={"elapsed_s": None, "sympy_s": None})
-    return FlowRecord(**base, status="ok", result=result)
+    return FlowRecord(record=ref, status="ok", result=result)
+
+
+@dataclass
+class _Tally:
+    """What the summary needs, accumulated while entries stream to disk."""
+
+    records: int = 0
+    analysed: int = 0
+    with_invalid: int = 0
+    by_exam: dict[tuple[str, str, str], list[FlowMetrics]] = field(default_factory=lambda: defaultdict(list))
+    checks: list[HybridResult] = field(default_factory=list)
+
+    def add(self, entry: FlowRecord) -> None:
+        self.records += 1
+        if entry.result is None:
+            return
+        self.analysed += 1
+        self.with_invalid += bool(entry.result.metrics.invalid_steps)
+        if entry.record.original:
+            self.by_exam[(entry.record.exam_id, entry.record.model, entry.record.configuration)].append(
+                entry.result.metrics)
+        if entry.hybrid is not None:
+            self.checks.append(entry.hybrid)
 
 
 def exam_table(records: Iterable[FlowRecord]) -> list[ExamRow]:
     """Mean step count S, mean ± sd complexity score, invalid steps: per exam, model, configuration.
 
-    Only original (not ablated) prompts are counted, as in the seed's Tables 2-3.
+    Only original (not ablated) prompts are counted, as in Tables 2-3 of the calculus study.
     """
-    groups: dict[tuple[str, str, str], list[FlowRecord]] = defaultdict(list)
+    tally = _Tally()
     for r in records:
-        if r.variant == "original" and r.result is not None:
-            groups[(r.exam_id, r.model, r.configuration)].append(r)
+        tally.add(r)
+    return _exam_rows(tally.by_exam)
+
+
+def _exam_rows(groups: dict[tuple[str, str, str], list[FlowMetrics]]) -> list[ExamRow]:
     rows = []
-    for (exam_id, model, configuration), members in sorted(groups.items()):
-        metrics = [m.result.metrics for m in members if m.result is not None]
+    for (exam_id, model, configuration), metrics in sorted(groups.items()):
         steps = [float(m.total_steps) for m in metrics]
         scores = [m.complexity_score for m in metrics]
         invalid = [float(m.invalid_steps) for m in metrics]
@@ -72,52 +121,84 @@ def exam_table(records: Iterable[FlowRecord]) -> list[ExamRow]:
     return rows
 
 
-def analyze_run(store: RunStore, options: dict[str, Any]) -> dict[str, Any]:
-    """Analyse every record of the run; write ``analysis/flow.json``; return a summary."""
+def _entries(store: RunStore, options: FlowOptions, tally: _Tally, judge: _StepJudge | None) -> Iterator[FlowRecord]:
     questions = _questions(store)
-    records = list(store.records())
-    threads = max(1, int(options.get("threads", DEFAULT_THREADS)))
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        results = list(pool.map(lambda r: _one(r, questions), records))
-    summary: dict[str, Any] = {}
-    if options.get("step_judge"):
-        results, summary = _with_judge(results, str(options["step_judge"]), options)
-    analysis = FlowAnalysis(lexicon_version=load_lexicon().version, records=results, exams=exam_table(results))
-    path = store.write_analysis("flow", analysis)
-    analysed = [r for r in results if r.result is not None]
-    return {
-        "status": "ok", "path": str(path), "records": len(results), "analysed": len(analysed),
-        "with_invalid_step": sum(1 for r in analysed if r.result and r.result.metrics.invalid_steps),
-        "exams": [row.model_dump() for row in analysis.exams], **summary,
-    }
+    records = store.records()
+    with ThreadPoolExecutor(max_workers=options.threads) as pool:
+        while batch := list(islice(records, BATCH)):
+            done = list(pool.map(lambda r: _one(r, questions), batch))
+            if judge is not None:
+                done = judge.check(done)
+            for entry in done:
+                tally.add(entry)
+                yield entry
 
 
-def _with_judge(results: list[FlowRecord], spec: str,
-                options: dict[str, Any]) -> tuple[list[FlowRecord], dict[str, Any]]:
-    """Each analysed record with its hybrid check by the judge `spec` (cached model calls)."""
-    import asyncio
+@dataclass
+class _StepJudge:
+    """The step judge and the one event loop all its batches run on (its HTTP client is bound to it)."""
 
-    from mathlens.analyze.flow.hybrid import hybrid_check
+    model: Model
+    loop: asyncio.AbstractEventLoop = field(default_factory=asyncio.new_event_loop)
+
+    def check(self, results: list[FlowRecord]) -> list[FlowRecord]:
+        """Each analysed record of one batch with its hybrid check (cached model calls)."""
+        from mathlens.analyze.flow.hybrid import hybrid_check
+
+        todo = [r for r in results if r.result is not None]
+
+        async def run_all() -> list[HybridResult]:
+            return list(await asyncio.gather(*(hybrid_check(r.result, r.result.question, self.model)
+                                               for r in todo if r.result is not None)))
+
+        checks = self.loop.run_until_complete(run_all())
+        by_key = {r.record.key: c for r, c in zip(todo, checks, strict=True)}
+        return [r.model_copy(update={"hybrid": by_key.get(r.record.key)}) for r in results]
+
+    def close(self) -> None:
+        try:
+            self.loop.run_until_complete(self.model.aclose())
+        finally:
+            self.loop.close()
+
+
+def _open_judge(options: FlowOptions, no_cache: bool) -> _StepJudge:
     from mathlens.models.cache import ResponseCache
-    from mathlens.models.model import closing_all
     from mathlens.models.registry import get_model
 
-    judge_options = options.get("step_judge_options") or {}
-    if not isinstance(judge_options, dict):
-        raise UserError("-O flow.step_judge_options must be a JSON object")
-    judge = get_model(spec, judge_options, cache=None if options.get("no_cache") else ResponseCache())
-    todo = [r for r in results if r.result is not None]
+    assert options.step_judge is not None
+    return _StepJudge(get_model(options.step_judge, options.step_judge_options,
+                                cache=None if (no_cache or options.no_cache) else ResponseCache()))
 
-    async def run_all() -> list[Any]:
-        return list(await closing_all(asyncio.gather(*(hybrid_check(r.result, r.result.question, judge)
-                                                      for r in todo if r.result is not None)), [judge]))
 
-    checks = asyncio.run(run_all())
-    by_key = {r.key: c for r, c in zip(todo, checks, strict=True)}
-    out = [r.model_copy(update={"hybrid": by_key.get(r.key)}) for r in results]
-    steps = [s for c in checks for s in c.steps]
-    return out, {"step_judge": spec, "judge_status": {k: sum(c.status == k for c in checks)
-                                                       for k in ("ok", "not_needed", "invalid", "error")},
-                 "steps_by_provenance": {k: sum(s.provenance == k for s in steps)
-                                         for k in ("symbolic", "judge", "both", "none")},
-                 "disagreements": sum(c.disagreements for c in checks)}
+def run(job: AnalysisJob[FlowOptions]) -> dict[str, Any]:
+    """Analyse every record of the run; write ``analysis/flow.jsonl``; return a summary."""
+    options = job.options
+    tally = _Tally()
+    judge = _open_judge(options, job.no_cache) if options.step_judge else None
+
+    def summary() -> FlowSummary:
+        step_judge = None
+        if judge is not None:
+            steps = [s for c in tally.checks for s in c.steps]
+            step_judge = StepJudgeSummary(
+                judge=judge.model.spec,
+                judge_status={k: sum(c.status == k for c in tally.checks)
+                              for k in ("ok", "not_needed", "invalid", "error")},
+                steps_by_provenance={k: sum(s.provenance == k for s in steps)
+                                     for k in ("symbolic", "judge", "both", "none")},
+                disagreements=sum(c.disagreements for c in tally.checks))
+        return FlowSummary(lexicon_version=load_lexicon().version, records=tally.records, analysed=tally.analysed,
+                           with_invalid_step=tally.with_invalid, exams=_exam_rows(tally.by_exam),
+                           step_judge=step_judge)
+
+    try:
+        path = job.write(FLOW, _entries(job.store, options, tally, judge), summary)
+    finally:
+        if judge is not None:
+            judge.close()
+    return {"status": "ok", "path": str(path), **summary().model_dump(mode="json")}
+
+
+ANALYZER = Analyzer(name="flow", title="reasoning flow: steps, operations, concepts, graph, checked claims",
+                    options=FlowOptions, run=run, writes=(FLOW,))

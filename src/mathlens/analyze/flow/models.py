@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from mathlens.runs.documents import DocumentSpec, RecordRef
+
 Verdict = Literal["valid", "invalid", "unverifiable", "none"]
 JudgeWord = Literal["correct", "incorrect", "unsure"]
 Provenance = Literal["symbolic", "judge", "both", "none"]
@@ -126,22 +128,16 @@ class HybridResult(BaseModel):
 
 
 class FlowRecord(BaseModel):
-    """The flow analysis of one run record."""
+    """The flow analysis of one run record (one entry of the flow document)."""
 
-    key: str
-    model: str
-    configuration: str
-    exam_id: str
-    question_id: str
-    variant: str
-    repeat: int
+    record: RecordRef
     status: Literal["ok", "no_response"]
     result: FlowResult | None = None
     hybrid: HybridResult | None = Field(None, description="symbolic and judge verdicts (with --step-judge)")
 
 
 class ExamRow(BaseModel):
-    """Seed Tables 2-3 style row: one exam under one model and configuration."""
+    """One exam under one model and configuration, as in Tables 2-3 of the calculus study."""
 
     exam_id: str
     model: str
@@ -154,10 +150,25 @@ class ExamRow(BaseModel):
     share_with_invalid_step: float | None = None
 
 
-class FlowAnalysis(BaseModel):
-    """What `mathlens analyze` writes to ``analysis/flow.json``."""
+class StepJudgeSummary(BaseModel):
+    """How the step judge did over a run (flow analysis with a step judge)."""
 
-    analyzer: str = "flow"
+    judge: str
+    judge_status: dict[str, int]
+    steps_by_provenance: dict[str, int]
+    disagreements: int
+
+
+class FlowSummary(BaseModel):
+    """The summary of the flow document."""
+
     lexicon_version: str
-    records: list[FlowRecord]
-    exams: list[ExamRow]
+    records: int = 0
+    analysed: int = 0
+    with_invalid_step: int = 0
+    exams: list[ExamRow] = Field(default_factory=list)
+    step_judge: StepJudgeSummary | None = None
+
+
+#: `analysis/flow.jsonl`: one `FlowRecord` per run record.
+FLOW = DocumentSpec("flow", 1, FlowRecord, FlowSummary)

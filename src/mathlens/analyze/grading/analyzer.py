@@ -1,15 +1,19 @@
 """The `answers` analyzer: final-answer verdicts and format compliance for every record of a run.
 
-Writes `analysis/answers.json`: one entry per record (verdict, predicted and reference answers,
-parsed forms, format violations, output-quality flags) and a summary per model and configuration
-(verdict counts, and counts of degenerate, truncated and answerless responses). The format rules
-come from the run's system role (`compliance.rules_from_role`); a role that forbids neither
-LaTeX nor markup still gets its violations counted, with `rules` left empty in the output.
+Writes `analysis/answers.jsonl` (the `ANSWERS` document): one `AnswerRecord` per record (verdict,
+predicted and reference answers, parsed forms, format violations, output-quality flags), and a
+summary per model, configuration and variant (verdict counts; counts of degenerate, truncated and
+answerless responses) with format compliance per model. The format rules come from the run's
+system role (`compliance.rules_from_role`); a role that forbids neither LaTeX nor markup still
+gets its violations counted, with `rules` left empty in the output. Entries stream to disk as
+they are checked; the summary is accumulated on the way.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -23,8 +27,11 @@ from mathlens.analyze.grading.compliance import (
     summarize_compliance,
 )
 from mathlens.analyze.grading.equivalence import AnswerVerdict, EquivalenceConfig, check_answer
+from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
 from mathlens.analyze.quality import COUNTED_FLAGS, QualityFlags, flag_counts, record_quality
 from mathlens.items.schema import Question
+from mathlens.runs.documents import DocumentSpec, RecordRef
+from mathlens.runs.records import RunRecord
 from mathlens.runs.store import RunStore
 
 RecordStatus = Literal["correct", "incorrect", "unparseable", "unverifiable", "no_reference", "no_response"]
@@ -33,13 +40,7 @@ RecordStatus = Literal["correct", "incorrect", "unparseable", "unverifiable", "n
 class AnswerRecord(BaseModel):
     """The answer check of one run record."""
 
-    key: str
-    model: str
-    configuration: str
-    exam_id: str
-    question_id: str
-    variant: str
-    repeat: int
+    record: RecordRef
     status: RecordStatus
     truncated: bool = False
     verdict: AnswerVerdict | None = None
@@ -48,7 +49,7 @@ class AnswerRecord(BaseModel):
 
 
 class AccuracySummary(BaseModel):
-    """Verdict counts for one model and configuration; `accuracy` over the checkable records.
+    """Verdict counts for one model, configuration and variant; `accuracy` over the checkable records.
 
     `degenerate`, `truncated` and `no_final_answer` count the records (with a response) carrying
     that quality flag; `quality` counts every flag (see `mathlens.analyze.quality`). Accuracy keeps
@@ -57,6 +58,7 @@ class AccuracySummary(BaseModel):
 
     model: str
     configuration: str
+    variant: str = "original"
     records: int
     counts: dict[str, int]
     accuracy: float | None
@@ -66,13 +68,29 @@ class AccuracySummary(BaseModel):
     quality: dict[str, int] = Field(default_factory=dict)
 
 
-class AnswersAnalysis(BaseModel):
-    """Everything `analysis/answers.json` holds."""
+class AnswersSummary(BaseModel):
+    """The summary of the answers document."""
 
-    rules: dict[str, bool] | None
-    summary: list[AccuracySummary]
-    compliance: list[ComplianceSummary]
-    records: list[AnswerRecord]
+    rules: dict[str, bool] | None = None
+    summary: list[AccuracySummary] = Field(default_factory=list)
+    compliance: list[ComplianceSummary] = Field(default_factory=list)
+
+
+#: `analysis/answers.jsonl`: one `AnswerRecord` per run record.
+ANSWERS = DocumentSpec("answers", 1, AnswerRecord, AnswersSummary)
+
+
+class AnswersOptions(AnalyzerOptions):
+    """Tolerances of the equivalence check (see `EquivalenceConfig`)."""
+
+    rel_tol: float = Field(EquivalenceConfig.rel_tol, gt=0)
+    abs_tol: float = Field(EquivalenceConfig.abs_tol, ge=0)
+    timeout_s: float = Field(EquivalenceConfig.timeout_s, gt=0, le=600)
+    value_only_choice: Literal["incorrect", "correct"] = EquivalenceConfig.value_only_choice
+
+    def config(self) -> EquivalenceConfig:
+        return EquivalenceConfig(rel_tol=self.rel_tol, abs_tol=self.abs_tol, timeout_s=self.timeout_s,
+                                 value_only_choice=self.value_only_choice)
 
 
 def question_index(store: RunStore) -> dict[tuple[str, str], Question]:
@@ -80,70 +98,75 @@ def question_index(store: RunStore) -> dict[tuple[str, str], Question]:
     return store.questions()
 
 
-def _summaries(records: list[AnswerRecord]) -> list[AccuracySummary]:
-    groups: dict[tuple[str, str], list[AnswerRecord]] = defaultdict(list)
-    for r in records:
-        groups[(r.model, r.configuration)].append(r)
+def _summaries(groups: dict[tuple[str, str, str], list[tuple[str, QualityFlags | None]]]) -> list[AccuracySummary]:
     out = []
-    for (model, conf), rs in groups.items():
+    for (model, conf, variant), rs in groups.items():
         counts: dict[str, int] = defaultdict(int)
-        for r in rs:
-            counts[r.status] += 1
+        for status, _ in rs:
+            counts[status] += 1
         checkable = counts["correct"] + counts["incorrect"] + counts["unparseable"] + counts["no_response"]
-        quality = flag_counts(r.quality for r in rs)
-        out.append(AccuracySummary(model=model, configuration=conf, records=len(rs), counts=dict(counts),
-                                   accuracy=counts["correct"] / checkable if checkable else None,
+        quality = flag_counts(q for _, q in rs)
+        out.append(AccuracySummary(model=model, configuration=conf, variant=variant, records=len(rs),
+                                   counts=dict(counts), accuracy=counts["correct"] / checkable if checkable else None,
                                    degenerate=quality["degenerate"], truncated=quality["truncated"],
                                    no_final_answer=quality["no_final_answer"], quality=quality))
     return out
 
 
-def check_run(store: RunStore, config: EquivalenceConfig | None = None) -> AnswersAnalysis:
-    """Check every record of the run in `store` (no model calls)."""
-    manifest = store.manifest()
-    questions = question_index(store)
-    role_rules = rules_from_role(manifest.system_role)
+def check_record(rec: RunRecord, question: Question | None, rules: FormatRules,
+                 config: EquivalenceConfig) -> AnswerRecord:
+    """The answer check of one record (no model calls)."""
+    base: dict[str, Any] = {"record": RecordRef.of(rec), "truncated": rec.truncated,
+                            # error records have no response, so no flags; an empty ok response has some
+                            "quality": record_quality(rec, question)}
+    if rec.status != "ok" or not rec.response:
+        return AnswerRecord(status="no_response", **base)
+    fmt = format_violations(rec.response, rules)
+    if question is None:
+        return AnswerRecord(status="no_reference", format=fmt, **base)
+    verdict = check_answer(rec.response, question, config)
+    return AnswerRecord(status=verdict.status, verdict=verdict, format=fmt, **base)
+
+
+def run(job: AnalysisJob[AnswersOptions]) -> dict[str, Any]:
+    """Check every record; write `analysis/answers.jsonl`; return the per-group summary."""
+    store = job.store
+    role_rules = rules_from_role(store.manifest().system_role)
     rules = role_rules or FormatRules(latex=False, markup=False)
-    results: list[AnswerRecord] = []
-    for rec in store.records():
-        q = questions.get((rec.exam_id, rec.question_id))
-        base: dict[str, Any] = {"key": rec.key, "model": rec.model, "configuration": rec.configuration,
-                                "exam_id": rec.exam_id, "question_id": rec.question_id,
-                                "variant": rec.variant.name, "repeat": rec.repeat, "truncated": rec.truncated}
-        # Error records have no response to judge, so no quality flags; an empty ok response has some.
-        quality = record_quality(rec, q)
-        base["quality"] = quality
-        if rec.status != "ok" or not rec.response:
-            results.append(AnswerRecord(status="no_response", **base))
-            continue
-        fmt = format_violations(rec.response, rules)
-        if q is None:
-            results.append(AnswerRecord(status="no_reference", format=fmt, **base))
-            continue
-        verdict = check_answer(rec.response, q, config or EquivalenceConfig())
-        results.append(AnswerRecord(status=verdict.status, verdict=verdict, format=fmt, **base))
-    compliance = summarize_compliance((r.model, r.format) for r in results if r.format is not None)
-    return AnswersAnalysis(
-        rules={"latex": role_rules.latex, "markup": role_rules.markup} if role_rules else None,
-        summary=_summaries(results), compliance=compliance, records=results,
-    )
+    questions = question_index(store)
+    config = job.options.config()
+    groups: dict[tuple[str, str, str], list[tuple[str, QualityFlags | None]]] = defaultdict(list)
+    formats: list[tuple[str, FormatReport]] = []
 
+    def entries() -> Iterator[AnswerRecord]:
+        for rec in store.records():
+            entry = check_record(rec, questions.get((rec.exam_id, rec.question_id)), rules, config)
+            groups[(rec.model, rec.configuration, rec.variant.name)].append((entry.status, entry.quality))
+            if entry.format is not None:
+                formats.append((rec.model, entry.format))
+            yield entry
 
-def analyze_answers(store: RunStore, options: dict[str, Any]) -> dict[str, Any]:
-    """Registry entry point: write `analysis/answers.json` and return the per-model summary.
+    def summary() -> AnswersSummary:
+        return AnswersSummary(rules={"latex": role_rules.latex, "markup": role_rules.markup} if role_rules else None,
+                              summary=_summaries(groups), compliance=summarize_compliance(formats))
 
-    Options: `rel_tol`, `timeout_s`, `value_only_choice` (see `EquivalenceConfig`).
-    """
-    known = {"rel_tol", "abs_tol", "timeout_s", "value_only_choice"}
-    config = EquivalenceConfig(**{k: v for k, v in options.items() if k in known})
-    analysis = check_run(store, config)
-    path = store.write_analysis("answers", analysis)
+    path = job.write(ANSWERS, entries(), summary)
+    done = summary()
     return {
         "status": "ok",
         "path": str(path),
-        "records": len(analysis.records),
-        "summary": [s.model_dump() for s in analysis.summary],
-        "compliance": [{"model": c.model, "rate": c.rate} for c in analysis.compliance],
-        "quality": {"degenerate": sum(s.degenerate for s in analysis.summary),
-                    **{k: sum(s.quality.get(k, 0) for s in analysis.summary) for k in COUNTED_FLAGS}},
+        "records": sum(len(v) for v in groups.values()),
+        "summary": [s.model_dump() for s in done.summary],
+        "compliance": [{"model": c.model, "rate": c.rate} for c in done.compliance],
+        "quality": {"degenerate": sum(s.degenerate for s in done.summary),
+                    **{k: sum(s.quality.get(k, 0) for s in done.summary) for k in COUNTED_FLAGS}},
     }
+
+
+def stored_quality(root: Path) -> dict[str, QualityFlags | None]:
+    """Record key -> the quality flags the answers analysis stored (empty when it has not run)."""
+    return {e.record.key: e.quality for e in ANSWERS.entries(root)}
+
+
+ANALYZER = Analyzer(name="answers", title="final answers: equivalence verdicts, format compliance, quality flags",
+                    options=AnswersOptions, run=run, writes=(ANSWERS,))

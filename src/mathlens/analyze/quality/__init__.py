@@ -15,11 +15,10 @@ from mathlens.analyze.quality.summary import (
     record_prompts,
     record_quality,
     run_flags,
-    stored_flags,
 )
 
 __all__ = [
     "COUNTED_FLAGS", "DEGENERATE_FLAGS", "WARNING_SHARE", "QualityConfig", "QualityFlags", "degenerate_warning",
     "flag_counts", "likely_cause", "quality_flags", "record_prompts", "record_quality",
-    "run_flags", "stored_flags",
+    "run_flags",
 ]

@@ -8,8 +8,7 @@ naming the share and the likely cause.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
 
 from mathlens.analyze.quality.flags import DEGENERATE_FLAGS, QualityConfig, QualityFlags, quality_flags
 from mathlens.items.schema import Question
@@ -100,25 +99,11 @@ def degenerate_warning(flags: Iterable[QualityFlags | None], share: float = WARN
             "Scores computed on them describe the failure, not the model's reasoning.")
 
 
-def stored_flags(answers: Any) -> dict[str, QualityFlags | None]:
-    """Record key -> quality flags, from a parsed `analysis/answers.json` (empty when it has none);
-    an entry that is not valid is skipped (its record is flagged afresh by `run_flags`)."""
-    out: dict[str, QualityFlags | None] = {}
-    records = answers.get("records") if isinstance(answers, dict) else None
-    for entry in records if isinstance(records, list) else []:
-        if not isinstance(entry, dict) or not isinstance(entry.get("key"), str) or "quality" not in entry:
-            continue
-        raw = entry["quality"]
-        try:
-            out[entry["key"]] = QualityFlags.model_validate(raw) if raw is not None else None
-        except ValueError:
-            continue
-    return out
-
-
-def run_flags(records: Iterable[RunRecord], answers: Any = None) -> dict[str, QualityFlags | None]:
-    """Quality flags of every record: those stored by the answers analysis (`answers`, the parsed
-    `analysis/answers.json`) where it has them, else computed from the record without reloading its
-    question (so a lettered part's missing answer is not looked for)."""
-    stored = stored_flags(answers)
+def run_flags(records: Iterable[RunRecord],
+              stored: Mapping[str, QualityFlags | None] | None = None) -> dict[str, QualityFlags | None]:
+    """Quality flags of every record: those stored by the answers analysis (`stored`, record key ->
+    flags, see `mathlens.analyze.grading.analyzer.stored_quality`) where it has them, else computed
+    from the record without reloading its question (so a lettered part's missing answer is not
+    looked for)."""
+    stored = stored or {}
     return {rec.key: stored[rec.key] if rec.key in stored else record_quality(rec) for rec in records}

@@ -11,9 +11,9 @@ and the sensitivity flags were computed without such responses.
 
 from __future__ import annotations
 
+from mathlens.analyze.ablation.analyzer import SENSITIVITY
 from mathlens.report.context import ReportContext
 from mathlens.report.flowdata import flow_for
-from mathlens.report.lookup import num
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table
 
@@ -25,18 +25,12 @@ def build(ctx: ReportContext) -> Table | None:
     anchors = {(v.exam_id, v.question_id): v.anchor for v in ctx.views}
     opts = ctx.options
     for run in ctx.runs:
-        doc = run.analysis("sensitivity")
-        has_sens = isinstance(doc, dict)
-        for q in (doc.get("questions") or []) if isinstance(doc, dict) else []:
-            if not isinstance(q, dict):
-                continue
-            for f in q.get("flags") or []:
-                if isinstance(f, dict):
-                    rows.append((f"{q.get('exam_id')} · {q.get('question_id')}",
-                                 f"{q.get('model')} · {q.get('configuration')}",
-                                 str(f.get("name", "")).replace("_", " "),
-                                 f.get("reason"), num(f.get("value")), num(f.get("threshold"))))
-                    links.append(anchors.get((str(q.get("exam_id")), str(q.get("question_id")))))
+        has_sens = run.document(SENSITIVITY) is not None
+        for q in run.all_entries(SENSITIVITY):
+            for f in q.flags:
+                rows.append((f"{q.exam_id} · {q.question_id}", f"{q.model} · {q.configuration}",
+                             f.name.replace("_", " "), f.reason, f.value, f.threshold))
+                links.append(anchors.get((q.exam_id, q.question_id)))
         for rec in run.records:
             if rec.variant.kind != "original":
                 continue

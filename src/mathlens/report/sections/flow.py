@@ -1,4 +1,4 @@
-"""Per question: the reasoning graph and step table of each response (`analysis/flow.json`)."""
+"""Per question: the reasoning graph and step table of each response (the `FLOW` document)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """The interpretability table (Table 8 of the calculus study): robustness, complexity, step count and
 phrase sensitivity per course, exam and configuration, with standard deviations and bootstrap CIs.
 
-Read from `analysis/sensitivity.json` (its per-exam rows). Without a sensitivity analysis, the
-complexity and step-count columns are computed from `analysis/flow.json` alone (mean over the
-original responses, seeded bootstrap CI) and the ablation columns are left empty.
+Read from the sensitivity document's exam rows. Without a sensitivity analysis, the complexity
+and step-count columns are computed from the flow document alone (mean over the original
+responses, seeded bootstrap CI) and the ablation columns are left empty.
 """
 
 from __future__ import annotations
@@ -12,10 +12,13 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from mathlens.analyze.ablation.analyzer import SENSITIVITY
+from mathlens.analyze.ablation.tables import MetricSummary
+from mathlens.analyze.flow.models import FLOW
 from mathlens.report.charts import ChartLayout, Series, grouped_bars
 from mathlens.report.context import ReportContext
 from mathlens.report.flowdata import flow_for, step_count
-from mathlens.report.lookup import num
+from mathlens.report.loader import RunData
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table
 from mathlens.stats.bootstrap import bootstrap_ci
@@ -31,20 +34,45 @@ class Interpretability:
     source: str
 
 
-def _summary(values: list[float]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Row:
+    """One row of the table: an exam under one model and configuration (of one run)."""
+
+    run: str
+    course: str | None
+    exam: str
+    model: str
+    configuration: str
+    n_questions: int
+    metrics: dict[str, MetricSummary]
+    flagged_questions: int | None
+    excluded_degenerate: int
+
+
+def _summary(values: list[float]) -> MetricSummary:
     if not values:
-        return {"mean": None, "sd": None, "ci_low": None, "ci_high": None, "n": 0}
+        return MetricSummary(mean=None, sd=None, ci_low=None, ci_high=None, n=0, status="empty")
     ci = bootstrap_ci(values, seed=0)
     mean = sum(values) / len(values)
     sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5 if len(values) > 1 else None
-    return {"mean": mean, "sd": sd, "ci_low": ci.low, "ci_high": ci.high, "n": len(values)}
+    return MetricSummary(mean=mean, sd=sd, ci_low=ci.low, ci_high=ci.high, n=len(values), status="ok")
 
 
-def _from_flow(ctx: ReportContext) -> list[dict[str, Any]]:
+def _from_sensitivity(run: RunData) -> list[Row]:
+    doc = run.document(SENSITIVITY)
+    if doc is None:
+        return []
+    return [Row(run=run.label, course=r.course, exam=r.exam, model=r.model, configuration=r.configuration,
+                n_questions=r.n_questions, metrics={k: getattr(r, k) for k, _ in METRICS},
+                flagged_questions=r.flagged_questions, excluded_degenerate=r.excluded_degenerate)
+            for r in doc.summary.exams]
+
+
+def _from_flow(ctx: ReportContext) -> list[Row]:
     groups: dict[tuple[str, str, str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     exams: dict[str, Any] = {}
     for run in ctx.runs:
-        if run.analysis("flow") is None:
+        if run.document(FLOW) is None:
             continue
         for rec in run.records:
             flow = flow_for(run, rec.key) if rec.variant.kind == "original" else None
@@ -63,52 +91,48 @@ def _from_flow(ctx: ReportContext) -> list[dict[str, Any]]:
     rows = []
     for (run_label, model, conf, exam_id), vals in groups.items():
         exam = exams.get(exam_id)
-        rows.append({"run": run_label, "course": exam.course if exam else None,
-                     "exam": exam.name if exam else exam_id, "model": model, "configuration": conf,
-                     "n_questions": max((len(v) for k, v in vals.items() if k != "excluded"), default=0),
-                     "excluded_degenerate": len(vals["excluded"]),
-                     "complexity": _summary(vals["complexity"]), "step_count": _summary(vals["step_count"])})
+        rows.append(Row(run=run_label, course=exam.course if exam else None, exam=exam.name if exam else exam_id,
+                        model=model, configuration=conf,
+                        n_questions=max((len(v) for k, v in vals.items() if k != "excluded"), default=0),
+                        metrics={"complexity": _summary(vals["complexity"]),
+                                 "step_count": _summary(vals["step_count"])},
+                        flagged_questions=None, excluded_degenerate=len(vals["excluded"])))
     return rows
 
 
-def _fmt(m: Any) -> str | None:
-    if not isinstance(m, dict) or num(m.get("mean")) is None:
+def _fmt(m: MetricSummary | None) -> str | None:
+    if m is None or m.mean is None:
         return None
-    s = f"{m['mean']:.3f}"
-    if num(m.get("sd")) is not None:
-        s += f" ± {m['sd']:.3f}"
-    if num(m.get("ci_low")) is not None and num(m.get("ci_high")) is not None:
-        s += f" [{m['ci_low']:.3f}, {m['ci_high']:.3f}]"
+    s = f"{m.mean:.3f}"
+    if m.sd is not None:
+        s += f" ± {m.sd:.3f}"
+    if m.ci_low is not None and m.ci_high is not None:
+        s += f" [{m.ci_low:.3f}, {m.ci_high:.3f}]"
     return s
 
 
 def build(ctx: ReportContext) -> Interpretability | None:
     """Table 8 with mean ± sd [95% CI] per cell, and bar charts of robustness and phrase sensitivity."""
-    rows: list[dict[str, Any]] = []
+    rows = [row for run in ctx.runs for row in _from_sensitivity(run)]
     source = "sensitivity"
-    for run in ctx.runs:
-        doc = run.analysis("sensitivity")
-        if isinstance(doc, dict):
-            rows += [{"run": run.label, **r} for r in doc.get("exams") or [] if isinstance(r, dict)]
     if not rows:
         rows, source = _from_flow(ctx), "flow"
     if not rows:
         return None
-    lead = ("run",) if ctx.multi_run else ()
+    multi = ctx.multi_run
     shown: list[tuple[Cell, ...]] = []
     export: list[tuple[Cell, ...]] = []
     for r in rows:
-        head = (*(r.get(c) for c in lead), r.get("course"), r.get("exam"), r.get("model"), r.get("configuration"),
-                r.get("n_questions"))
-        tail = (r.get("flagged_questions"), r.get("excluded_degenerate", 0))
-        shown.append(head + tuple(_fmt(r.get(k)) for k, _ in METRICS) + tail)
+        head: tuple[Cell, ...] = (*((r.run,) if multi else ()), r.course, r.exam, r.model, r.configuration,
+                                  r.n_questions)
+        tail: tuple[Cell, ...] = (r.flagged_questions, r.excluded_degenerate)
+        shown.append(head + tuple(_fmt(r.metrics.get(k)) for k, _ in METRICS) + tail)
         nums: list[Cell] = []
         for k, _ in METRICS:
-            m = r.get(k)
-            m = m if isinstance(m, dict) else {}
-            nums += [num(m.get("mean")), num(m.get("sd")), num(m.get("ci_low")), num(m.get("ci_high"))]
+            m = r.metrics.get(k)
+            nums += [m.mean, m.sd, m.ci_low, m.ci_high] if m is not None else [None] * 4
         export.append(head + tuple(nums) + tail)
-    head_cols = (*lead, "course", "exam", "model", "configuration", "questions")
+    head_cols = (*(("run",) if multi else ()), "course", "exam", "model", "configuration", "questions")
     table = Table(
         ctx.uid("interpretability"),
         "Interpretability metrics per exam and configuration (as in Table 8 of the calculus study)",
@@ -123,15 +147,19 @@ def build(ctx: ReportContext) -> Interpretability | None:
         export_columns=head_cols + tuple(f"{k} {s}" for k, _ in METRICS for s in ("mean", "sd", "ci_low", "ci_high"))
         + ("flagged_questions", "excluded_degenerate"), export_rows=tuple(export))
     charts = []
-    cats = list(dict.fromkeys(str(r.get("exam")) for r in rows))
-    names = list(dict.fromkeys(f"{r.get('model')} · {r.get('configuration')}" for r in rows))
+    cats = list(dict.fromkeys(r.exam for r in rows))
+    names = list(dict.fromkeys(f"{r.model} · {r.configuration}" for r in rows))
     for key, title, top in (("robustness", "Robustness (mean cosine)", 1.0),
                             ("phrase_sensitivity", "Phrase sensitivity (max 1 − cosine)", 1.0),
                             ("complexity", "Complexity score", None)):
-        cell = {(f"{r.get('model')} · {r.get('configuration')}", str(r.get("exam"))): r.get(key) for r in rows}
-        series = [Series(n, tuple(num((cell.get((n, c)) or {}).get("mean")) for c in cats),
-                         lows=tuple(num((cell.get((n, c)) or {}).get("ci_low")) for c in cats),
-                         highs=tuple(num((cell.get((n, c)) or {}).get("ci_high")) for c in cats)) for n in names]
+        cell = {(f"{r.model} · {r.configuration}", r.exam): r.metrics.get(key) for r in rows}
+
+        def pick(n: str, c: str, attr: str, cell: dict[tuple[str, str], MetricSummary | None] = cell) -> float | None:
+            m = cell.get((n, c))
+            return getattr(m, attr) if m is not None else None
+
+        series = [Series(n, tuple(pick(n, c, "mean") for c in cats), lows=tuple(pick(n, c, "ci_low") for c in cats),
+                         highs=tuple(pick(n, c, "ci_high") for c in cats)) for n in names]
         chart = grouped_bars(ctx.uid("chart", key), f"{title} by exam and configuration, with 95% CI", cats, series,
                              y_title=title, x_title="Exam", y_max=top)
         if chart is not None:

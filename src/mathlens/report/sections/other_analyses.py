@@ -1,14 +1,16 @@
-"""Analysis files that no section of this report draws, summarised by their top-level values, so
+"""Analysis documents that no section of this report draws, summarised by their envelope (the
+analysis, its schema version, options and entry count, and the scalar values of its summary), so
 that a new analysis is visible in the report before it has a section of its own."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from mathlens.report.context import ReportContext
-from mathlens.report.lookup import scalar_items
 from mathlens.report.registry import ReportSection
-from mathlens.report.tables import Table
+from mathlens.report.tables import Cell, Table
+from mathlens.runs.documents import DocumentError, read_envelope
 
 #: Analyses some section reads (prefix match for families such as `tutor_stats_<annotator>`).
 DRAWN = ("flow", "answers", "grades", "grade_tables", "human_grades", "sensitivity", "maple", "tutor_scores",
@@ -25,23 +27,35 @@ def _drawn(name: str) -> bool:
 
 
 def build(ctx: ReportContext) -> Other | None:
-    """A two-column table (field, value) per analysis file not drawn elsewhere."""
+    """A two-column table (field, value) per analysis document not drawn elsewhere."""
     tables = []
     for run in ctx.runs:
         for name in run.analysis_names:
             if _drawn(name):
                 continue
-            doc = run.analysis(name)
-            items = scalar_items(doc) if isinstance(doc, dict) else []
-            lists = ([f"{k}: {len(v)} entries" for k, v in doc.items() if isinstance(v, list)]
-                     if isinstance(doc, dict) else [])
-            rows = tuple((k, v if not isinstance(v, bool) else str(v).lower()) for k, v in items)
-            rows += tuple(("list", s) for s in lists)
-            if isinstance(doc, list):
-                rows += (("entries", len(doc)),)
-            tables.append(Table(ctx.uid("other", name, run.label), f"analysis/{name}.json"
+            path = run.root / "analysis" / f"{name}.jsonl"
+            try:
+                env = read_envelope(path)
+            except DocumentError as exc:
+                run.notes.append(str(exc))
+                continue
+            rows: tuple[tuple[Cell, ...], ...] = (
+                ("analysis", env.analysis), ("schema version", env.schema_version),
+                ("written by mathlens", env.mathlens_version), ("entries", env.entries))
+            rows += tuple((f"option {k}", _cell(v)) for k, v in env.options.items() if _scalar(v))
+            rows += tuple((k, _cell(v)) for k, v in env.summary.items() if _scalar(v))
+            rows += tuple((k, f"{len(v)} items") for k, v in env.summary.items() if isinstance(v, list))
+            tables.append(Table(ctx.uid("other", name, run.label), f"analysis/{name}.jsonl"
                                 + (f" · {run.label}" if ctx.multi_run else ""), ("field", "value"), rows))
     return Other(tuple(tables)) if tables else None
+
+
+def _scalar(v: Any) -> bool:
+    return v is None or isinstance(v, str | int | float | bool)
+
+
+def _cell(v: Any) -> Cell:
+    return str(v).lower() if isinstance(v, bool) else v
 
 
 SECTION = ReportSection(id="other_analyses", title="Other analyses", template="sections/other_analyses.html.j2",

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from mathlens.analyze.ablation.analyzer import SENSITIVITY
+from mathlens.analyze.flow.models import FLOW
+from mathlens.analyze.grading.analyzer import ANSWERS
 from mathlens.report.context import ReportContext
 from mathlens.report.flowdata import flow_for
-from mathlens.report.lookup import num
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table
 
@@ -17,18 +19,17 @@ def build(ctx: ReportContext) -> Table | None:
         return None
     ps: dict[tuple[str, str], float] = {}
     for run in ctx.runs:
-        doc = run.analysis("sensitivity")
-        for q in (doc.get("questions") or []) if isinstance(doc, dict) else []:
-            v = num(q.get("phrase_sensitivity")) if isinstance(q, dict) else None
+        for q in run.all_entries(SENSITIVITY):
+            v = q.phrase_sensitivity
             if v is not None:
-                k = (str(q.get("exam_id")), str(q.get("question_id")))
+                k = (q.exam_id, q.question_id)
                 ps[k] = max(ps.get(k, v), v)
-    have_answers = any(r.analysis("answers") is not None for r in ctx.runs)
-    have_flow = any(r.analysis("flow") is not None for r in ctx.runs)
+    have_answers = any(r.document(ANSWERS) is not None for r in ctx.runs)
+    have_flow = any(r.document(FLOW) is not None for r in ctx.runs)
     rows: list[tuple[Cell, ...]] = []
     for view in ctx.views:
         recs = view.originals
-        answers = [r.run.entry("answers", r.record.key) for r in recs]
+        answers = [r.run.entry(ANSWERS, r.record.key) for r in recs]
         checked = [a for a in answers if a is not None]
         flows = [f for f in (flow_for(r.run, r.record.key) for r in recs) if f is not None]
         cx = [f.complexity for f in flows if f.complexity is not None]
@@ -36,7 +37,7 @@ def build(ctx: ReportContext) -> Table | None:
         rows.append((f"{view.exam_id} · {view.question_id}", text[:EXCERPT] + ("…" if len(text) > EXCERPT else ""),
                      len(recs), len(view.variants), sum(r.record.status == "error" for r in recs),
                      sum(r.record.truncated for r in recs),
-                     (f"{sum(a.get('status') == 'correct' for a in checked)} of {len(checked)}"
+                     (f"{sum(a.status == 'correct' for a in checked)} of {len(checked)}"
                       if have_answers else None),
                      sum(cx) / len(cx) if cx else None,
                      sum(f.first_invalid is not None for f in flows) if have_flow else None,

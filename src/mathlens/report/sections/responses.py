@@ -8,8 +8,8 @@ from typing import Any
 
 from mathlens.report.context import ReportContext
 from mathlens.report.loader import QuestionView
-from mathlens.report.lookup import entries, first, num, scalar_items
 from mathlens.report.registry import QuestionSection
+from mathlens.solve.configurations import Retrieval
 
 
 @dataclass(frozen=True)
@@ -38,24 +38,15 @@ class ResponseCard:
     quality: tuple[tuple[str, str], ...] = ()
 
 
-def retrieved_chunks(retrieval: dict[str, Any] | None) -> tuple[list[Chunk], list[tuple[str, Any]]]:
-    """Chunks named in a record's retrieval dict (list of dicts, or parallel id/score/text lists)."""
-    if not retrieval:
+def retrieved_chunks(retrieval: Retrieval | None) -> tuple[list[Chunk], list[tuple[str, Any]]]:
+    """The chunks a retrieval configuration showed the model, and its scalar settings."""
+    if retrieval is None:
         return [], []
-    chunks: list[Chunk] = []
-    listed = entries(retrieval, ("chunks", "retrieved", "results", "hits"))
-    for c in listed:
-        chunks.append(Chunk(str(first(c, "id", "chunk_id", default="")), num(first(c, "score", "distance")),
-                            str(first(c, "text", "content", "context", default=""))))
-    if not chunks:
-        ids = first(retrieval, "chunk_ids", "ids") or []
-        scores = first(retrieval, "scores") or []
-        texts = first(retrieval, "texts") or []
-        if isinstance(ids, list):
-            for i, cid in enumerate(ids):
-                chunks.append(Chunk(str(cid), num(scores[i]) if i < len(scores) else None,
-                                    str(texts[i]) if i < len(texts) else ""))
-    return chunks, scalar_items(retrieval)
+    chunks = [Chunk(cid, retrieval.scores[i] if i < len(retrieval.scores) else None,
+                    retrieval.texts[i] if i < len(retrieval.texts) else "")
+              for i, cid in enumerate(retrieval.chunk_ids)]
+    meta = [(k, v) for k, v in retrieval.model_dump().items() if v is None or isinstance(v, str | int | float | bool)]
+    return chunks, meta
 
 
 def build(ctx: ReportContext, view: QuestionView) -> list[ResponseCard] | None:

@@ -1,4 +1,4 @@
-"""Per question: prompt-ablation sensitivity (`analysis/sensitivity.json`).
+"""Per question: prompt-ablation sensitivity (the `SENSITIVITY` document).
 
 For each model and configuration: robustness, phrase sensitivity, the impact of each prompt element
 ranked as in the calculus study's "Important phrase … Impact …" lines (drawn as bars), each variant's
@@ -10,12 +10,12 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from typing import Any
 
+from mathlens.analyze.ablation.analyzer import SENSITIVITY
+from mathlens.analyze.ablation.metrics import QuestionSensitivity
 from mathlens.report.charts import ChartLayout, ranked_bars
 from mathlens.report.context import ReportContext
 from mathlens.report.loader import QuestionView, RunData
-from mathlens.report.lookup import first, num
 from mathlens.report.registry import QuestionSection
 from mathlens.report.tables import Cell, Table
 
@@ -60,72 +60,61 @@ def diff_segments(original: str, variant: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _fmt(v: Any, digits: int = 3) -> str:
-    f = num(v)
-    return "–" if f is None else f"{f:.{digits}f}"
+def _fmt(v: float | None, digits: int = 3) -> str:
+    return "–" if v is None else f"{v:.{digits}f}"
 
 
-def _element(d: dict[str, Any]) -> str:
-    text, typ = first(d, "element_text"), first(d, "element_type")
+def _element(text: str | None, typ: str | None, name: str | None = None) -> str:
     if text and typ:
         return f"{text} ({typ})"
-    return str(text or typ or first(d, "variant", default=""))
+    return str(text or typ or name or "")
 
 
-def _variant_texts(run: RunData, q: dict[str, Any], original: str) -> tuple[VariantText, ...]:
-    answers = {d.get("variant"): d.get("answer") for d in q.get("details") or [] if isinstance(d, dict)}
+def _variant_texts(run: RunData, q: QuestionSensitivity, original: str) -> tuple[VariantText, ...]:
+    answers = {d.variant: d.answer for d in q.details}
     out = []
     seen: set[str] = set()
     for rec in run.records:
         v = rec.variant
-        if (v.kind == "original" or rec.model != q.get("model") or rec.configuration != q.get("configuration")
-                or rec.exam_id != q.get("exam_id") or rec.question_id != q.get("question_id") or v.name in seen):
+        if (v.kind == "original" or rec.model != q.model or rec.configuration != q.configuration
+                or rec.exam_id != q.exam_id or rec.question_id != q.question_id or v.name in seen):
             continue
         seen.add(v.name)
         text = v.question_text if v.question_text is not None else ""
-        out.append(VariantText(name=v.name, kind=v.kind, element=_element(v.model_dump()),
+        out.append(VariantText(name=v.name, kind=v.kind, element=_element(v.element_text, v.element_type, v.name),
                                segments=diff_segments(original, text), answer=answers.get(v.name)))
     return tuple(out)
 
 
-def _panel(ctx: ReportContext, view: QuestionView, run: RunData, q: dict[str, Any]) -> SensitivityPanel:
-    label = f"{q.get('model')} · {q.get('configuration')}" + (f" · {run.label}" if ctx.multi_run else "")
-    ps_el = _element({"element_text": q.get("ps_element_text"), "element_type": q.get("ps_element_type"),
-                      "variant": q.get("ps_variant")})
-    metrics = [("robustness (mean cosine)", f"{_fmt(q.get('robustness'))} ± {_fmt(q.get('robustness_sd'))}"),
-               ("phrase sensitivity (max 1 − cosine)", f"{_fmt(q.get('phrase_sensitivity'))}  from {ps_el}"),
-               ("mean normalised Levenshtein", _fmt(q.get("mean_levenshtein"))),
-               ("answer-flip rate", f"{_fmt(q.get('answer_flip_rate'))} of {q.get('n_answer_compared', 0)}"),
-               ("pattern-change rate", f"{_fmt(q.get('pattern_change_rate'))} of {q.get('n_pattern_compared', 0)}"),
-               ("ablations", str(q.get("n_ablations", 0))),
-               ("excluded (degenerate responses)", str(q.get("excluded_degenerate", 0)))]
-    cons = q.get("consistency")
-    if isinstance(cons, dict) and cons.get("status") == "ok":
-        metrics.append(("repeat consistency", f"answer agreement {_fmt(cons.get('answer_agreement'))}, "
-                                              f"mean pairwise cosine {_fmt(cons.get('mean_pairwise_cosine'))} "
-                                              f"over {cons.get('n_runs')} runs"))
-    flags = tuple((str(f.get("name", "")), str(f.get("reason", ""))) for f in q.get("flags") or []
-                  if isinstance(f, dict))
-    impacts = [(_element(i), float(i["impact"])) for i in q.get("impact") or []
-               if isinstance(i, dict) and num(i.get("impact")) is not None]
+def _panel(ctx: ReportContext, view: QuestionView, run: RunData, q: QuestionSensitivity) -> SensitivityPanel:
+    label = f"{q.model} · {q.configuration}" + (f" · {run.label}" if ctx.multi_run else "")
+    ps_el = _element(q.ps_element_text, q.ps_element_type, q.ps_variant)
+    metrics = [("robustness (mean cosine)", f"{_fmt(q.robustness)} ± {_fmt(q.robustness_sd)}"),
+               ("phrase sensitivity (max 1 − cosine)", f"{_fmt(q.phrase_sensitivity)}  from {ps_el}"),
+               ("mean normalised Levenshtein", _fmt(q.mean_levenshtein)),
+               ("answer-flip rate", f"{_fmt(q.answer_flip_rate)} of {q.n_answer_compared}"),
+               ("pattern-change rate", f"{_fmt(q.pattern_change_rate)} of {q.n_pattern_compared}"),
+               ("ablations", str(q.n_ablations)),
+               ("excluded (degenerate responses)", str(q.excluded_degenerate))]
+    cons = q.consistency
+    if cons is not None and cons.status == "ok":
+        metrics.append(("repeat consistency", f"answer agreement {_fmt(cons.answer_agreement)}, "
+                                              f"mean pairwise cosine {_fmt(cons.mean_pairwise_cosine)} "
+                                              f"over {cons.n_runs} runs"))
+    flags = tuple((f.name, f.reason) for f in q.flags)
+    impacts = [(_element(i.element_text, i.element_type, i.variant), i.impact) for i in q.impact]
     chart = ranked_bars(ctx.uid("impact", view.anchor, label), f"Impact of each prompt element · {label}",
                         impacts, x_title="Impact (1 − TF-IDF cosine to the original response)", x_max=1.0)
-    rows: list[tuple[Cell, ...]] = []
-    for d in q.get("details") or []:
-        if not isinstance(d, dict):
-            continue
-        cos = num(d.get("cosine"))
-        rows.append((d.get("variant"), d.get("kind"), d.get("element_type"), d.get("element_text"), cos,
-                     None if cos is None else 1.0 - cos, num(d.get("levenshtein")), d.get("answer"),
-                     d.get("original_answer"), d.get("variant_answer"), d.get("step_change"),
-                     d.get("pattern_changed"), d.get("status")))
+    rows: list[tuple[Cell, ...]] = [
+        (d.variant, d.kind, d.element_type, d.element_text, d.cosine, None if d.cosine is None else 1.0 - d.cosine,
+         d.levenshtein, d.answer, d.original_answer, d.variant_answer, d.step_change, d.pattern_changed, d.status)
+        for d in q.details]
     details = Table(ctx.uid("variants", view.anchor, label), f"Variants · {label}",
                     ("variant", "kind", "element type", "element", "cosine", "impact", "Levenshtein", "answer",
                      "original answer", "variant answer", "step change", "pattern changed", "status"),
                     tuple(rows)) if rows else None
     original = view.question.prompt_text() if view.question is not None else view.text
-    return SensitivityPanel(label=label, status=str(q.get("status", "")), note=str(q.get("note", "")),
-                            metrics=tuple(metrics), flags=flags,
+    return SensitivityPanel(label=label, status=q.status, note=q.note, metrics=tuple(metrics), flags=flags,
                             impact_lines=tuple(sorted(impacts, key=lambda p: -p[1])),
                             chart=chart, details=details, variants=_variant_texts(run, q, original))
 
@@ -134,12 +123,8 @@ def build(ctx: ReportContext, view: QuestionView) -> list[SensitivityPanel] | No
     """One panel per model and configuration that has sensitivity results for this question."""
     out = []
     for run in ctx.runs:
-        doc = run.analysis("sensitivity")
-        if not isinstance(doc, dict):
-            continue
-        for q in doc.get("questions") or []:
-            if isinstance(q, dict) and q.get("exam_id") == view.exam_id and q.get("question_id") == view.question_id:
-                out.append(_panel(ctx, view, run, q))
+        for q in run.entries_by(SENSITIVITY, ("exam_id", "question_id"), view.exam_id, view.question_id):
+            out.append(_panel(ctx, view, run, q))
     return out or None
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from mathlens.errors import UnknownNameError, UserError
 from mathlens.items.schema import Question
 from mathlens.models.base import Message
-from mathlens.solve.configurations import Built
+from mathlens.solve.configurations import Built, Retrieval
 from mathlens.solve.prompts import question_message
 from mathlens.solve.retrieval.builtin import BUILTIN_KB, open_or_build
 from mathlens.solve.retrieval.rerank import apply_reranker
@@ -97,17 +97,15 @@ def format_inline(hits: list[Hit]) -> str:
 
 
 def _record(kb: KnowledgeBase, opts: RetrievalOptions, query: str, hits: list[Hit], contextual: bool,
-            mode: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "kb": kb.name, "mode": mode, "contextual": contextual, "embedder": kb.info.embedder_identity,
-        "top_k": opts.top_k, "rerank": opts.rerank, "query": query,
-        "chunk_ids": [h.id for h in hits], "scores": [h.score for h in hits],
-        "sources": [h.source for h in hits], "titles": [h.title for h in hits],
-        "texts": [h.text for h in hits],
-        "contexts": [h.context for h in hits] if contextual else None,
-        "score_parts": [h.parts for h in hits],
-        **(extra or {}),
-    }
+            mode: str, topics: list[str] | None = None) -> Retrieval:
+    return Retrieval(
+        kb=kb.name, mode=mode, contextual=contextual, embedder=kb.info.embedder_identity,
+        top_k=opts.top_k, rerank=opts.rerank, query=query,
+        chunk_ids=[h.id for h in hits], scores=[h.score for h in hits],
+        sources=[h.source for h in hits], titles=[h.title for h in hits],
+        texts=[h.text for h in hits],
+        contexts=[h.context for h in hits] if contextual else None,
+        score_parts=[h.parts for h in hits], topics=topics)
 
 
 def _messages(system_role: str, question: Question, text: str | None, context: str) -> list[Message]:
@@ -178,5 +176,5 @@ class ContextualConfiguration(RagConfiguration):
             return super().build(question, system_role, text)
         query = text if text is not None else question.prompt_text()
         hits, topics = self.curated(question, query)
-        record = _record(self.kb(), self.settings, query, hits, True, "inline", {"topics": topics})
+        record = _record(self.kb(), self.settings, query, hits, True, "inline", topics)
         return Built(messages=_messages(system_role, question, text, format_inline(hits)), retrieval=record)
