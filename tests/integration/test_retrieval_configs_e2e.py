@@ -62,26 +62,26 @@ def test_three_configurations_build_traceable_messages(env: Path) -> None:
     assert "Reference material" not in built["baseline"].messages[-1].content
     for name in ("rag", "contextual"):
         r = built[name].retrieval
-        assert r is not None and r["kb"] == BUILTIN_KB and len(r["chunk_ids"]) == 3
-        assert len(r["scores"]) == len(r["texts"]) == len(r["sources"]) == 3
-        assert "der-quotient-rule" in r["chunk_ids"], (name, r["chunk_ids"])
+        assert r is not None and r.kb == BUILTIN_KB and len(r.chunk_ids) == 3
+        assert len(r.scores) == len(r.texts) == len(r.sources) == 3
+        assert "der-quotient-rule" in r.chunk_ids, (name, r.chunk_ids)
         user = built[name].messages[-1].content
-        for i, (cid, src) in enumerate(zip(r["chunk_ids"], r["sources"], strict=True), start=1):
+        for i, (cid, src) in enumerate(zip(r.chunk_ids, r.sources, strict=True), start=1):
             assert f"[{i}] source: {src}, chunk {cid}" in user
         assert user.rstrip().endswith(q.prompt_text().strip())
-    assert built["rag"].retrieval["mode"] == "embedding"  # type: ignore[index]
-    assert built["contextual"].retrieval["mode"] == "hybrid"  # type: ignore[index]
-    assert built["contextual"].retrieval["contexts"] is not None  # type: ignore[index]
+    rag, contextual = built["rag"].retrieval, built["contextual"].retrieval
+    assert rag is not None and rag.mode == "embedding"
+    assert contextual is not None and contextual.mode == "hybrid" and contextual.contexts is not None
 
 
 def test_inline_variant_places_on_topic_notes_in_one_block(env: Path) -> None:
     q = _quotient_question()
     built = get_configuration("contextual", {"inline": "true", "inline_k": 4}).build(q, EXAM_SYSTEM_ROLE)
     r = built.retrieval
-    assert r is not None and r["mode"] == "inline" and len(r["chunk_ids"]) == 4
-    assert "derivatives" in r["topics"]
+    assert r is not None and r.mode == "inline" and len(r.chunk_ids) == 4
+    assert r.topics is not None and "derivatives" in r.topics
     kb = ensure_builtin()
-    assert all("derivatives" in kb.by_id[c].topics for c in r["chunk_ids"])
+    assert all("derivatives" in kb.by_id[c].topics for c in r.chunk_ids)
     assert "Course notes for this question:" in built.messages[-1].content
     assert "[1] source:" not in built.messages[-1].content
 
@@ -113,7 +113,7 @@ async def test_run_all_three_configurations_with_the_embedded_model(env: Path, g
     for name in ("rag", "contextual"):
         rec = records[name]
         assert rec.status == "ok" and rec.response is not None
-        assert rec.retrieval is not None and len(rec.retrieval["chunk_ids"]) == 2
-        assert rec.retrieval["chunk_ids"][0] in rec.messages[-1].content
+        assert rec.retrieval is not None and len(rec.retrieval.chunk_ids) == 2
+        assert rec.retrieval.chunk_ids[0] in rec.messages[-1].content
     # Retrieval made the prompts longer than the baseline's.
     assert records["rag"].usage.prompt_tokens > records["baseline"].usage.prompt_tokens
