@@ -29,11 +29,13 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 async def _judge_all(model, replies, items, max_tokens):  # type: ignore[no-untyped-def]
+    """Every reply x item verdict, keyed (reply key, item id); the judge is closed afterwards."""
     out = {}
-    for reply in replies:
-        ctx = judge_context(reply)
-        for item in items:
-            out[(reply.key, item.id)] = await judge_item(model, item, reply.key, ctx, judge_config(max_tokens))
+    async with model:
+        for reply in replies:
+            ctx = judge_context(reply)
+            for item in items:
+                out[(reply.key, item.id)] = await judge_item(model, item, ctx, judge_config(max_tokens))
     return out
 
 
@@ -54,9 +56,13 @@ def main() -> int:
     rubric = load_rubric()
     replies = sample_replies(load_mrbench(path), args.limit, args.seed)
     items = [rubric.item(m.item_id) for m in MAPPINGS]
-    model = get_model(args.judge, parse_options(args.J), cache=ResponseCache())
+    cache = ResponseCache()
+    model = get_model(args.judge, parse_options(args.J), cache=cache)
     start = time.perf_counter()
-    scores = asyncio.run(_judge_all(model, replies, items, args.max_tokens))
+    try:
+        scores = asyncio.run(_judge_all(model, replies, items, args.max_tokens))
+    finally:
+        cache.close()
     elapsed = time.perf_counter() - start
     report = {"judge": args.judge, "replies": len(replies), "judge_calls": model.stats.calls,
               "cache_hits": model.stats.cache_hits,

@@ -81,3 +81,29 @@ def test_user_errors_exit_two(tmp_path: Path) -> None:
     assert code == 2 and "no such item file" in out
     code, out = invoke("tutor", "score", str(tmp_path), "--judge", "mock/j")
     assert code == 2 and "not a run directory" in out
+
+
+def test_score_takes_the_judge_from_the_flag_or_the_run_and_never_a_default(tmp_path: Path) -> None:
+    from mathlens.runs.records import ModelEntry
+    from mathlens.runs.store import RunStore
+
+    run = tmp_path / "run"
+    code, out = invoke("tutor", "run", "tutoring", "--model", "mock/echo", "--conditions", "2", "--limit", "1",
+                       "--out", str(run), "--json", "--no-cache")
+    assert code == 0, out
+    code, out = invoke("tutor", "score", str(run), "--items", "Q1")
+    assert code == 2 and "no judge model for run" in out and "--judge MODEL" in out
+    assert not (run / "analysis" / "tutor_scores.jsonl").exists()
+    store = RunStore(run)
+    store.write_manifest(store.manifest().model_copy(update={
+        "judge": ModelEntry(spec="mock/recorded", options={"responses": [YES]})}))
+    code, out = invoke("tutor", "score", str(run), "--items", "Q1,Q9", "--json", "--no-cache")
+    assert code == 0, out
+    doc = json.loads(out)
+    assert doc["source"] == "judge:mock/recorded" and doc["counts"] == {"ok": 6} and doc["responses"] == 3
+    # a flag wins over the recorded judge; an unknown rubric item is refused
+    code, out = invoke("tutor", "score", str(run), "--judge", "mock/flag", "-J", f"responses=[{json.dumps(YES)}]",
+                       "--items", "Q1", "--json", "--no-cache")
+    assert code == 0 and json.loads(out)["source"] == "judge:mock/flag"
+    code, out = invoke("tutor", "score", str(run), "--judge", "mock/flag", "--items", "Q99")
+    assert code == 2 and "Q99" in out

@@ -6,19 +6,19 @@ from pathlib import Path
 
 import pytest
 
+from mathlens.analyze.adaptivity.analyzer import ScoreOptions, score_run
 from mathlens.analyze.adaptivity.design import cells_of, plan_tutor_tasks
 from mathlens.analyze.adaptivity.rubric import load_rubric
 from mathlens.analyze.adaptivity.study import (
-    ScoreOptions,
     StudyOptions,
     compute_stats,
     image_support,
     new_manifest,
     run_study,
-    score_run,
 )
+from mathlens.analyze.protocol import AnalysisJob
 from mathlens.errors import UserError
-from mathlens.models.model import RetryPolicy
+from mathlens.models.model import RetryPolicy, closing_all
 from mathlens.models.registry import get_model
 from mathlens.runs.runner import build_models
 from mathlens.runs.store import RunStore
@@ -44,7 +44,7 @@ async def test_embedded_tutor_run_and_judge(embedded_model_path: Path, tmp_path:
     store.write_manifest(manifest)
     # one attempt with a generous timeout: on a busy machine a retry only repeats the slow call
     models = build_models(manifest, None, RetryPolicy(max_attempts=1, timeout_s=600), None)
-    result = await run_study(store, manifest, models)
+    result = await closing_all(run_study(store, manifest, models), models.values())
     assert (result.written, result.errors) == (1, 0)
     cells = cells_of(store.manifest(), list(store.records()))
     for cell in cells:
@@ -54,8 +54,8 @@ async def test_embedded_tutor_run_and_judge(embedded_model_path: Path, tmp_path:
         assert user.images == ()
         assert cell.record.status == "ok" and isinstance(cell.record.response, str)
         assert cell.record.usage.completion_tokens <= 32
-    judge = get_model("embedded", retry=RetryPolicy(max_attempts=1, timeout_s=600))
-    scores = await score_run(store, judge, ScoreOptions(items=["Q9", "Q13"], max_tokens=48))
+    async with get_model("embedded", retry=RetryPolicy(max_attempts=1, timeout_s=600)) as judge:
+        scores = await score_run(AnalysisJob(store, ScoreOptions(items=("Q9", "Q13"), max_tokens=48)), judge)
     rubric = load_rubric()
     assert len(scores.scores) == 2
     for s in scores.scores:

@@ -10,20 +10,30 @@ from typing import Any
 
 import pytest
 
+from mathlens.analyze.adaptivity.agreement import TUTOR_AGREEMENT
+from mathlens.analyze.adaptivity.analyzer import ScoreOptions, score_run
 from mathlens.analyze.adaptivity.design import cells_of, design_of, plan_tutor_tasks
+from mathlens.analyze.adaptivity.judge import TUTOR_SCORES
 from mathlens.analyze.adaptivity.rubric import load_rubric
 from mathlens.analyze.adaptivity.study import (
-    ScoreOptions,
     StudyOptions,
     compute_agreement,
     compute_stats,
     new_manifest,
     run_study,
-    score_run,
 )
-from mathlens.analyze.adaptivity.worksheet import export_worksheet, import_worksheet, load_human, save_human
+from mathlens.analyze.adaptivity.tables import TUTOR_STATS
+from mathlens.analyze.adaptivity.worksheet import (
+    TUTOR_HUMAN,
+    export_worksheet,
+    import_worksheet,
+    load_human,
+    save_human,
+)
+from mathlens.analyze.protocol import AnalysisJob
 from mathlens.errors import UserError
 from mathlens.models.base import Message
+from mathlens.runs.documents import RecordRef
 from mathlens.runs.store import RunStore
 
 RUBRIC = load_rubric()
@@ -79,8 +89,15 @@ async def test_scores_tables_and_anova(study: tuple[RunStore, dict[str, Any]], m
     store, models = study
     await run_study(store, store.manifest(), models)
     judge = mock_model(func=scripted_judge, name="judge")
-    scores = await score_run(store, judge)
+    scores = await score_run(AnalysisJob(store, ScoreOptions()), judge)
     assert scores.counts() == {"ok": 36 * 19}
+    doc = TUTOR_SCORES.read(store.root)
+    assert doc is not None and doc.envelope.entries == 36 * 19 and doc.summary.counts == {"ok": 36 * 19}
+    assert doc.summary.judge is not None and doc.summary.judge["spec"] == "mock/judge"
+    # one count per (model, condition, profile) cell: 2 models x 2 conditions x 3 learners, 3 items each
+    assert len(doc.summary.groups) == 12 and {g.responses for g in doc.summary.groups} == {3}
+    keys = {r.key for r in store.records()}
+    assert {e.record.key for e in TUTOR_SCORES.entries(store.root)} == keys
     st = compute_stats(store)
     table1 = {(r.model, r.performance, r.dimension): r.mean_percent.estimate for r in st.table1}
     # model A: 7 of 9 adaptivity points without the learner's description, 9 of 9 with it
@@ -97,14 +114,19 @@ async def test_scores_tables_and_anova(study: tuple[RunStore, dict[str, Any]], m
     # model B's cells are constant, so equal variances fail and the rank-based tests are reported
     assert res.levene is not None and res.levene.passed is False
     assert res.reported == "nonparametric" and {t.factor for t in res.nonparametric} == {"performance", "model"}
-    assert store.read_analysis("tutor_stats")["source"] == "judge:mock/judge"
+    stored = TUTOR_STATS.read(store.root)
+    assert stored is not None and [x.source for x in stored.summary.sources] == ["judge:mock/judge"]
+    assert stored.summary.sources[0].table1 == st.table1
+    rows = list(TUTOR_STATS.entries(store.root))
+    assert len(rows) == 36 * 3 and {r.record.key for r in rows} == keys
 
 
 async def test_worksheet_round_trip_and_agreement(study: tuple[RunStore, dict[str, Any]], mock_model: Any,
                                                   tmp_path: Path) -> None:
     store, models = study
     await run_study(store, store.manifest(), models)
-    judge_scores = await score_run(store, mock_model(func=scripted_judge, name="judge"), ScoreOptions(limit=10))
+    judge_scores = await score_run(AnalysisJob(store, ScoreOptions(limit=10)), mock_model(func=scripted_judge,
+                                                                                       name="judge"))
     cells = cells_of(store.manifest(), list(store.records()))[:10]
     sheet = tmp_path / "sheet.csv"
     assert export_worksheet(sheet, cells, RUBRIC, judge=judge_scores) == 10 * 19
@@ -117,17 +139,37 @@ async def test_worksheet_round_trip_and_agreement(study: tuple[RunStore, dict[st
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    human = import_worksheet(sheet, "ana", RUBRIC, {c.key for c in cells})
+    human = import_worksheet(sheet, "ana", RUBRIC, {c.key: c.ref for c in cells})
     assert human.counts() == {"ok": 180, "unscored": 10}
-    judged = {(s.response_key, s.item_id): s.score for s in judge_scores.scores}
-    assert all(judged[(s.response_key, s.item_id)] == s.score for s in human.scores if s.status == "ok")
-    save_human(store, "ana", human)
-    assert set(load_human(store)) == {"ana"}
+    judged = {(s.key, s.item_id): s.score for s in judge_scores.scores}
+    assert all(judged[(s.key, s.item_id)] == s.score for s in human.scores if s.status == "ok")
+    assert {s.record for s in human.scores} == {c.ref for c in cells}
+    save_human(store, "ana", human, sheet)
+    # a second annotator is kept beside the first; importing the first again replaces only theirs
+    with pytest.raises(ValueError, match="cannot be saved as annotator 'bo'"):
+        save_human(store, "bo", human)
+    save_human(store, "bo", import_worksheet(sheet, "bo", RUBRIC, {c.key: c.ref for c in cells}))
+    save_human(store, "ana", human, sheet)
+    stored = TUTOR_HUMAN.read(store.root)
+    assert stored is not None and [a.name for a in stored.summary.annotators] == ["bo", "ana"]
+    assert stored.envelope.entries == 2 * 190
+    assert set(load_human(store)) == {"ana", "bo"} and load_human(store)["ana"].counts() == human.counts()
+    compute_stats(store, "human:ana")
+    compute_stats(store)
+    stats = TUTOR_STATS.read(store.root)
+    assert stats is not None and [x.source for x in stats.summary.sources] == ["judge:mock/judge", "human:ana"]
+    assert stats.summary.get("judge") is not None and stats.summary.get("human:bo") is None
     rows_out = compute_agreement(store, n_resamples=50)
-    by_scope = {r.scope: r.stats for r in rows_out}
+    by_scope = {r.scope: r.stats for r in rows_out if (r.a, r.b) == ("judge:mock/judge", "human:ana")}
     assert by_scope["Q1"].n == 10 and by_scope["Q1"].percent.estimate == 1.0
     assert "Q19" not in by_scope  # nobody but the judge scored it
     assert by_scope["quality"].n == 60 and by_scope["adaptivity"].n == 90
+    agreement = TUTOR_AGREEMENT.read(store.root)
+    assert agreement is not None and agreement.summary.sources == ["judge:mock/judge", "human:bo", "human:ana"]
+    assert list(TUTOR_AGREEMENT.entries(store.root)) == rows_out
+
+
+KNOWN = {"k1": RecordRef(key="k1", model="m", configuration="condition-1", exam_id="e", question_id="q")}
 
 
 def test_import_rejects_bad_rows(tmp_path: Path) -> None:
@@ -137,10 +179,10 @@ def test_import_rejects_bad_rows(tmp_path: Path) -> None:
                       ("k1,Q1,1\nk1,Q1,0\n", "scored twice"), ("k1,Q42,1\n", "unknown rubric item")):
         sheet.write_text(header + body, encoding="utf-8")
         with pytest.raises(UserError, match=msg):
-            import_worksheet(sheet, "x", RUBRIC, {"k1"})
+            import_worksheet(sheet, "x", RUBRIC, KNOWN)
     sheet.write_text("response_key,score\nk1,1\n", encoding="utf-8")
     with pytest.raises(UserError, match="lacks the column"):
-        import_worksheet(sheet, "x", RUBRIC, {"k1"})
+        import_worksheet(sheet, "x", RUBRIC, KNOWN)
 
 
 def test_a_plain_run_is_not_a_tutoring_run(tmp_path: Path) -> None:

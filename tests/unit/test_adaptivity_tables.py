@@ -28,8 +28,8 @@ async def two_cells(tmp_path: Path, mock_model: Any) -> list[Cell]:
     return cells_of(store.manifest(), list(store.records()))
 
 
-def scores_for(key: str, values: dict[str, int | None]) -> list[ItemScore]:
-    return [ItemScore(response_key=key, item_id=i, source="human:x", status="ok" if v is not None else "unscored",
+def scores_for(cell: Cell, values: dict[str, int | None]) -> list[ItemScore]:
+    return [ItemScore(record=cell.ref, item_id=i, source="human:x", status="ok" if v is not None else "unscored",
                       score=v) for i, v in values.items()]
 
 
@@ -38,9 +38,9 @@ async def test_percentages_by_hand(two_cells: list[Cell]) -> None:
     adapt = {f"Q{k}": 0 for k in range(1, 10)} | {"Q2": -1, "Q3": 1, "Q6": 1, "Q9": 1}
     correct = {"Q10": 1, "Q11": 1, "Q12": 1}
     quality = {f"Q{k}": 1 for k in range(13, 20)} | {"Q15": None}
-    s = ScoreSet(source="human:x", rubric="v1", scores=scores_for(first.key, adapt | correct | quality)
-                 + scores_for(second.key, {"Q10": 0}))
-    rows = {(r.key, r.dimension): r for r in dimension_scores(two_cells, s, RUBRIC)}
+    s = ScoreSet(source="human:x", rubric="v1", scores=tuple(scores_for(first, adapt | correct | quality)
+                                                             + scores_for(second, {"Q10": 0})))
+    rows = {(r.record.key, r.dimension): r for r in dimension_scores(two_cells, s, RUBRIC)}
     a = rows[(first.key, "adaptivity")]
     # -1 + 1 + 1 + 1 = 2 points of 9 possible
     assert (a.points, a.possible, a.status) == (2, 9, "complete") and a.percent == pytest.approx(200 / 9)

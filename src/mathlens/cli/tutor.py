@@ -11,11 +11,11 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from mathlens.analyze.adaptivity.analyzer import listening
 from mathlens.analyze.adaptivity.conditions import IMAGE_MODES, parse_conditions
 from mathlens.analyze.adaptivity.design import plan_tutor_tasks
 from mathlens.analyze.adaptivity.judge import ItemScore
 from mathlens.analyze.adaptivity.study import (
-    ScoreOptions,
     StudyOptions,
     compute_agreement,
     compute_stats,
@@ -25,17 +25,16 @@ from mathlens.analyze.adaptivity.study import (
     new_manifest,
     rubric_of,
     run_study,
-    score_run,
 )
 from mathlens.analyze.adaptivity.tables import TutorStats
 from mathlens.analyze.adaptivity.worksheet import export_worksheet, import_worksheet, save_human
+from mathlens.analyze.registry import run_one
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, user_errors
 from mathlens.cli.run import print_summary, summary_dict
 from mathlens.errors import UserError
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import RetryPolicy, closing_all
-from mathlens.models.registry import DEFAULT_MODEL, get_model, parse_options
-from mathlens.runs.judge import resolve_judge
+from mathlens.models.registry import DEFAULT_MODEL, parse_options
 from mathlens.runs.records import RunRecord
 from mathlens.runs.runner import Progress as RunProgress
 from mathlens.runs.runner import build_models, now_utc
@@ -142,32 +141,29 @@ def score_cmd(
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the response cache."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Score every response item by item with a judge model (analysis/tutor_scores.json)."""
+    """Score every response item by item with a judge model (analysis/tutor_scores.jsonl).
+
+    The judge is --judge, else the judge recorded with the run; without either the command stops
+    and says how to name one."""
     store = RunStore(run_dir)
-    entry = resolve_judge(store.manifest(), judge, parse_options(judge_option))
-    cache = None if no_cache else ResponseCache()
-    model = get_model(entry.spec, entry.options, cache=cache)
     bar = _bar(not as_json and sys.stderr.isatty(), "judging")
     task_id = bar.add_task("j", total=None)
 
     def on_score(_: ItemScore) -> None:
         bar.update(task_id, advance=1)
 
-    try:
-        with bar:
-            result = asyncio.run(closing_all(score_run(store, model, ScoreOptions(
-                items=_csv(items), limit=limit, max_tokens=max_tokens), on_score), [model]))
-    finally:
-        if cache is not None:
-            cache.close()
-    scored_items = sorted({s.item_id for s in result.scores}, key=lambda i: int(i[1:]))
-    doc = {"run_dir": str(store.root), "source": result.source, "counts": result.counts(),
-           "responses": len({s.response_key for s in result.scores}), "items": scored_items}
+    options: dict[str, Any] = {"items": _csv(items), "limit": limit, "max_tokens": max_tokens}
+    with bar, listening(on_score):
+        result = run_one(store, "tutor_scores", options, judge=judge, judge_options=parse_options(judge_option),
+                         no_cache=no_cache)
+    doc = {"run_dir": str(store.root), "source": result["source"], "judge": result["judge"],
+           "counts": result["counts"], "responses": result["responses"], "items": result["items"],
+           "path": result["path"]}
     if as_json:
         emit_json(doc)
     else:
-        console.print(f"scored {doc['responses']} responses on {len(scored_items)} items with {escape(entry.spec)}: "
-                      f"{doc['counts']}")
+        console.print(f"scored {doc['responses']} responses on {len(doc['items'])} items with "
+                      f"{escape(doc['judge'])}: {doc['counts']}")
 
 
 def _print_stats(st: TutorStats) -> None:
@@ -261,11 +257,11 @@ def worksheet_import(
     annotator: str = typer.Option(..., "--annotator", "-a", help="Who filled it in."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Import a filled worksheet as one annotator's scores (analysis/tutor_human.json)."""
+    """Import a filled worksheet as one annotator's scores (analysis/tutor_human.jsonl)."""
     store = RunStore(run_dir)
-    keys = {c.key for c in load_cells(store)}
-    scores = import_worksheet(worksheet, annotator, rubric_of(store), keys)
-    save_human(store, annotator, scores)
+    refs = {c.key: c.ref for c in load_cells(store)}
+    scores = import_worksheet(worksheet, annotator, rubric_of(store), refs)
+    save_human(store, annotator, scores, worksheet)
     doc = {"annotator": annotator, "source": scores.source, "counts": scores.counts()}
     n_rows = sum(scores.counts().values())
     emit_json(doc) if as_json else console.print(f"imported {n_rows} rows for {escape(annotator)}")

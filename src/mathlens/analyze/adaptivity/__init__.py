@@ -1,35 +1,36 @@
 """Learner-model adaptivity of tutoring responses (seed 003).
 
 Profiles x context conditions x items x models are planned as ordinary run tasks; a judge scores
-each response on the 19-item rubric (or people do, through worksheets); dimension percentages,
-the seed's Tables 1 and 2 and two-way ANOVAs with Tukey HSD summarise the scores.
+each response on the 19-item rubric (the `tutor_scores` analyzer), or people do through worksheets;
+dimension percentages, the seed's Tables 1 and 2 and two-way ANOVAs with Tukey HSD summarise the
+scores.
 See docs/adaptivity.md.
 """
 
 from mathlens.analyze.adaptivity.conditions import CONDITIONS, build_messages, parse_conditions
 from mathlens.analyze.adaptivity.design import TutorDesign, cells_of, plan_tutor_tasks
-from mathlens.analyze.adaptivity.judge import ItemScore, JudgeContext, ScoreSet, judge_item
+from mathlens.analyze.adaptivity.judge import TUTOR_SCORES, ItemScore, ItemVerdict, JudgeContext, ScoreSet, judge_item
 from mathlens.analyze.adaptivity.profiles import LearnerProfile, generate_profiles, load_profiles
 from mathlens.analyze.adaptivity.rubric import Rubric, RubricItem, load_rubric
 from mathlens.analyze.adaptivity.study import (
-    ScoreOptions,
     StudyOptions,
     compute_agreement,
     compute_stats,
     new_manifest,
     run_study,
-    score_run,
 )
-from mathlens.analyze.adaptivity.tables import TutorStats, dimension_scores
+from mathlens.analyze.adaptivity.tables import TUTOR_STATS, TutorStats, dimension_scores
 
 __all__ = [
     "CONDITIONS",
+    "TUTOR_SCORES",
+    "TUTOR_STATS",
     "ItemScore",
+    "ItemVerdict",
     "JudgeContext",
     "LearnerProfile",
     "Rubric",
     "RubricItem",
-    "ScoreOptions",
     "ScoreSet",
     "StudyOptions",
     "TutorDesign",
@@ -47,5 +48,4 @@ __all__ = [
     "parse_conditions",
     "plan_tutor_tasks",
     "run_study",
-    "score_run",
 ]

@@ -5,6 +5,10 @@ Per rubric item, over the responses both sources scored: percent agreement, Cohe
 Krippendorff's alpha (ordinal), each with a percentile bootstrap CI over responses. Per dimension
 the item-level ratings are pooled (a unit is a response x item) and the same three statistics are
 computed, kappa unweighted. The statistics come from `mathlens.stats.agreement`.
+
+`mathlens tutor agreement` writes the document `TUTOR_AGREEMENT`
+(`RUN/analysis/tutor_agreement.jsonl`): one `AgreementRow` entry per pair of sources x item or
+dimension, and an `AgreementSummary` naming the sources compared and the bootstrap settings.
 """
 
 from __future__ import annotations
@@ -13,8 +17,9 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from mathlens.runs.documents import DocumentSpec
 from mathlens.stats.agreement import cohen_kappa, krippendorff_alpha, percent_agreement
 from mathlens.stats.bootstrap import CI, bootstrap_ci
 
@@ -34,11 +39,26 @@ class AgreementStats(BaseModel):
 
 
 class AgreementRow(BaseModel):
+    """Agreement of sources `a` and `b` on one rubric item or one dimension (`scope`)."""
+
     a: str
     b: str
     scope: str
     unit: str
     stats: AgreementStats
+
+
+class AgreementSummary(BaseModel):
+    """The summary of `TUTOR_AGREEMENT`."""
+
+    sources: list[str] = Field(default_factory=list)
+    rubric: str = ""
+    seed: int = 0
+    n_resamples: int = 1000
+
+
+TUTOR_AGREEMENT = DocumentSpec("tutor_agreement", 1, AgreementRow, AgreementSummary,
+                               rerun="mathlens tutor agreement RUN")
 
 
 def pair_agreement(pairs: Pairs, scale: Sequence[int] | None = None, weighted: bool = False,
@@ -66,7 +86,7 @@ def pair_agreement(pairs: Pairs, scale: Sequence[int] | None = None, weighted: b
 
 
 def _ok(scores: ScoreSet) -> dict[tuple[str, str], int]:
-    return {(s.response_key, s.item_id): s.score for s in scores.scores if s.status == "ok" and s.score is not None}
+    return {(s.record.key, s.item_id): s.score for s in scores.scores if s.status == "ok" and s.score is not None}
 
 
 def compare(a: ScoreSet, b: ScoreSet, rubric: Rubric, seed: int = 0, n_resamples: int = 1000) -> list[AgreementRow]:

@@ -21,6 +21,7 @@ from mathlens.errors import UserError
 from mathlens.items.loaders import load_items
 from mathlens.items.schema import Exam, Question
 from mathlens.models.base import GenerateConfig
+from mathlens.runs.documents import RecordRef
 from mathlens.runs.records import Manifest, RunRecord, Task, Variant
 
 from .conditions import ImageMode, build_messages, condition_label, condition_of, describe_for
@@ -128,6 +129,11 @@ class Cell:
     exam_id: str
     question: Question
     record: RunRecord
+
+    @property
+    def ref(self) -> RecordRef:
+        """The record's identity, as analysis documents embed it."""
+        return RecordRef.of(self.record)
 
 
 def cells_of(manifest: Manifest, records: list[RunRecord], exams: list[Exam] | None = None) -> list[Cell]:

@@ -3,14 +3,19 @@
 Every item is its own request, constrained to a small JSON Schema: `{"rationale": str, "rating":
 one of the item's labels}`. A reply that still fails validation after the repair retry, or a
 failed model call, gives an `unscored` item with the reason; it never becomes a zero.
+
+The judge's scores are the document `TUTOR_SCORES` (`RUN/analysis/tutor_scores.jsonl`): one
+`ItemScore` entry per response x rubric item, each naming its run record (`record`), and a
+`ScoresSummary` with the judge, the items scored and the status counts per (model, context
+condition, learner profile).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from functools import cache
 from typing import Any, Literal
 
@@ -19,9 +24,10 @@ from pydantic import BaseModel, Field, create_model
 from mathlens.models.base import GenerateConfig, Message
 from mathlens.models.model import Model
 from mathlens.models.structured import generate_structured
+from mathlens.runs.documents import DocumentSpec, RecordRef
 
 from .design import Cell
-from .rubric import Rubric, RubricItem
+from .rubric import RubricItem
 
 #: Characters of a tutor reply shown to the judge; longer replies are cut (and the judge is told).
 MAX_RESPONSE_CHARS = 4000
@@ -36,11 +42,11 @@ JUDGE_SYSTEM = (
 ScoreStatus = Literal["ok", "unscored"]
 
 
-class ItemScore(BaseModel):
-    """One rubric item of one response, scored by a judge or a person."""
+class ItemVerdict(BaseModel):
+    """One rubric item scored by a judge or a person, before it is tied to a run record."""
 
-    response_key: str
     item_id: str
+    #: `judge:<model spec>` or `human:<annotator>`
     source: str
     status: ScoreStatus
     score: int | None = None
@@ -50,14 +56,52 @@ class ItemScore(BaseModel):
     raw: list[str] = Field(default_factory=list)
 
 
-class ScoreSet(BaseModel):
-    """All item scores from one source (`judge:<spec>` or `human:<name>`)."""
+class ItemScore(ItemVerdict):
+    """One rubric item of one response of the run (an entry of `TUTOR_SCORES` and `TUTOR_HUMAN`)."""
+
+    record: RecordRef
+
+    @property
+    def key(self) -> str:
+        """The record key of the response."""
+        return self.record.key
+
+
+class ScoreGroup(BaseModel):
+    """Status counts of one (model, context condition, learner profile) cell of the design."""
+
+    model: str
+    configuration: str
+    variant: str
+    responses: int
+    ok: int
+    unscored: int
+
+
+class ScoresSummary(BaseModel):
+    """The summary line of a scores document (judge or human)."""
 
     source: str
     rubric: str
+    judge: dict[str, Any] | None = Field(default=None, description="spec and identity of the judge model")
+    items: list[str] = Field(default_factory=list)
+    responses: int = 0
+    counts: dict[str, int] = Field(default_factory=dict)
+    groups: list[ScoreGroup] = Field(default_factory=list)
+
+
+TUTOR_SCORES = DocumentSpec("tutor_scores", 1, ItemScore, ScoresSummary,
+                            rerun="mathlens tutor score RUN --judge MODEL")
+
+
+@dataclass(frozen=True)
+class ScoreSet:
+    """All item scores from one source (`judge:<spec>` or `human:<name>`), in memory."""
+
+    source: str
+    rubric: str
+    scores: tuple[ItemScore, ...]
     judge: dict[str, Any] | None = None
-    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
-    scores: list[ItemScore] = Field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         """How many item scores have each status."""
@@ -65,6 +109,29 @@ class ScoreSet(BaseModel):
         for s in self.scores:
             out[s.status] = out.get(s.status, 0) + 1
         return out
+
+    def items(self) -> list[str]:
+        """The rubric items scored, in rubric order (Q1, Q2, ..., Q19)."""
+        return sorted({s.item_id for s in self.scores}, key=lambda i: (len(i), i))
+
+    def summary(self) -> ScoresSummary:
+        """The typed summary of these scores, with counts per design cell."""
+        keys: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+        status: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
+        for s in self.scores:
+            keys[s.record.group].add(s.record.key)
+            status[s.record.group][s.status] += 1
+        rows = [ScoreGroup(model=m, configuration=c, variant=v, responses=len(keys[(m, c, v)]),
+                           ok=status[(m, c, v)]["ok"], unscored=status[(m, c, v)]["unscored"])
+                for (m, c, v) in keys]
+        return ScoresSummary(source=self.source, rubric=self.rubric, judge=self.judge, items=self.items(),
+                             responses=len({s.record.key for s in self.scores}), counts=self.counts(),
+                             groups=rows)
+
+    @classmethod
+    def of(cls, summary: ScoresSummary, scores: Iterable[ItemScore]) -> ScoreSet:
+        """Scores read back from a document."""
+        return cls(source=summary.source, rubric=summary.rubric, scores=tuple(scores), judge=summary.judge)
 
 
 @dataclass(frozen=True)
@@ -146,36 +213,36 @@ def judge_config(max_tokens: int = 160) -> GenerateConfig:
     return GenerateConfig(max_tokens=max_tokens, temperature=0.0, repeat_penalty=1.1)
 
 
-async def judge_item(model: Model, item: RubricItem, key: str, ctx: JudgeContext,
-                     config: GenerateConfig | None = None) -> ItemScore:
+async def judge_item(model: Model, item: RubricItem, ctx: JudgeContext,
+                     config: GenerateConfig | None = None) -> ItemVerdict:
     """Score one item of one response; never raises for model trouble."""
     source = f"judge:{model.spec}"
     result = await generate_structured(model, item_messages(item, ctx), verdict_model(item),
                                        config or judge_config())
     if result.status != "ok" or result.value is None:
-        return ItemScore(response_key=key, item_id=item.id, source=source, status="unscored",
-                         error=f"{result.status}: {result.error}", raw=list(result.raw))
+        return ItemVerdict(item_id=item.id, source=source, status="unscored",
+                           error=f"{result.status}: {result.error}", raw=list(result.raw))
     label = str(result.value.rating)  # type: ignore[attr-defined]
-    return ItemScore(response_key=key, item_id=item.id, source=source, status="ok",
-                     score=item.value_of(label), label=label,
-                     rationale=str(result.value.rationale),  # type: ignore[attr-defined]
-                     raw=list(result.raw))
+    return ItemVerdict(item_id=item.id, source=source, status="ok", score=item.value_of(label), label=label,
+                       rationale=str(result.value.rationale),  # type: ignore[attr-defined]
+                       raw=list(result.raw))
 
 
 @dataclass(frozen=True)
 class JudgeJob:
     """One response to score, or the reason it cannot be scored."""
 
-    key: str
+    record: RecordRef
     context: JudgeContext | None
     skip_reason: str | None = None
 
 
 def job_of(cell: Cell) -> JudgeJob:
     """A tutor record as a judge job; a failed request is not judged."""
+    ref = RecordRef.of(cell.record)
     if cell.record.status != "ok" or cell.record.response is None:
-        return JudgeJob(cell.key, None, f"the tutoring request failed: {cell.record.error or 'no response'}")
-    return JudgeJob(cell.key, context_of(cell))
+        return JudgeJob(ref, None, f"the tutoring request failed: {cell.record.error or 'no response'}")
+    return JudgeJob(ref, context_of(cell))
 
 
 async def judge_jobs(model: Model, jobs: Sequence[JudgeJob], items: Sequence[RubricItem],
@@ -186,10 +253,10 @@ async def judge_jobs(model: Model, jobs: Sequence[JudgeJob], items: Sequence[Rub
 
     async def one(job: JudgeJob, item: RubricItem) -> ItemScore:
         if job.context is None:
-            score = ItemScore(response_key=job.key, item_id=item.id, source=source, status="unscored",
-                              error=job.skip_reason)
+            verdict = ItemVerdict(item_id=item.id, source=source, status="unscored", error=job.skip_reason)
         else:
-            score = await judge_item(model, item, job.key, job.context, config)
+            verdict = await judge_item(model, item, job.context, config)
+        score = ItemScore(record=job.record, **verdict.model_dump())
         if on_score is not None:
             on_score(score)
         return score
@@ -197,7 +264,6 @@ async def judge_jobs(model: Model, jobs: Sequence[JudgeJob], items: Sequence[Rub
     return list(await asyncio.gather(*(one(j, i) for j in jobs for i in items)))
 
 
-def new_score_set(model: Model, rubric: Rubric, scores: list[ItemScore]) -> ScoreSet:
-    """Wrap judge scores with the judge's identity."""
-    return ScoreSet(source=f"judge:{model.spec}", rubric=rubric.name,
-                    judge={"spec": model.spec, "identity": model.identity()}, scores=scores)
+def judge_identity(model: Model) -> dict[str, Any]:
+    """What a scores document records about its judge."""
+    return {"spec": model.spec, "identity": model.identity()}

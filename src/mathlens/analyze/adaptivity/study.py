@@ -3,8 +3,12 @@
     manifest = new_manifest(StudyOptions(items=["tutoring"], models=["embedded"], ...))
     store = RunStore(out); store.write_manifest(manifest)
     await run_study(store, manifest, build_models(manifest, cache, RetryPolicy(), None))
-    await score_run(store, judge_model)          # analysis/tutor_scores.json
-    compute_stats(store)                         # analysis/tutor_stats.json
+    run_one(store, "tutor_scores", judge="embedded")   # analysis/tutor_scores.jsonl (analyzer.py)
+    compute_stats(store)                               # analysis/tutor_stats.jsonl
+    compute_agreement(store)                           # analysis/tutor_agreement.jsonl
+
+Scores, statistics and agreement are read and written only through their document specs
+(`TUTOR_SCORES`, `TUTOR_STATS`, `TUTOR_AGREEMENT`, `TUTOR_HUMAN`).
 """
 
 from __future__ import annotations
@@ -13,24 +17,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mathlens.errors import UserError
-from mathlens.models.base import GenerateConfig
 from mathlens.models.model import Model
+from mathlens.runs.documents import DocumentVersionError, records_digest
 from mathlens.runs.records import ItemSource, Manifest, ModelEntry
 from mathlens.runs.runner import Progress, RunResult, base_manifest, execute
 from mathlens.runs.store import RunStore
 
-from .agreement import AgreementRow, agreement_report
+from .agreement import TUTOR_AGREEMENT, AgreementRow, AgreementSummary, agreement_report
 from .conditions import ImageMode, condition_label
 from .design import Cell, TutorDesign, cells_of, design_of, plan_tutor_tasks, resolve_items, tutor_generate_config
-from .judge import ItemScore, ScoreSet, job_of, judge_config, judge_jobs, new_score_set
+from .judge import TUTOR_SCORES, ScoreSet
 from .profiles import load_profiles
 from .rubric import Rubric, load_rubric
-from .tables import TutorStats, tutor_stats
+from .tables import TUTOR_STATS, DimensionScore, TutorStats, TutorStatsSummary, slot_of, tutor_stats
 from .worksheet import load_human
-
-SCORES_ANALYSIS = "tutor_scores"
-STATS_ANALYSIS = "tutor_stats"
-AGREEMENT_ANALYSIS = "tutor_agreement"
 
 
 @dataclass(frozen=True)
@@ -95,40 +95,14 @@ def rubric_of(store: RunStore) -> Rubric:
     return load_rubric(design_of(store.manifest()).rubric)
 
 
-@dataclass(frozen=True)
-class ScoreOptions:
-    """What to score: rubric item ids/codes (all when empty), the first `limit` responses, judge length."""
-
-    items: list[str] = field(default_factory=list)
-    limit: int | None = None
-    max_tokens: int = 160
-
-
-async def score_run(store: RunStore, judge: Model, opts: ScoreOptions | None = None,
-                    on_score: Any = None) -> ScoreSet:
-    """Judge the run's responses item by item; writes `analysis/tutor_scores.json`."""
-    opts = opts or ScoreOptions()
-    rubric = rubric_of(store)
-    cells = load_cells(store)
-    if opts.limit is not None:
-        cells = cells[: opts.limit]
-    if not cells:
-        raise UserError(f"{store.root}: the run has no responses to score")
-    items = rubric.select(opts.items)
-    config: GenerateConfig = judge_config(opts.max_tokens)
-    scores: list[ItemScore] = await judge_jobs(judge, [job_of(c) for c in cells], items, config, on_score)
-    result = new_score_set(judge, rubric, scores)
-    store.write_analysis(SCORES_ANALYSIS, result)
-    return result
-
-
 def load_scores(store: RunStore, source: str = "judge") -> ScoreSet:
-    """`judge` (analysis/tutor_scores.json) or `human:<annotator>` (imported worksheets)."""
+    """`judge` (the `TUTOR_SCORES` document) or `human:<annotator>` (an imported worksheet)."""
     if source == "judge":
-        data = store.read_analysis(SCORES_ANALYSIS)
-        if data is None:
-            raise UserError(f"{store.root}: no judge scores yet (run `mathlens tutor score`)")
-        return ScoreSet.model_validate(data)
+        doc = TUTOR_SCORES.read(store.root)
+        if doc is None:
+            raise UserError(f"{store.root}: no judge scores yet "
+                            f"(run `mathlens tutor score {store.root} --judge MODEL`)")
+        return ScoreSet.of(doc.summary, TUTOR_SCORES.entries(store.root))
     if source.startswith("human:"):
         humans = load_human(store)
         name = source.split(":", 1)[1]
@@ -138,22 +112,44 @@ def load_scores(store: RunStore, source: str = "judge") -> ScoreSet:
     raise UserError(f"score source {source!r}: use 'judge' or 'human:<annotator>'")
 
 
+def _stats_so_far(store: RunStore) -> tuple[list[TutorStats], list[DimensionScore]]:
+    """The statistics already stored for other sources (none when the file is of an older layout:
+    statistics are recomputed from scores, so an old file is simply replaced)."""
+    try:
+        doc = TUTOR_STATS.read(store.root)
+        if doc is None:
+            return [], []
+        return list(doc.summary.sources), list(TUTOR_STATS.entries(store.root))
+    except DocumentVersionError:
+        return [], []
+
+
 def compute_stats(store: RunStore, source: str = "judge", alpha: float = 0.05, seed: int = 0) -> TutorStats:
-    """Tables 1 and 2 and the ANOVAs; writes `analysis/tutor_stats.json` (judge) or `tutor_stats_<name>`."""
-    result = tutor_stats(load_cells(store), load_scores(store, source), rubric_of(store), alpha=alpha, seed=seed)
-    name = STATS_ANALYSIS if source == "judge" else f"{STATS_ANALYSIS}_{source.split(':', 1)[1]}"
-    store.write_analysis(name, result)
-    return result
+    """Tables 1 and 2 and the ANOVAs of one score source, stored in `TUTOR_STATS` beside those of
+    the other sources (the judge's, whatever its model, or one annotator's are replaced)."""
+    stats, rows = tutor_stats(load_cells(store), load_scores(store, source), rubric_of(store), alpha=alpha, seed=seed)
+    slot = slot_of(stats.source)
+    sources, entries = _stats_so_far(store)
+    kept = [s for s in sources if slot_of(s.source) != slot]
+    ordered = sorted([*kept, stats], key=lambda s: (not s.judged, s.source))
+    TUTOR_STATS.write(store.root, run_id=store.manifest().run_id, records_sha256=records_digest(store.records_path),
+                      entries=[e for e in entries if slot_of(e.source) != slot] + rows,
+                      summary=TutorStatsSummary(sources=ordered))
+    return stats
 
 
 def compute_agreement(store: RunStore, seed: int = 0, n_resamples: int = 1000) -> list[AgreementRow]:
-    """Judge vs each annotator and annotators pairwise; writes `analysis/tutor_agreement.json`."""
+    """Judge vs each annotator and annotators pairwise; writes `TUTOR_AGREEMENT`."""
     sources = []
-    if store.read_analysis(SCORES_ANALYSIS) is not None:
+    if TUTOR_SCORES.read(store.root) is not None:
         sources.append(load_scores(store, "judge"))
     sources += list(load_human(store).values())
     if len(sources) < 2:
         raise UserError("agreement needs two score sources: judge scores and/or imported worksheets")
-    rows = agreement_report(sources, rubric_of(store), seed=seed, n_resamples=n_resamples)
-    store.write_analysis(AGREEMENT_ANALYSIS, {"rows": [r.model_dump(mode="json") for r in rows]})
+    rubric = rubric_of(store)
+    rows = agreement_report(sources, rubric, seed=seed, n_resamples=n_resamples)
+    TUTOR_AGREEMENT.write(store.root, run_id=store.manifest().run_id,
+                          records_sha256=records_digest(store.records_path), entries=rows,
+                          summary=AgreementSummary(sources=[s.source for s in sources], rubric=rubric.name, seed=seed,
+                                                   n_resamples=n_resamples))
     return rows

@@ -9,6 +9,10 @@ responses are counted and reported, not averaged in.
 Table 1: mean dimension percentage by model x learner performance level (with bootstrap CIs).
 Table 2: for each adaptivity sub-metric (CK, CCS, DL, LA, SE, Expl, Exam, Prac, SBS), the
 percentage of scored responses meeting the criterion (score >= 1), by context condition and model.
+
+The document `TUTOR_STATS` (`RUN/analysis/tutor_stats.jsonl`) keeps one `TutorStats` per score
+source (the judge, each annotator) in its summary, and one `DimensionScore` entry per source x
+response x dimension, each naming its run record.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from mathlens.runs.documents import DocumentSpec, RecordRef
 from mathlens.stats.anova import AnovaResult, two_way_anova
 from mathlens.stats.bootstrap import CI, bootstrap_ci
 
@@ -28,10 +33,10 @@ from .rubric import DIMENSIONS, Rubric
 
 
 class DimensionScore(BaseModel):
-    """One response on one dimension."""
+    """One response on one dimension, from one score source."""
 
-    key: str
-    model: str
+    record: RecordRef
+    source: str
     condition: int
     profile_id: str
     performance: str
@@ -65,10 +70,12 @@ class Table2Row(BaseModel):
 
 
 class TutorStats(BaseModel):
-    """What `mathlens tutor stats` writes to `analysis/tutor_stats.json`."""
+    """Tables 1 and 2 and the ANOVAs for one score source (what `mathlens tutor stats` prints)."""
 
     source: str
     rubric: str
+    alpha: float = 0.05
+    seed: int = 0
     responses: int
     excluded: dict[str, int]
     table1: list[Table1Row]
@@ -76,10 +83,33 @@ class TutorStats(BaseModel):
     anova: dict[str, dict[str, AnovaResult]] = Field(
         default_factory=dict, description="dimension -> design ('performance x model', ...) -> result")
 
+    @property
+    def judged(self) -> bool:
+        """The scores came from a judge model (not from an annotator's worksheet)."""
+        return self.source.startswith("judge:")
+
+
+class TutorStatsSummary(BaseModel):
+    """The summary of `TUTOR_STATS`: the statistics of every score source computed so far."""
+
+    sources: list[TutorStats] = Field(default_factory=list)
+
+    def get(self, source: str) -> TutorStats | None:
+        """The statistics of `source` (`judge` for the judge, whatever its model, or `human:<name>`)."""
+        return next((s for s in self.sources if slot_of(s.source) == slot_of(source)), None)
+
+
+def slot_of(source: str) -> str:
+    """Which statistics a source replaces: `judge` for any judge model, else the source itself."""
+    return "judge" if source == "judge" or source.startswith("judge:") else source
+
+
+TUTOR_STATS = DocumentSpec("tutor_stats", 1, DimensionScore, TutorStatsSummary, rerun="mathlens tutor stats RUN")
+
 
 def dimension_scores(cells: Sequence[Cell], scores: ScoreSet, rubric: Rubric) -> list[DimensionScore]:
     """Every response x dimension with its points and completeness."""
-    got = {(s.response_key, s.item_id): s for s in scores.scores}
+    got = {(s.record.key, s.item_id): s for s in scores.scores}
     out = []
     for cell in cells:
         for dim in DIMENSIONS:
@@ -91,7 +121,7 @@ def dimension_scores(cells: Sequence[Cell], scores: ScoreSet, rubric: Rubric) ->
             status: Literal["complete", "partial", "unscored"] = (
                 "complete" if len(scored) == len(items) else "partial" if scored else "unscored")
             out.append(DimensionScore(
-                key=cell.key, model=cell.model, condition=cell.condition, profile_id=cell.profile.id,
+                record=cell.ref, source=scores.source, condition=cell.condition, profile_id=cell.profile.id,
                 performance=cell.profile.performance, grade=cell.profile.grade, question_id=cell.question.id,
                 dimension=dim, points=points, possible=possible,
                 percent=100.0 * points / possible if status == "complete" and possible else None,
@@ -103,7 +133,7 @@ def table1(rows: Sequence[DimensionScore], seed: int = 0, n_resamples: int = 200
     """Mean dimension percentage by model x performance level, complete responses only."""
     groups: dict[tuple[str, str, str], list[DimensionScore]] = defaultdict(list)
     for r in rows:
-        groups[(r.model, r.performance, r.dimension)].append(r)
+        groups[(r.record.model, r.performance, r.dimension)].append(r)
     out = []
     for (model, perf, dim), rs in sorted(groups.items()):
         vals = [r.percent for r in rs if r.percent is not None]
@@ -119,7 +149,7 @@ def table2(cells: Sequence[Cell], scores: ScoreSet, rubric: Rubric) -> list[Tabl
     counts: dict[tuple[str, int, str], list[bool]] = defaultdict(list)
     items = {i.id: i for i in rubric.by_dimension("adaptivity")}
     for s in scores.scores:
-        cell = by_key.get(s.response_key)
+        cell = by_key.get(s.record.key)
         item = items.get(s.item_id)
         if cell is None or item is None or s.status != "ok" or s.score is None:
             continue
@@ -142,7 +172,8 @@ def anovas(rows: Sequence[DimensionScore], alpha: float = 0.05) -> dict[str, dic
     """Per dimension: performance x model, and performance x condition."""
     out: dict[str, dict[str, AnovaResult]] = {}
     for dim in DIMENSIONS:
-        data = [{"percent": r.percent, "performance": r.performance, "model": r.model, "condition": f"c{r.condition}"}
+        data = [{"percent": r.percent, "performance": r.performance, "model": r.record.model,
+                 "condition": f"c{r.condition}"}
                 for r in rows if r.dimension == dim and r.percent is not None]
         if not data:
             continue
@@ -154,12 +185,14 @@ def anovas(rows: Sequence[DimensionScore], alpha: float = 0.05) -> dict[str, dic
 
 
 def tutor_stats(cells: Sequence[Cell], scores: ScoreSet, rubric: Rubric, alpha: float = 0.05,
-                seed: int = 0) -> TutorStats:
-    """Tables 1 and 2 and the ANOVAs for one score source."""
+                seed: int = 0) -> tuple[TutorStats, list[DimensionScore]]:
+    """Tables 1 and 2 and the ANOVAs for one score source, with the per-response rows behind them."""
     rows = dimension_scores(cells, scores, rubric)
     excluded: dict[str, int] = {}
     for r in rows:
         if r.status != "complete":
             excluded[r.dimension] = excluded.get(r.dimension, 0) + 1
-    return TutorStats(source=scores.source, rubric=rubric.name, responses=len(cells), excluded=excluded,
-                      table1=table1(rows, seed=seed), table2=table2(cells, scores, rubric), anova=anovas(rows, alpha))
+    stats = TutorStats(source=scores.source, rubric=rubric.name, alpha=alpha, seed=seed, responses=len(cells),
+                       excluded=excluded, table1=table1(rows, seed=seed), table2=table2(cells, scores, rubric),
+                       anova=anovas(rows, alpha))
+    return stats, rows

@@ -2,16 +2,21 @@
 
 An annotator fills the `score` column with a value of the item's scale (the number, or its label)
 and may leave a `note`; a blank score means "not scored" and is imported as `unscored`. Imported
-scores are kept per annotator in `RUN/analysis/tutor_human.json`.
+scores are the document `TUTOR_HUMAN` (`RUN/analysis/tutor_human.jsonl`): one `ItemScore` entry per
+annotator x response x item (its `source` is `human:<annotator>`), and a summary listing the
+annotators with their counts. Importing an annotator again replaces that annotator's scores only.
 """
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pydantic import BaseModel, Field
+
 from mathlens.errors import UserError
+from mathlens.runs.documents import DocumentSpec, RecordRef, records_digest
 from mathlens.runs.store import RunStore
 
 from .design import Cell
@@ -24,7 +29,26 @@ COLUMNS: tuple[str, ...] = (
     "request", "reference", "response", "judge_score", "judge_rationale", "score", "note",
 )
 REQUIRED: tuple[str, ...] = ("response_key", "item_id", "score")
-HUMAN_ANALYSIS = "tutor_human"
+
+
+class Annotator(BaseModel):
+    """One annotator whose worksheet was imported."""
+
+    name: str
+    source: str
+    rubric: str
+    worksheet: str = Field(description="the file imported")
+    counts: dict[str, int] = Field(default_factory=dict)
+
+
+class HumanSummary(BaseModel):
+    """The summary of `TUTOR_HUMAN`: every annotator imported, in import order."""
+
+    annotators: list[Annotator] = Field(default_factory=list)
+
+
+TUTOR_HUMAN = DocumentSpec("tutor_human", 1, ItemScore, HumanSummary,
+                           rerun="mathlens tutor worksheet import RUN SHEET --annotator NAME")
 
 
 def allowed_scores(item: RubricItem) -> str:
@@ -39,7 +63,7 @@ def export_worksheet(path: Path, cells: Sequence[Cell], rubric: Rubric, items: S
     Returns the number of rows written.
     """
     items = list(items or rubric.items)
-    by_key = {(s.response_key, s.item_id): s for s in judge.scores} if judge else {}
+    by_key = {(s.record.key, s.item_id): s for s in judge.scores} if judge else {}
     rows = 0
     with path.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(COLUMNS))
@@ -79,8 +103,11 @@ def _parse_score(item: RubricItem, text: str, where: str) -> int:
     return value
 
 
-def import_worksheet(path: Path, annotator: str, rubric: Rubric, known_keys: set[str]) -> ScoreSet:
-    """Read a filled worksheet; every problem names its line. Blank scores become `unscored`."""
+def import_worksheet(path: Path, annotator: str, rubric: Rubric, records: Mapping[str, RecordRef]) -> ScoreSet:
+    """Read a filled worksheet; every problem names its line. Blank scores become `unscored`.
+
+    `records` maps the record keys of the run to their identities (a row naming another key is refused).
+    """
     if not annotator.strip():
         raise UserError("name the annotator (--annotator)")
     try:
@@ -98,7 +125,8 @@ def import_worksheet(path: Path, annotator: str, rubric: Rubric, known_keys: set
         for row in reader:
             where = f"{path}:{reader.line_num}"
             key, item_id = (row.get("response_key") or "").strip(), (row.get("item_id") or "").strip()
-            if key not in known_keys:
+            ref = records.get(key)
+            if ref is None:
                 raise UserError(f"{where}: response {key!r} is not in this run")
             item = rubric.item(item_id)
             if (key, item.id) in seen:
@@ -107,25 +135,44 @@ def import_worksheet(path: Path, annotator: str, rubric: Rubric, known_keys: set
             raw = row.get("score") or ""
             note = (row.get("note") or "").strip()
             if not raw.strip():
-                scores.append(ItemScore(response_key=key, item_id=item.id, source=source, status="unscored",
+                scores.append(ItemScore(record=ref, item_id=item.id, source=source, status="unscored",
                                         error="left blank", rationale=note))
                 continue
             value = _parse_score(item, raw, where)
-            scores.append(ItemScore(response_key=key, item_id=item.id, source=source, status="ok",
+            scores.append(ItemScore(record=ref, item_id=item.id, source=source, status="ok",
                                     score=value, label=item.label_of(value), rationale=note))
     if not scores:
         raise UserError(f"{path}: the worksheet has no rows")
-    return ScoreSet(source=source, rubric=rubric.name, scores=scores)
+    return ScoreSet(source=source, rubric=rubric.name, scores=tuple(scores))
 
 
 def load_human(store: RunStore) -> dict[str, ScoreSet]:
-    """Imported annotations by annotator name."""
-    data = store.read_analysis(HUMAN_ANALYSIS) or {}
-    return {name: ScoreSet.model_validate(s) for name, s in data.get("annotators", {}).items()}
+    """Imported annotations by annotator name (read through `TUTOR_HUMAN`)."""
+    doc = TUTOR_HUMAN.read(store.root)
+    if doc is None:
+        return {}
+    by_source: dict[str, list[ItemScore]] = {a.source: [] for a in doc.summary.annotators}
+    for score in TUTOR_HUMAN.entries(store.root):
+        by_source.setdefault(score.source, []).append(score)
+    return {a.name: ScoreSet(source=a.source, rubric=a.rubric, scores=tuple(by_source[a.source]))
+            for a in doc.summary.annotators}
 
 
-def save_human(store: RunStore, annotator: str, scores: ScoreSet) -> Path:
-    """Add (or replace) one annotator's scores."""
-    current = {name: s.model_dump(mode="json") for name, s in load_human(store).items()}
-    current[annotator] = scores.model_dump(mode="json")
-    return store.write_analysis(HUMAN_ANALYSIS, {"annotators": current})
+def save_human(store: RunStore, annotator: str, scores: ScoreSet, worksheet: Path | str = "") -> Path:
+    """Add (or replace) one annotator's scores; the other annotators' are kept as they were."""
+    if scores.source != f"human:{annotator}":
+        raise ValueError(f"scores of {scores.source!r} cannot be saved as annotator {annotator!r}")
+    legacy = TUTOR_HUMAN.legacy_path(store.root)
+    if legacy.exists():
+        raise UserError(f"{legacy}: annotations stored in the layout of an older mathlens, which this version "
+                        "does not read; importing now would drop them. Move the file aside and import each "
+                        "annotator's worksheet again.")
+    doc = TUTOR_HUMAN.read(store.root)
+    kept = [a for a in (doc.summary.annotators if doc else []) if a.name != annotator]
+    others = {a.source for a in kept}
+    entries = [s for s in TUTOR_HUMAN.entries(store.root) if s.source in others]
+    entries += scores.scores
+    summary = HumanSummary(annotators=[*kept, Annotator(name=annotator, source=scores.source, rubric=scores.rubric,
+                                                        worksheet=str(worksheet), counts=scores.counts())])
+    return TUTOR_HUMAN.write(store.root, run_id=store.manifest().run_id,
+                             records_sha256=records_digest(store.records_path), entries=entries, summary=summary)

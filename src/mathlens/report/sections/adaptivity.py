@@ -1,19 +1,23 @@
-"""Tutoring adaptivity (`analysis/tutor_stats.json`): dimension percentages by model and learner
-performance (Table 1 of the tutoring study), adaptivity sub-metrics by context condition (Table 2), and the
-two-way ANOVAs with assumption checks and Tukey HSD compact letters."""
+"""Tutoring adaptivity (`analysis/tutor_stats.jsonl`, read through `TUTOR_STATS`): dimension
+percentages by model and learner performance (Table 1 of the tutoring study), adaptivity
+sub-metrics by context condition (Table 2), and the two-way ANOVAs with assumption checks and Tukey
+HSD compact letters, for the judge's scores and for each annotator whose statistics were computed."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from mathlens.analyze.adaptivity.tables import TUTOR_STATS, Table1Row, Table2Row, TutorStats
 from mathlens.report.charts import ChartLayout, Series, grouped_bars
 from mathlens.report.context import ReportContext
-from mathlens.report.lookup import num
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table
+from mathlens.stats.anova import AnovaResult, PostHoc
+from mathlens.stats.bootstrap import CI
 
-ANALYSIS = "tutor_stats"
+Triple = tuple[float | None, float | None, float | None]
+NONE3: Triple = (None, None, None)
 
 
 @dataclass(frozen=True)
@@ -22,14 +26,12 @@ class AdaptivityData:
     charts: tuple[ChartLayout, ...]
 
 
-def _ci(v: Any) -> tuple[float | None, float | None, float | None]:
-    v = v if isinstance(v, dict) else {}
-    return num(v.get("estimate")), num(v.get("low")), num(v.get("high"))
+def _ci(v: CI) -> Triple:
+    return v.estimate, v.low, v.high
 
 
-def _table1(ctx: ReportContext, rows: list[dict[str, Any]], sfx: str) -> tuple[Table, list[ChartLayout]]:
-    body = tuple((r.get("dimension"), r.get("model"), r.get("performance"), *_ci(r.get("mean_percent")), r.get("n"),
-                  r.get("excluded")) for r in rows)
+def _table1(ctx: ReportContext, rows: Sequence[Table1Row], sfx: str) -> tuple[Table, list[ChartLayout]]:
+    body = tuple((r.dimension, r.model, r.performance, *_ci(r.mean_percent), r.n, r.excluded) for r in rows)
     title = f"Dimension scores by model and learner performance (as in Table 1 of the tutoring study){sfx}"
     table = Table(ctx.uid("tutor-table1"), title,
                   ("dimension", "model", "performance", "mean (% of possible points)", "CI low", "CI high",
@@ -37,14 +39,14 @@ def _table1(ctx: ReportContext, rows: list[dict[str, Any]], sfx: str) -> tuple[T
                   caption="Adaptivity items Q2–Q3 score −1 for a negative response, so that dimension can fall "
                           "below 0%.")
     charts = []
-    for dim in dict.fromkeys(str(r.get("dimension")) for r in rows):
-        sub = [r for r in rows if str(r.get("dimension")) == dim]
-        cats = list(dict.fromkeys(str(r.get("performance")) for r in sub))
-        models = list(dict.fromkeys(str(r.get("model")) for r in sub))
-        by = {(str(r.get("model")), str(r.get("performance"))): _ci(r.get("mean_percent")) for r in sub}
-        series = [Series(m, tuple(by.get((m, c), (None,) * 3)[0] for c in cats),
-                         lows=tuple(by.get((m, c), (None,) * 3)[1] for c in cats),
-                         highs=tuple(by.get((m, c), (None,) * 3)[2] for c in cats)) for m in models]
+    for dim in dict.fromkeys(r.dimension for r in rows):
+        sub = [r for r in rows if r.dimension == dim]
+        cats = list(dict.fromkeys(r.performance for r in sub))
+        models = list(dict.fromkeys(r.model for r in sub))
+        by = {(r.model, r.performance): _ci(r.mean_percent) for r in sub}
+        series = [Series(m, tuple(by.get((m, c), NONE3)[0] for c in cats),
+                         lows=tuple(by.get((m, c), NONE3)[1] for c in cats),
+                         highs=tuple(by.get((m, c), NONE3)[2] for c in cats)) for m in models]
         c = grouped_bars(ctx.uid("tutor-chart", dim), f"{dim.capitalize()} by learner performance{sfx}", cats, series,
                          y_title="% of possible points", x_title="Learner performance level", y_max=100.0)
         if c is not None:
@@ -52,12 +54,11 @@ def _table1(ctx: ReportContext, rows: list[dict[str, Any]], sfx: str) -> tuple[T
     return table, charts
 
 
-def _table2(ctx: ReportContext, rows: list[dict[str, Any]], sfx: str) -> Table:
-    codes = list(dict.fromkeys(str(r.get("code")) for r in rows))
-    cells: dict[tuple[str, Any], dict[str, float | None]] = {}
+def _table2(ctx: ReportContext, rows: Sequence[Table2Row], sfx: str) -> Table:
+    codes = list(dict.fromkeys(r.code for r in rows))
+    cells: dict[tuple[str, int], dict[str, float | None]] = {}
     for r in rows:
-        cell = cells.setdefault((str(r.get("model")), r.get("condition")), {})
-        cell[str(r.get("code"))] = num(r.get("percent_satisfied"))
+        cells.setdefault((r.model, r.condition), {})[r.code] = r.percent_satisfied
     body = tuple((m, cond, *(vals.get(c) for c in codes)) for (m, cond), vals in cells.items())
     title = f"Adaptivity sub-metrics by context condition (as in Table 2 of the tutoring study){sfx}"
     return Table(ctx.uid("tutor-table2"), title,
@@ -65,26 +66,25 @@ def _table2(ctx: ReportContext, rows: list[dict[str, Any]], sfx: str) -> Table:
                  caption="Percentage of scored responses meeting each criterion.")
 
 
-def _anova(ctx: ReportContext, anova: dict[str, Any], sfx: str) -> list[Table]:
+def _posthocs(res: AnovaResult) -> list[PostHoc]:
+    return [*res.posthoc, *(t.posthoc for t in res.nonparametric if t.posthoc is not None)]
+
+
+def _anova(ctx: ReportContext, anova: dict[str, dict[str, AnovaResult]], sfx: str) -> list[Table]:
     effects: list[tuple[Cell, ...]] = []
     checks: list[tuple[Cell, ...]] = []
     letters: list[tuple[Cell, ...]] = []
     for dim, designs in anova.items():
-        for design, res in (designs or {}).items():
-            if not isinstance(res, dict):
-                continue
-            for e in res.get("effects") or []:
-                effects.append((dim, design, e.get("term"), num(e.get("df")), num(e.get("F")), num(e.get("p")),
-                                num(e.get("partial_eta_sq")), res.get("reported"), res.get("n")))
-            lev, nor = res.get("levene") or {}, res.get("normality") or {}
-            checks.append((dim, design, res.get("status"), num(lev.get("p")), num(nor.get("p")),
-                           res.get("assumptions_met"), res.get("reported"), res.get("note")))
-            posthocs = list(res.get("posthoc") or []) + [t.get("posthoc") for t in res.get("nonparametric") or []
-                                                           if isinstance(t, dict) and t.get("posthoc")]
-            for ph in posthocs:
-                for level, mean in (ph.get("means") or {}).items():
-                    letters.append((dim, design, ph.get("factor"), ph.get("method"), level, num(mean),
-                                    (ph.get("n") or {}).get(level), (ph.get("letters") or {}).get(level)))
+        for design, res in designs.items():
+            for e in res.effects:
+                effects.append((dim, design, e.term, e.df, e.F, e.p, e.partial_eta_sq, res.reported, res.n))
+            checks.append((dim, design, res.status, res.levene.p if res.levene else None,
+                           res.normality.p if res.normality else None, res.assumptions_met, res.reported,
+                           res.note))
+            for ph in _posthocs(res):
+                for level, mean in ph.means.items():
+                    letters.append((dim, design, ph.factor, ph.method, level, mean, ph.n.get(level),
+                                    ph.letters.get(level)))
     out = []
     if effects:
         out.append(Table(ctx.uid("tutor-anova"), f"Two-way ANOVA{sfx}",
@@ -102,29 +102,35 @@ def _anova(ctx: ReportContext, anova: dict[str, Any], sfx: str) -> list[Table]:
     return out
 
 
+def _source_tables(ctx: ReportContext, st: TutorStats, sfx: str) -> tuple[list[Table], list[ChartLayout]]:
+    tables: list[Table] = []
+    charts: list[ChartLayout] = []
+    if st.table1:
+        t, cs = _table1(ctx, st.table1, sfx)
+        tables.append(t)
+        charts += cs
+    if st.table2:
+        tables.append(_table2(ctx, st.table2, sfx))
+    tables += _anova(ctx, st.anova, sfx)
+    return tables, charts
+
+
 def build(ctx: ReportContext) -> AdaptivityData | None:
-    """Tables 1 and 2, ANOVA tables and per-dimension charts for each run with tutoring statistics."""
+    """Tables 1 and 2, ANOVA tables and per-dimension charts for each run and score source with
+    tutoring statistics (the judge's first, then each annotator's, named in the titles)."""
     tables: list[Table] = []
     charts: list[ChartLayout] = []
     for run in ctx.runs:
-        names = [ANALYSIS] + [n for n in run.analysis_names if n.startswith(ANALYSIS + "_")]
-        for name in names:
-            doc = run.analysis(name)
-            if not isinstance(doc, dict):
-                continue
-            sfx = (f" · {run.label}" if ctx.multi_run else "") + (f" · {doc.get('source')}" if name != ANALYSIS else "")
-            t1 = [r for r in doc.get("table1") or [] if isinstance(r, dict)]
-            if t1:
-                t, cs = _table1(ctx, t1, sfx)
-                tables.append(t)
-                charts += cs
-            t2 = [r for r in doc.get("table2") or [] if isinstance(r, dict)]
-            if t2:
-                tables.append(_table2(ctx, t2, sfx))
-            if isinstance(doc.get("anova"), dict):
-                tables += _anova(ctx, doc["anova"], sfx)
+        doc = run.document(TUTOR_STATS)
+        if doc is None:
+            continue
+        for st in doc.summary.sources:
+            sfx = (f" · {run.label}" if ctx.multi_run else "") + ("" if st.judged else f" · {st.source}")
+            t, cs = _source_tables(ctx, st, sfx)
+            tables += t
+            charts += cs
     return AdaptivityData(tuple(tables), tuple(charts)) if tables else None
 
 
 SECTION = ReportSection(id="adaptivity", title="Tutoring adaptivity", template="sections/adaptivity.html.j2",
-                        build=build, analyses=(ANALYSIS,))
+                        build=build, analyses=(TUTOR_STATS.name,))
