@@ -30,9 +30,15 @@ RESPONSES = {
 }
 
 
+#: an ablation variant of q1 (added with `make_run(..., ablation=True)`)
+ABLATION = Variant(name="number-1", kind="ablation", element_type="number", element_text="e",
+                   question_text="Evaluate ln.")
+
+
 def make_run(root: Path, model: str = "mock/student",
-             configurations: tuple[str, ...] = ("baseline", "rag")) -> RunStore:
-    """A run with one exam, two questions, two configurations, one repeat each."""
+             configurations: tuple[str, ...] = ("baseline", "rag"), ablation: bool = False) -> RunStore:
+    """A run with one exam, two questions, two configurations, one repeat each; with `ablation`,
+    each configuration also answered the ablation variant `ABLATION` of q1."""
     exam_path = root / "exam.yaml"
     root.mkdir(parents=True, exist_ok=True)
     exam_path.write_text(yaml.safe_dump(EXAM), encoding="utf-8")
@@ -44,10 +50,11 @@ def make_run(root: Path, model: str = "mock/student",
         system_role=EXAM_SYSTEM_ROLE,
     ))
     for conf in configurations:
-        for qid in ("q1", "q2"):
+        tasks = [("q1", Variant()), ("q2", Variant())] + ([("q1", ABLATION)] if ablation else [])
+        for qid, variant in tasks:
             store.append(RunRecord(
-                key=f"{model}|{conf}|calc1-e1|{qid}|original|r0", model=model, configuration=conf,
-                exam_id="calc1-e1", question_id=qid, variant=Variant(), repeat=0,
+                key=f"{model}|{conf}|calc1-e1|{qid}|{variant.name}|r0", model=model, configuration=conf,
+                exam_id="calc1-e1", question_id=qid, variant=variant, repeat=0,
                 messages=[Message(role="user", content=qid)], config=GenerateConfig(), request_hash="h",
                 content_hash="c", response=RESPONSES[(conf, qid)], finish_reason="stop", created_at=now,
             ))

@@ -9,6 +9,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from mathlens.analyze.grading.agreement_report import AGREEMENT
+from mathlens.analyze.grading.grades import GRADES
+from mathlens.analyze.grading.tables import GRADE_TABLES
 from mathlens.cli.main import app
 
 _HELPERS = Path(__file__).with_name("grading_run_helpers.py")
@@ -30,8 +33,14 @@ def test_grade_export_import_agreement(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert doc["counts"] == {"graded": 8, "ungraded": 0}
+    assert doc["judge"] == "mock/judge" and doc["rubric"] == "calculus@1"
     assert {r["configuration"] for r in doc["table6"]} == {"baseline", "rag"}
     assert doc["table6"][0]["score"] == 10 and doc["table6"][0]["total"] == 30
+    assert doc["path"] == str(GRADES.path(store.root))
+    grades = list(GRADES.entries(store.root))
+    assert len(grades) == 8 and sorted({g.judge_run for g in grades}) == [0, 1]
+    stored = GRADE_TABLES.read(store.root)
+    assert stored is not None and [r.model_dump(mode="json") for r in stored.summary.table6] == doc["table6"]
     assert (store.analysis_dir / "table6.csv").read_text(encoding="utf-8").startswith("exam,model")
 
     sheet = tmp_path / "w.csv"
@@ -54,7 +63,9 @@ def test_grade_export_import_agreement(tmp_path: Path) -> None:
     report = json.loads(res.stdout)
     overall = next(p for p in report["pairs"] if p["scope"] == "overall")
     assert overall["n"] == 4 and overall["mae"]["estimate"] == 0
-    assert (store.analysis_dir / "agreement.json").exists()
+    written = AGREEMENT.read(store.root)
+    assert written is not None and written.summary.model_dump(mode="json") == report
+    assert written.options == {"resamples": 50, "seed": 0}
 
 
 def test_user_errors_exit_2(tmp_path: Path) -> None:
@@ -66,3 +77,6 @@ def test_user_errors_exit_2(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "no grades yet" in res.output
     res = runner.invoke(app, ["grade", str(store.root), "--rubric", str(tmp_path / "missing.yaml")])
     assert res.exit_code == 2 and "no such rubric file" in res.output
+    res = runner.invoke(app, ["grade", str(store.root)])  # no --judge and none recorded with the run
+    assert res.exit_code == 2 and "no judge model" in res.output
+    assert not GRADES.exists(store.root)

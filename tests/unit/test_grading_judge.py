@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from mathlens.analyze.grading.grades import grade_run, read_grades
-from mathlens.analyze.grading.judge import JudgeOptions, validate_points, verdict_schema
+from mathlens.analyze.grading.grades import GRADES, grade_run
+from mathlens.analyze.grading.judge import Evidence, JudgeOptions, validate_points, verdict_schema
 from mathlens.analyze.grading.rubric import builtin_rubric
 from mathlens.analyze.grading.tables import exam_scores
 from mathlens.runs.plan import load_exams
@@ -40,7 +40,10 @@ def test_valid_verdicts_are_graded_and_summed(tmp_path: Path, mock_model: Any) -
     assert first.total == pytest.approx(3 + 2.5 + 1 + 1 + 1)
     assert first.max_total == 10 and [c.max_points for c in first.criteria] == [3, 4, 1, 1, 1]
     assert first.criteria[1].rationale == "execution ok"
-    assert read_grades(store) is not None  # written to analysis/grades.json
+    assert first.record.key == next(store.records()).key and first.record.configuration == "baseline"
+    assert (result.summary.graded, result.summary.ungraded) == (4, 0)
+    assert result.summary.judge is not None and result.summary.judge.model.spec == "mock/scripted"
+    assert not GRADES.exists(store.root)  # grade_run writes nothing; the `grades` analyzer writes GRADES
 
 
 def test_out_of_bounds_points_are_ungraded_never_zero(tmp_path: Path, mock_model: Any) -> None:
@@ -85,7 +88,7 @@ def test_evidence_is_shown_and_recorded(tmp_path: Path, mock_model: Any) -> None
     store = make_run(tmp_path)
     judge = mock_model(responses=[verdict()])
     g = asyncio.run(grade_run(store, judge, builtin_rubric(), JudgeOptions(with_evidence=True), limit=1)).grades[0]
-    assert g.evidence == {"final_answer": "1", "answer_check": "correct"}
+    assert g.evidence == Evidence(final_answer="1", answer_check="correct", flow_checked=False)
     sent = judge.provider.requests[0][0][-1].content
     assert "Automatic checks" in sent and "answer_check: correct" in sent
     assert "Reference answer: 1" in sent and "up to 3 points" in sent

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from mathlens.analyze.grading.agreement_report import agreement_report
-from mathlens.analyze.grading.grades import grade_run, read_grades
+from mathlens.analyze.grading.grades import HUMAN_GRADES, grade_run
 from mathlens.analyze.grading.judge import JudgeOptions
 from mathlens.analyze.grading.rubric import builtin_rubric
-from mathlens.analyze.grading.tables import compare_with_cohort, exam_scores, table7
+from mathlens.analyze.grading.tables import Table7Row, compare_with_cohort, exam_scores, table7
 from mathlens.analyze.grading.worksheet import export_worksheet, import_worksheets
 from mathlens.errors import UserError
 from mathlens.items.schema import Cohort
@@ -53,12 +53,14 @@ def test_round_trip(tmp_path: Path) -> None:
     filled = tmp_path / "ada.csv"
     _fill(sheet, filled, {("q1", "execution"): 2.5})
     result = import_worksheets(store, rubric, [filled])
-    by_key = {g.key: g for g in result.grades}
-    q1 = next(g for k, g in by_key.items() if "|baseline|" in k and "|q1|" in k)
+    q1 = next(g for g in result.grades if g.record.configuration == "baseline" and g.record.question_id == "q1")
     assert q1.grader == "human:ada" and q1.status == "graded"
     assert q1.total == pytest.approx(3 + 2.5 + 1 + 1 + 1)
     assert {c.criterion: c.points for c in q1.criteria}["execution"] == 2.5
-    assert read_grades(store, "human_grades") is not None
+    stored = HUMAN_GRADES.read(store.root)
+    assert stored is not None and stored.summary.grader_kind == "human" and stored.summary.graders == ["human:ada"]
+    assert stored.envelope.entries == 4 and stored.options == {"worksheets": [str(filled)]}
+    assert list(HUMAN_GRADES.entries(store.root)) == result.grades
 
 
 def test_blank_and_invalid_points(tmp_path: Path) -> None:
@@ -97,7 +99,8 @@ def test_two_graders_merge_and_replace(tmp_path: Path) -> None:
     _fill(sheet, tmp_path / "b2.csv", {("q2", "execution"): 6}, grader="bob")
     merged = import_worksheets(store, rubric, [tmp_path / "b2.csv"]).grades
     assert {g.grader for g in merged} == {"human:ann", "human:bob"}
-    bob_q2 = [g for g in merged if g.grader == "human:bob" and g.question_id == "q2"]
+    bob_q2 = [g for g in merged if g.grader == "human:bob" and g.record.question_id == "q2"]
+    assert len(bob_q2) == 2
     assert all({c.criterion: c.points for c in g.criteria}["execution"] == 6 for g in bob_q2)
 
 
@@ -113,8 +116,10 @@ def test_tables_from_human_grades(tmp_path: Path) -> None:
     assert [(r.configuration, r.score, r.total) for r in rows] == [("baseline", 27, 30), ("rag", 27, 30)]
     assert rows[0].percent == pytest.approx(90.0)
     t7 = table7(rows)
-    assert t7[0] == {"exam": "Calculus I Exam 1", "configuration": "student average", "model": "", "percent": 80.0}
-    assert [r["configuration"] for r in t7[1:]] == ["baseline", "rag"]
+    assert t7[0] == Table7Row(exam_id="calc1-e1", exam="Calculus I Exam 1", configuration="student average",
+                              percent=80.0, kind="class")
+    assert [(r.configuration, r.percent) for r in t7[1:]] == [("baseline", pytest.approx(90.0)),
+                                                              ("rag", pytest.approx(90.0))]
 
 
 def test_cohort_comparison_is_descriptive_without_student_scores() -> None:
@@ -129,7 +134,7 @@ def test_judge_against_humans(tmp_path: Path, mock_model: Any) -> None:
     rubric = builtin_rubric()
     judge = mock_model(responses=[json.dumps({k: {"points": 1, "rationale": "r"} for k in
                                               ("method", "execution", "final_answer", "notation", "clarity")})])
-    asyncio.run(grade_run(store, judge, rubric, JudgeOptions(runs=2)))
+    judge_grades = asyncio.run(grade_run(store, judge, rubric, JudgeOptions(runs=2)))
     sheet = tmp_path / "sheet.csv"
     export_worksheet(store, rubric, sheet)
     ones = {(q, c): 1.0 for q in ("q1", "q2") for c in ("method", "execution", "final_answer", "notation", "clarity")}
@@ -137,8 +142,6 @@ def test_judge_against_humans(tmp_path: Path, mock_model: Any) -> None:
     same[("q1", "method")] = 3.0
     _fill(sheet, tmp_path / "h.csv", same, grader="h")
     humans = import_worksheets(store, rubric, [tmp_path / "h.csv"]).grades
-    judge_grades = read_grades(store)
-    assert judge_grades is not None
     report = agreement_report(judge_grades.grades + humans, [c.id for c in rubric.criteria], n_resamples=200)
     pairs = {p.scope: p for p in report.pairs}
     assert set(report.graders) == {"judge:mock/scripted", "judge:mock/scripted#run1", "human:h"}

@@ -2,39 +2,33 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.table import Table
 
-from mathlens.analyze.grading.agreement_report import AgreementReport, agreement_report
-from mathlens.analyze.grading.grades import GradesFile, grade_run, read_grades
-from mathlens.analyze.grading.judge import Grade, JudgeOptions
-from mathlens.analyze.grading.rubric import Rubric, resolve_rubric
-from mathlens.analyze.grading.tables import ExamScore, exam_scores, table6_csv, table7, table7_csv
+from mathlens.analyze.grading.agreement_report import (
+    AGREEMENT,
+    AgreementOptions,
+    AgreementReport,
+    agreement_report,
+)
+from mathlens.analyze.grading.grades import GRADES, all_grades, refresh_tables, rubric_for
+from mathlens.analyze.grading.tables import GRADE_TABLES, ExamScore, table7
 from mathlens.analyze.grading.worksheet import export_worksheet, import_worksheets
+from mathlens.analyze.registry import run_one
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
 from mathlens.errors import UserError
-from mathlens.models.cache import ResponseCache
-from mathlens.models.registry import get_model, parse_options
-from mathlens.runs.judge import resolve_judge
+from mathlens.models.registry import parse_options
+from mathlens.runs.documents import records_digest
 from mathlens.runs.store import RunStore
 
 
-def _judge_model(store: RunStore, judge: str | None, judge_option: list[str] | None, no_cache: bool) -> Any:
-    entry = resolve_judge(store.manifest(), judge, parse_options(judge_option))
-    return get_model(entry.spec, entry.options, cache=None if no_cache else ResponseCache())
-
-
-def _tables(store: RunStore, grades: list[Grade]) -> list[ExamScore]:
-    rows = exam_scores(grades, store.exams())
-    if rows:
-        store.write_analysis("grade_tables", {"table6": [r.model_dump() for r in rows], "table7": table7(rows)})
-        (store.analysis_dir / "table6.csv").write_text(table6_csv(rows), encoding="utf-8")
-        (store.analysis_dir / "table7.csv").write_text(table7_csv(rows), encoding="utf-8")
-    return rows
+def _table6(store: RunStore) -> list[ExamScore]:
+    """Table 6 rows as written in the run's `GRADE_TABLES` document."""
+    doc = GRADE_TABLES.read(store.root)
+    return doc.summary.table6 if doc is not None else []
 
 
 def _pct(x: float | None) -> str:
@@ -42,29 +36,25 @@ def _pct(x: float | None) -> str:
 
 
 def print_tables(rows: list[ExamScore]) -> None:
-    """Tables 6 and 7 of the calculus study, from this run's grades."""
+    """Tables 6 and 7 of the calculus study, from this run's grades (one row per configuration and
+    prompt variant; Table 7 compares configurations on the original prompts)."""
     t6 = Table(title="Exam scores (as in Table 6 of the calculus study)")
-    for col in ("exam", "model", "configuration", "grader", "score", "%", "class avg", "diff", "ungraded"):
+    variants = any(not r.original for r in rows)
+    cols = ("exam", "model", "configuration", *(("variant",) if variants else ()), "grader", "score", "%",
+            "class avg", "diff", "ungraded")
+    for col in cols:
         t6.add_column(col)
     for r in rows:
-        t6.add_row(r.exam_name, r.model, r.configuration, r.grader, f"{r.score:g}/{r.total:g}", _pct(r.percent),
-                   _pct(r.cohort.class_average), _pct(r.cohort.difference), str(r.ungraded))
+        t6.add_row(r.exam_name, r.model, r.configuration, *((r.variant,) if variants else ()), r.grader,
+                   f"{r.score:g}/{r.total:g}", _pct(r.percent), _pct(r.cohort.class_average),
+                   _pct(r.cohort.difference), str(r.ungraded))
     out_console.print(t6)
     t7 = Table(title="Across configurations (as in Table 7 of the calculus study)")
-    for col in ("exam", "configuration", "model", "score %"):
+    for col in ("exam", "configuration", "model", "grader", "score %"):
         t7.add_column(col)
-    for row in table7(rows):
-        pct = row["percent"]
-        t7.add_row(str(row["exam"]), str(row["configuration"]), str(row["model"]),
-                   _pct(pct if isinstance(pct, float | int) else None))
+    for row7 in table7(rows):
+        t7.add_row(row7.exam, row7.configuration, row7.model, row7.grader, _pct(row7.percent))
     out_console.print(t7)
-
-
-def _rubric_for(store: RunStore, spec: str | None) -> Rubric:
-    if spec is not None:
-        return resolve_rubric(spec)
-    previous = read_grades(store)
-    return previous.rubric if previous is not None else resolve_rubric(None)
 
 
 def _split(values: list[Path] | None) -> list[Path]:
@@ -80,6 +70,8 @@ def grade_cmd(
     judge_runs: int = typer.Option(1, "--judge-runs", min=1, help="Grade each record N times (self-agreement)."),
     max_tokens: int = typer.Option(768, "--max-tokens", min=16, help="Token cap of each judge reply."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Grade only the first N records."),
+    all_variants: bool = typer.Option(False, "--all-variants",
+                                      help="Grade ablation variants too (each gets its own table rows)."),
     export_worksheet_to: Path | None = typer.Option(None, "--export-worksheet", help="Write a human worksheet CSV."),
     import_human: list[Path] | None = typer.Option(None, "--import-human", help="Filled worksheet CSV(s)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not reuse cached judge replies."),
@@ -88,15 +80,16 @@ def grade_cmd(
     """Grade a run with the rubric: by a judge model, or export/import worksheets for human graders."""
     store = RunStore(run_dir)
     store.manifest()
-    chosen = _rubric_for(store, rubric)
     if export_worksheet_to is not None:
-        rows = export_worksheet(store, chosen, export_worksheet_to)
+        chosen = rubric_for(store.root, rubric)
+        rows = export_worksheet(store, chosen, export_worksheet_to, all_variants)
         result: dict[str, Any] = {"worksheet": str(export_worksheet_to), "rows": rows, "rubric": chosen.label}
         emit_json(result) if json_out else console.print(f"wrote {rows} rows to {escape(export_worksheet_to)}")
         return
     if import_human:
-        humans = import_worksheets(store, chosen, _split(import_human))
-        rows6 = _tables(store, _all_grades(store))
+        humans = import_worksheets(store, rubric_for(store.root, rubric), _split(import_human))
+        tables = refresh_tables(store)
+        rows6 = tables.table6 if tables is not None else []
         graders = sorted({g.grader for g in humans.grades})
         if json_out:
             emit_json({"graders": graders, "grades": len(humans.grades), "table6": rows6, "table7": table7(rows6)})
@@ -104,18 +97,23 @@ def grade_cmd(
             console.print(f"imported {len(humans.grades)} grades from {escape(', '.join(graders))}")
             print_tables(rows6)
         return
-    model = _judge_model(store, judge, judge_option, no_cache)
-    options = JudgeOptions(with_evidence=with_evidence, max_tokens=max_tokens, runs=judge_runs)
+    rubric_for(store.root, rubric)  # a rubric that does not load is reported before any judge is looked for
+    options = {"rubric": rubric, "with_evidence": with_evidence, "judge_runs": judge_runs, "max_tokens": max_tokens,
+               "limit": limit, "all_variants": all_variants}
     with console.status("grading", spinner="dots") if not json_out else _Null():
-        graded: GradesFile = asyncio.run(_grade(store, model, chosen, options, limit))
-    rows6 = _tables(store, _all_grades(store))
-    counts = {s: sum(g.status == s for g in graded.grades) for s in ("graded", "ungraded")}
+        run_one(store, "grades", options, judge=judge, judge_options=parse_options(judge_option), no_cache=no_cache)
+    graded = GRADES.read(store.root)
+    if graded is None:  # the analyzer writes it or fails
+        raise UserError(f"{run_dir}: grading wrote no grades")
+    summary = graded.summary
+    spec = summary.judge.model.spec if summary.judge is not None else "?"
+    rows6 = _table6(store)
     if json_out:
-        emit_json({"judge": model.spec, "rubric": chosen.label, "counts": counts, "table6": rows6,
-                   "table7": table7(rows6), "path": str(store.analysis_dir / "grades.json")})
+        emit_json({"judge": spec, "rubric": summary.rubric.label, "counts": summary.counts,
+                   "groups": summary.groups, "table6": rows6, "table7": table7(rows6), "path": str(graded.path)})
         return
-    console.print(f"judge {escape(model.spec)}: {counts['graded']} graded, {counts['ungraded']} ungraded "
-                  f"(rubric {chosen.label})")
+    console.print(f"judge {escape(spec)}: {summary.graded} graded, {summary.ungraded} ungraded "
+                  f"(rubric {summary.rubric.label})")
     print_tables(rows6)
 
 
@@ -127,22 +125,6 @@ class _Null:
         return None
 
 
-async def _grade(store: RunStore, model: Any, rubric: Rubric, options: JudgeOptions, limit: int | None) -> GradesFile:
-    try:
-        return await grade_run(store, model, rubric, options, limit=limit)
-    finally:
-        await model.aclose()
-
-
-def _all_grades(store: RunStore) -> list[Grade]:
-    out: list[Grade] = []
-    for name in ("grades", "human_grades"):
-        found = read_grades(store, name)
-        if found is not None:
-            out += found.grades
-    return out
-
-
 def agreement_cmd(
     run_dir: Path = typer.Argument(..., help="The run directory."),
     resamples: int = typer.Option(2000, "--resamples", min=0, help="Bootstrap resamples."),
@@ -152,12 +134,13 @@ def agreement_cmd(
     """Agreement between the judge and human graders (and the judge with itself)."""
     store = RunStore(run_dir)
     store.manifest()
-    grades = _all_grades(store)
+    grades = all_grades(store.root)
     if not grades:
         raise UserError(f"{run_dir}: no grades yet (run `mathlens grade` or import worksheets first)")
-    rubric = _rubric_for(store, None)
+    rubric = rubric_for(store.root, None)
     report = agreement_report(grades, [c.id for c in rubric.criteria], resamples, seed)
-    store.write_analysis("agreement", report)
+    AGREEMENT.write(store.root, run_id=store.manifest().run_id, records_sha256=records_digest(store.records_path),
+                    entries=(), summary=report, options=AgreementOptions(resamples=resamples, seed=seed))
     if json_out:
         emit_json(report)
         return

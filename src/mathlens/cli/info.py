@@ -31,12 +31,13 @@ def show(run_dir: Path = typer.Argument(..., help="A run directory."), as_json: 
     print_summary(doc)
     if doc["analyses"]:
         console.print("analyses: " + ", ".join(doc["analyses"]))
-    tables = store.read_analysis("grade_tables")
-    if tables and tables.get("table6"):
-        from mathlens.analyze.grading.tables import ExamScore
+    from mathlens.analyze.grading.tables import GRADE_TABLES
+
+    tables = GRADE_TABLES.read(store.root)
+    if tables is not None and tables.summary.table6:
         from mathlens.cli.grade import print_tables
 
-        print_tables([ExamScore.model_validate(r) for r in tables["table6"]])
+        print_tables(tables.summary.table6)
 
 
 def _list_doc(what: str) -> dict[str, Any]:

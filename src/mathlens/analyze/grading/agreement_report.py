@@ -6,6 +6,10 @@ Krippendorff's alpha (interval) and the mean absolute error in points, each with
 interval over units. A unit is a record (and criterion): only units both graders scored count.
 Repeated judge runs (`--judge-runs N`) appear as graders `judge:...#run<k>`; the judge's
 self-agreement is alpha across all its runs.
+
+Agreement describes the graders, not the graded: every record both graders scored is one unit,
+whatever its configuration or variant, and no score of a configuration is computed here (the
+scores per configuration and variant are in `tables.py`).
 """
 
 from __future__ import annotations
@@ -13,9 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from itertools import combinations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from mathlens.analyze.grading.judge import Grade
+from mathlens.analyze.protocol import AnalyzerOptions
+from mathlens.runs.documents import DocumentSpec
 from mathlens.stats.agreement import cohen_kappa, krippendorff_alpha, mean_absolute_error
 from mathlens.stats.bootstrap import CI, bootstrap_ci
 
@@ -47,11 +53,23 @@ class SelfAgreement(BaseModel):
 
 
 class AgreementReport(BaseModel):
-    """`analysis/agreement.json`."""
+    """The summary of `analysis/agreement.jsonl`."""
 
     graders: list[str]
     pairs: list[PairAgreement]
     self_agreement: list[SelfAgreement]
+
+
+class AgreementOptions(AnalyzerOptions):
+    """How the agreement was computed (`mathlens agreement` flags)."""
+
+    resamples: int = Field(2000, ge=0)
+    seed: int = 0
+
+
+#: `analysis/agreement.jsonl`: written by `mathlens agreement`; everything is in the summary (no
+#: entries).
+AGREEMENT = DocumentSpec("agreement", 1, PairAgreement, AgreementReport, rerun="mathlens agreement RUN")
 
 
 def grader_name(g: Grade) -> str:
@@ -65,9 +83,9 @@ def ratings(grades: Sequence[Grade]) -> dict[str, dict[Unit, float]]:
     for g in grades:
         table = out.setdefault(grader_name(g), {})
         for c in g.criteria:
-            table[(g.key, c.criterion)] = c.points
+            table[(g.record.key, c.criterion)] = c.points
         if g.status == "graded" and g.total is not None:
-            table[(g.key, "total")] = g.total
+            table[(g.record.key, "total")] = g.total
     return out
 
 

@@ -1,60 +1,144 @@
-"""Grade a whole run with a judge and keep the grades in `analysis/grades.json`.
+"""Grade a whole run with a judge: the `grades` analyzer and its documents.
+
+`analysis/grades.jsonl` holds one `Grade` per graded record and judge run (the record's identity
+is the grade's `RecordRef`); its summary names the rubric, the judge and the counts per model,
+configuration and variant. Human grades imported from worksheets (`worksheet.py`) go to
+`analysis/human_grades.jsonl`, same entries. After grading (or an import) the tables of
+`tables.py` are recomputed from both and written to `analysis/grade_tables.jsonl`.
 
 Only original prompts are graded by default (ablation variants are probes, not exam answers);
-every repeat of a question is graded, so Table 6 can average over repeats and the consistency of
-repeated runs (seed 000, §5.3) shows in the spread.
+the `all_variants` option grades them too, and each variant then has its own rows in the tables.
+Every repeat of a question is graded, so Table 6 can average over repeats and the consistency
+of repeated runs (seed 000, §5.3) shows in the spread.
+
+With `with_evidence` the judge is shown mathlens' answer check and, when the run has a flow
+analysis, the first invalid step; the flow analysis is read if present, never run for this.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from mathlens.analyze.grading.analyzer import question_index
-from mathlens.analyze.grading.judge import Grade, JudgeOptions, grade_records
-from mathlens.analyze.grading.rubric import Rubric
+from mathlens.analyze.flow.models import FLOW
+from mathlens.analyze.grading.judge import FlowEvidence, Grade, JudgeOptions, grade_records
+from mathlens.analyze.grading.rubric import Rubric, resolve_rubric
+from mathlens.analyze.grading.tables import GRADE_TABLES, GradeTables, grade_tables, write_table_csvs
+from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
 from mathlens.errors import UserError
 from mathlens.items.schema import Question
+from mathlens.models.cache import ResponseCache
 from mathlens.models.model import Model
-from mathlens.runs.records import RunRecord
+from mathlens.models.registry import get_model
+from mathlens.runs.documents import DocumentSpec, DocumentVersionError, RecordRef, records_digest
+from mathlens.runs.records import ModelEntry, RunRecord
 from mathlens.runs.store import RunStore
 
 
-class GradesFile(BaseModel):
-    """`analysis/grades.json` (judge grades) and `analysis/human_grades.json` (human grades)."""
+class GroupCounts(BaseModel):
+    """Grades of one (model, configuration, variant) cell, by status."""
+
+    model: str
+    configuration: str
+    variant: str
+    graded: int = 0
+    ungraded: int = 0
+
+
+class JudgeSettings(BaseModel):
+    """How the judge was asked (recorded with its grades)."""
+
+    #: the judge as named (spec and options) with its backend's identity (what cache keys are built from)
+    model: ModelEntry
+    with_evidence: bool = False
+    max_tokens: int
+    temperature: float
+    seed: int
+    runs: int = 1
+
+
+class GradesSummary(BaseModel):
+    """The summary of `analysis/grades.jsonl` (a judge) or `analysis/human_grades.jsonl` (humans)."""
 
     rubric: Rubric
-    grader_kind: str = "judge"
-    judge: str | None = None
-    judge_options: dict[str, Any] = Field(default_factory=dict)
+    grader_kind: Literal["judge", "human"] = "judge"
+    judge: JudgeSettings | None = None
+    graders: list[str] = Field(default_factory=list)
+    graded: int = 0
+    ungraded: int = 0
+    groups: list[GroupCounts] = Field(default_factory=list)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {"graded": self.graded, "ungraded": self.ungraded}
+
+
+#: `analysis/grades.jsonl`: one `Grade` per graded record and judge run.
+GRADES = DocumentSpec("grades", 1, Grade, GradesSummary, rerun="mathlens grade RUN")
+#: `analysis/human_grades.jsonl`: one `Grade` per record and human grader (imported worksheets).
+HUMAN_GRADES = DocumentSpec("human_grades", 1, Grade, GradesSummary,
+                            rerun="mathlens grade RUN --import-human SHEET.csv")
+
+
+class GradeOptions(AnalyzerOptions):
+    """Options of the `grades` analyzer (`mathlens grade` flags)."""
+
+    rubric: str | None = Field(None, description="built-in rubric id or YAML file [the run's earlier rubric, "
+                                                 "else calculus]")
+    with_evidence: bool = Field(False, description="show the judge mathlens' answer check (and flow step)")
+    judge_runs: int = Field(1, ge=1, le=20, description="grade each record N times (judge self-agreement)")
+    max_tokens: int = Field(768, ge=16, description="token cap of each judge reply")
+    limit: int | None = Field(None, ge=1, description="grade only the first N records")
+    all_variants: bool = Field(False, description="grade ablation variants too (their own table rows)")
+
+
+@dataclass(frozen=True)
+class GradedRun:
+    """Grades of a run with the summary they are stored with."""
+
     grades: list[Grade]
+    summary: GradesSummary
 
 
-def _flow_by_key(store: RunStore) -> dict[str, dict[str, Any]]:
-    flow = store.read_analysis("flow")
-    if not isinstance(flow, dict):
-        return {}
-    rows = flow.get("records") or flow.get("results") or []
-    out: dict[str, dict[str, Any]] = {}
-    for row in rows if isinstance(rows, list) else []:
-        if isinstance(row, dict) and "key" in row:
-            metrics = row.get("metrics")
-            step = row.get("first_invalid_step")
-            if step is None and isinstance(metrics, dict):
-                step = metrics.get("first_invalid_step")
-            out[row["key"]] = {"first_invalid_step": step}
+def summarize(grades: list[Grade], rubric: Rubric, grader_kind: Literal["judge", "human"] = "judge",
+              judge: JudgeSettings | None = None) -> GradesSummary:
+    """Counts by status, overall and per (model, configuration, variant)."""
+    cells: dict[tuple[str, str, str], Counter[str]] = {}
+    for g in grades:
+        ref = g.record
+        cells.setdefault((ref.model, ref.configuration, ref.variant), Counter())[g.status] += 1
+    groups = [GroupCounts(model=m, configuration=c, variant=v, graded=n["graded"], ungraded=n["ungraded"])
+              for (m, c, v), n in cells.items()]
+    return GradesSummary(rubric=rubric, grader_kind=grader_kind, judge=judge,
+                         graders=sorted({g.grader for g in grades}),
+                         graded=sum(g.status == "graded" for g in grades),
+                         ungraded=sum(g.status == "ungraded" for g in grades), groups=groups)
+
+
+def flow_evidence(root: Path) -> dict[str, FlowEvidence]:
+    """Record key -> the flow analysis's first invalid step (empty when the run has no flow analysis)."""
+    out: dict[str, FlowEvidence] = {}
+    for entry in FLOW.entries(root):
+        step = entry.result.first_invalid_step if entry.result is not None else None
+        out[entry.record.key] = FlowEvidence(first_invalid_step=step)
     return out
 
 
 def gradable_records(store: RunStore, all_variants: bool = False, limit: int | None = None
                      ) -> list[tuple[RunRecord, Question]]:
-    """The records a grader grades, with their questions, in run order."""
-    questions = question_index(store)
+    """The records a grader grades, with their questions, in run order: the original prompts,
+    or every record with `all_variants`."""
+    questions = store.questions()
     jobs = []
     for rec in store.records():
-        if not all_variants and rec.variant.name != "original":
+        if not all_variants and not RecordRef.of(rec).original:
             continue
         q = questions.get((rec.exam_id, rec.question_id))
         if q is None:
@@ -67,22 +151,78 @@ def gradable_records(store: RunStore, all_variants: bool = False, limit: int | N
     return jobs
 
 
-async def grade_run(store: RunStore, model: Model, rubric: Rubric, options: JudgeOptions,
-                    limit: int | None = None, on_done: Callable[[Grade], None] | None = None) -> GradesFile:
-    """Grade every original record of the run with `model` and write `analysis/grades.json`."""
-    flow = _flow_by_key(store) if options.with_evidence else {}
-    jobs = [(rec, q, flow.get(rec.key)) for rec, q in gradable_records(store, limit=limit)]
+async def grade_run(store: RunStore, model: Model, rubric: Rubric, options: JudgeOptions, *,
+                    limit: int | None = None, all_variants: bool = False, judge: ModelEntry | None = None,
+                    on_done: Callable[[Grade], None] | None = None) -> GradedRun:
+    """Grade the run's records with `model` (nothing is written: the analyzer writes `GRADES`).
+    `judge` is how the model was named (spec and options), recorded in the summary."""
+    flow = flow_evidence(store.root) if options.with_evidence else {}
+    jobs = [(rec, q, flow.get(rec.key)) for rec, q in gradable_records(store, all_variants, limit)]
     grades = await grade_records(model, jobs, rubric, options, on_done)
-    result = GradesFile(rubric=rubric, judge=model.spec, grades=grades, judge_options={
-        "with_evidence": options.with_evidence, "max_tokens": options.max_tokens,
-        "temperature": options.temperature, "seed": options.seed, "runs": options.runs,
-        "identity": model.identity(),
-    })
-    store.write_analysis("grades", result)
-    return result
+    named = judge or ModelEntry(spec=model.spec)
+    settings = JudgeSettings(model=named.model_copy(update={"identity": model.identity()}),
+                             with_evidence=options.with_evidence, max_tokens=options.max_tokens,
+                             temperature=options.temperature, seed=options.seed, runs=options.runs)
+    return GradedRun(grades=grades, summary=summarize(grades, rubric, "judge", settings))
 
 
-def read_grades(store: RunStore, name: str = "grades") -> GradesFile | None:
-    """Load `analysis/<name>.json` if it exists."""
-    data = store.read_analysis(name)
-    return GradesFile.model_validate(data) if data is not None else None
+def rubric_for(root: Path, spec: str | None) -> Rubric:
+    """The rubric named by `spec`; else the one the run's judge grades used; else the calculus rubric.
+    Grades in an older layout are about to be rewritten, so their rubric is not looked at."""
+    if spec is not None:
+        return resolve_rubric(spec)
+    previous = None
+    with contextlib.suppress(DocumentVersionError):
+        previous = GRADES.read(root)
+    return previous.summary.rubric if previous is not None else resolve_rubric(None)
+
+
+def all_grades(root: Path) -> list[Grade]:
+    """Every judge grade and every imported human grade of the run."""
+    return [*GRADES.entries(root), *HUMAN_GRADES.entries(root)]
+
+
+def current_tables(store: RunStore) -> GradeTables | None:
+    """Tables 6 and 7 from every grade of the run (None when it has none)."""
+    return grade_tables(all_grades(store.root), store.exams())
+
+
+def refresh_tables(store: RunStore, options: BaseModel | None = None) -> GradeTables | None:
+    """Recompute Tables 6 and 7 and write them (`GRADE_TABLES`, `table6.csv`, `table7.csv`) outside
+    the analyzer (after a worksheet import); None when the run has no grades."""
+    tables = current_tables(store)
+    if tables is not None:
+        GRADE_TABLES.write(store.root, run_id=store.manifest().run_id,
+                           records_sha256=records_digest(store.records_path), entries=(), summary=tables,
+                           options=options)
+        write_table_csvs(store.analysis_dir, tables)
+    return tables
+
+
+async def _grade_with(job: AnalysisJob[GradeOptions], rubric: Rubric) -> GradedRun:
+    entry, opts = job.require_judge(), job.options
+    model = get_model(entry.spec, entry.options, cache=None if job.no_cache else ResponseCache())
+    async with model:
+        return await grade_run(job.store, model, rubric,
+                               JudgeOptions(with_evidence=opts.with_evidence, max_tokens=opts.max_tokens,
+                                            runs=opts.judge_runs),
+                               limit=opts.limit, all_variants=opts.all_variants, judge=entry)
+
+
+def run_grades(job: AnalysisJob[GradeOptions]) -> dict[str, Any]:
+    """Grade the run with the judge, write `GRADES`, then recompute and write `GRADE_TABLES`."""
+    rubric = rubric_for(job.store.root, job.options.rubric)
+    graded = asyncio.run(_grade_with(job, rubric))
+    path = job.write(GRADES, graded.grades, graded.summary)
+    tables = current_tables(job.store)
+    if tables is not None:
+        job.write(GRADE_TABLES, (), tables)
+        write_table_csvs(job.store.analysis_dir, tables)
+    return {"status": "ok", "path": str(path), "rubric": rubric.label, "judge": job.require_judge().spec,
+            "counts": graded.summary.counts, "table6_rows": len(tables.table6) if tables else 0}
+
+
+ANALYZER = Analyzer(
+    name="grades", title="Rubric grades by a judge model, with Tables 6 and 7 of the calculus study",
+    options=GradeOptions, run=run_grades, writes=(GRADES, GRADE_TABLES), judge="grader", default=False,
+)

@@ -28,6 +28,7 @@ from mathlens.items.schema import Question
 from mathlens.models.base import GenerateConfig, Message
 from mathlens.models.model import Model
 from mathlens.models.structured import generate_structured
+from mathlens.runs.documents import RecordRef
 from mathlens.runs.records import RunRecord
 
 GradeStatus = Literal["graded", "ungraded"]
@@ -52,6 +53,30 @@ class JudgeOptions:
     max_response_chars: int = 6000
 
 
+@dataclass(frozen=True)
+class FlowEvidence:
+    """What the flow analysis found about one response (when it ran): its first invalid step."""
+
+    first_invalid_step: int | None
+
+
+class Evidence(BaseModel):
+    """mathlens' own checks of a response, shown to the judge with `with_evidence`."""
+
+    final_answer: str | None
+    answer_check: str
+    #: whether the flow analysis had checked the response's steps
+    flow_checked: bool = False
+    first_invalid_step: int | None = None
+
+    def items(self) -> list[tuple[str, object]]:
+        """(name, value) pairs as the judge reads them (the flow step only when the flow analysis ran)."""
+        out: list[tuple[str, object]] = [("final_answer", self.final_answer), ("answer_check", self.answer_check)]
+        if self.flow_checked:
+            out.append(("first_invalid_step", self.first_invalid_step))
+        return out
+
+
 class CriterionGrade(BaseModel):
     """Points on one criterion, with the grader's reason."""
 
@@ -62,21 +87,17 @@ class CriterionGrade(BaseModel):
 
 
 class Grade(BaseModel):
-    """One grade of one record by one grader (a judge run or a human)."""
+    """One grade of one record by one grader (a judge run or a human): an entry of the `grades`
+    and `human_grades` documents (`mathlens.analyze.grading.grades`)."""
 
-    key: str
-    model: str
-    configuration: str
-    exam_id: str
-    question_id: str
-    repeat: int
+    record: RecordRef
     grader: str
     judge_run: int = 0
     status: GradeStatus
     criteria: list[CriterionGrade] = Field(default_factory=list)
     total: float | None = None
     max_total: float
-    evidence: dict[str, Any] | None = None
+    evidence: Evidence | None = None
     error: str = ""
     raw: list[str] = Field(default_factory=list)
 
@@ -95,17 +116,15 @@ def verdict_schema(rubric: Rubric, question_points: float | None) -> type[BaseMo
     return create_model("RubricVerdict", **fields)
 
 
-def evidence_for(record: RunRecord, question: Question, flow: dict[str, Any] | None) -> dict[str, Any]:
+def evidence_for(record: RunRecord, question: Question, flow: FlowEvidence | None) -> Evidence:
     """What mathlens found about a response, as shown to the judge (and recorded with the grade)."""
     verdict = check_answer(record.response or "", question)
-    out: dict[str, Any] = {"final_answer": verdict.predicted, "answer_check": verdict.status}
-    if flow is not None:
-        out["first_invalid_step"] = flow.get("first_invalid_step")
-    return out
+    return Evidence(final_answer=verdict.predicted, answer_check=verdict.status, flow_checked=flow is not None,
+                    first_invalid_step=flow.first_invalid_step if flow is not None else None)
 
 
 def judge_messages(record: RunRecord, question: Question, rubric: Rubric, options: JudgeOptions,
-                   evidence: dict[str, Any] | None = None) -> list[Message]:
+                   evidence: Evidence | None = None) -> list[Message]:
     """The judge's conversation for one record."""
     parts = [rubric_text(rubric, question.total_points), "", "Question:", question.prompt_text()]
     refs = [a for a in question.answers] + [p.answer for p in question.parts if p.answer]
@@ -138,14 +157,12 @@ def validate_points(value: BaseModel, rubric: Rubric, question_points: float | N
 
 
 async def grade_record(model: Model, record: RunRecord, question: Question, rubric: Rubric,
-                       options: JudgeOptions, judge_run: int = 0, flow: dict[str, Any] | None = None) -> Grade:
+                       options: JudgeOptions, judge_run: int = 0, flow: FlowEvidence | None = None) -> Grade:
     """Grade one record once. Never raises for a model or format failure: those are `ungraded`."""
     evidence = evidence_for(record, question, flow) if options.with_evidence else None
     max_total = rubric.question_points(question.total_points)
-    base = {"key": record.key, "model": record.model, "configuration": record.configuration,
-            "exam_id": record.exam_id, "question_id": record.question_id, "repeat": record.repeat,
-            "grader": f"judge:{model.spec}", "judge_run": judge_run, "max_total": max_total,
-            "evidence": evidence}
+    base: dict[str, Any] = {"record": RecordRef.of(record), "grader": f"judge:{model.spec}",
+                            "judge_run": judge_run, "max_total": max_total, "evidence": evidence}
     if record.status != "ok" or not record.response:
         return Grade(status="ungraded", error="the record has no response", **base)
     schema = verdict_schema(rubric, question.total_points)
@@ -162,12 +179,12 @@ async def grade_record(model: Model, record: RunRecord, question: Question, rubr
                  **base)
 
 
-async def grade_records(model: Model, jobs: list[tuple[RunRecord, Question, dict[str, Any] | None]],
+async def grade_records(model: Model, jobs: list[tuple[RunRecord, Question, FlowEvidence | None]],
                         rubric: Rubric, options: JudgeOptions,
                         on_done: Callable[[Grade], None] | None = None) -> list[Grade]:
     """Grade every `(record, question, flow)` job `options.runs` times, concurrently."""
 
-    async def one(job: tuple[RunRecord, Question, dict[str, Any] | None], run: int) -> Grade:
+    async def one(job: tuple[RunRecord, Question, FlowEvidence | None], run: int) -> Grade:
         grade = await grade_record(model, job[0], job[1], rubric, options, run, job[2])
         if on_done is not None:
             on_done(grade)

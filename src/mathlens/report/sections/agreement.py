@@ -1,8 +1,8 @@
 """Agreement between graders: judge vs humans and humans vs each other (kappa, alpha, MAE with CIs).
 
-Reads the agreement documents the grading and tutoring analyses write (`agreement`,
-`grade_agreement`, `tutor_agreement`), each a list of rows; intervals are shown as estimate and
-bounds. Imported human grades (`human_grades`) are summarised by grader.
+Reads the grading agreement (`AGREEMENT`, written by `mathlens agreement`), the tutoring rubric
+agreement (`TUTOR_AGREEMENT`, `mathlens tutor agreement`) and the imported human grades
+(`HUMAN_GRADES`, counted per grader). Each interval is shown as estimate, low and high.
 """
 
 from __future__ import annotations
@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from mathlens.analyze.adaptivity.agreement import TUTOR_AGREEMENT
+from mathlens.analyze.grading.agreement_report import AGREEMENT
+from mathlens.analyze.grading.grades import HUMAN_GRADES
 from mathlens.report.context import ReportContext
-from mathlens.report.lookup import entries, first, flatten
+from mathlens.report.loader import RunData
 from mathlens.report.registry import ReportSection
-from mathlens.report.tables import Table, table_from_dicts
-
-DOCS = (("agreement", "Grading agreement"), ("grade_agreement", "Grading agreement"),
-        ("tutor_agreement", "Tutoring rubric agreement"))
+from mathlens.report.tables import Cell, Table
+from mathlens.stats.bootstrap import CI
 
 
 @dataclass(frozen=True)
@@ -24,31 +25,68 @@ class Agreement:
     tables: tuple[Table, ...]
 
 
+def _ci(ci: CI) -> tuple[Cell, Cell, Cell]:
+    return ci.estimate, ci.low, ci.high
+
+
+def _ci_columns(name: str) -> tuple[str, str, str]:
+    return name, f"{name} low", f"{name} high"
+
+
+def _grading(ctx: ReportContext, run: RunData, suffix: str) -> list[Table]:
+    doc = run.document(AGREEMENT)
+    if doc is None:
+        return []
+    report = doc.summary
+    out = []
+    if report.pairs:
+        cols = ("a", "b", "scope", "n", *_ci_columns("kappa (quadratic)"), *_ci_columns("alpha (interval)"),
+                *_ci_columns("MAE (points)"))
+        rows = tuple((p.a, p.b, p.scope, p.n, *_ci(p.kappa_quadratic), *_ci(p.alpha_interval), *_ci(p.mae))
+                     for p in report.pairs)
+        out.append(Table(ctx.uid("agreement", "pairs", run.label), "Grading agreement between graders" + suffix,
+                         cols, rows, decimals={i: 3 for i in range(4, len(cols))}))
+    if report.self_agreement:
+        scols = ("judge", "runs", "scope", "units", *_ci_columns("alpha (interval)"), "identical share")
+        srows = tuple((s.grader, s.runs, s.scope, s.units, *_ci(s.alpha_interval), s.identical_share)
+                      for s in report.self_agreement)
+        out.append(Table(ctx.uid("agreement", "self", run.label),
+                         "Grading agreement of the judge with itself across runs" + suffix, scols, srows,
+                         decimals={i: 3 for i in range(4, len(scols))}))
+    return out
+
+
+def _tutoring(ctx: ReportContext, run: RunData, suffix: str) -> list[Table]:
+    if run.document(TUTOR_AGREEMENT) is None:
+        return []
+    cols = ("a", "b", "scope", "unit", "n", *_ci_columns("percent agreement"), *_ci_columns("kappa"),
+            *_ci_columns("alpha (ordinal)"))
+    rows = tuple((r.a, r.b, r.scope, r.unit, r.stats.n, *_ci(r.stats.percent), *_ci(r.stats.kappa),
+                  *_ci(r.stats.alpha)) for r in run.all_entries(TUTOR_AGREEMENT))
+    if not rows:
+        return []
+    return [Table(ctx.uid("tutor_agreement", "rows", run.label), "Tutoring rubric agreement" + suffix, cols, rows,
+                  decimals={i: 3 for i in range(5, len(cols))})]
+
+
+def _human(ctx: ReportContext, run: RunData, suffix: str) -> list[Table]:
+    if run.document(HUMAN_GRADES) is None:
+        return []
+    graders = Counter(g.grader for g in run.all_entries(HUMAN_GRADES))
+    if not graders:
+        return []
+    return [Table(ctx.uid("human-grades", run.label), "Imported human grades" + suffix, ("grader", "grades"),
+                  tuple((g, n) for g, n in graders.items()))]
+
+
 def build(ctx: ReportContext) -> Agreement | None:
-    """One table per agreement document, plus a count of imported human grades per grader."""
+    """The grading and tutoring agreement tables, plus a count of imported human grades per grader."""
     tables: list[Table] = []
     for run in ctx.runs:
         suffix = f" · {run.label}" if ctx.multi_run else ""
-        for name, title in DOCS:
-            doc = run.analysis(name)
-            lists = ([(k, v) for k, v in doc.items() if isinstance(v, list) and v and isinstance(v[0], dict)]
-                     if isinstance(doc, dict) else [("rows", entries(doc))])
-            for key, rows in lists:
-                label = {"pairs": "between graders", "self_agreement": "of the judge with itself across runs",
-                         "rows": ""}.get(key, key.replace("_", " "))
-                t = table_from_dicts(ctx.uid(name, key, run.label), f"{title} {label}".strip() + suffix,
-                                     [flatten(r) for r in rows if isinstance(r, dict)])
-                if t is not None:
-                    tables.append(t)
-        human = run.analysis("human_grades")
-        if human is not None:
-            graders = Counter(str(first(e, "grader", "annotator", default="human")) for e in entries(human))
-            t = table_from_dicts(ctx.uid("human-grades", run.label), "Imported human grades" + suffix,
-                                 [{"grader": g, "grades": n} for g, n in graders.items()])
-            if t is not None:
-                tables.append(t)
+        tables += _grading(ctx, run, suffix) + _tutoring(ctx, run, suffix) + _human(ctx, run, suffix)
     return Agreement(tuple(tables)) if tables else None
 
 
 SECTION = ReportSection(id="agreement", title="Grader agreement", template="sections/agreement.html.j2",
-                        build=build, analyses=("grades", "human_grades"))
+                        build=build, analyses=("agreement", "tutor_agreement", "human_grades"))

@@ -1,10 +1,15 @@
 """Exam scores against class averages (Tables 6 and 7 of the calculus study) as tables and bar charts.
 
-Points come from rubric grades (`analysis/grades.json`, judge totals per question) when present,
-else from final-answer verdicts (`analysis/answers.json`: a question's points when its answer is
-correct, or the points of each correct part) — labelled as such, since a final-answer score is not
-the calculus study's rubric grade. With repeated runs the score is the mean over repeats. Only questions the
-run answered count, and the table says how many of the exam's questions that is.
+Points come from the rubric grading's tables (the `GRADE_TABLES` document) when present, else from
+rubric grades (`GRADES`, judge totals per question), else from final-answer verdicts (`ANSWERS`: a
+question's points when its answer is correct, or the points of each correct part) — labelled as
+such, since a final-answer score is not the calculus study's rubric grade. With repeated runs the
+score is the mean over repeats. Only questions the run answered count, and the table says how many
+of the exam's questions that is.
+
+Every figure is per model, configuration and prompt variant: ablation variants that were graded
+(`mathlens grade --all-variants`) have their own rows, never pooled with the original prompts, and
+Table 7 compares configurations on the original prompts only.
 """
 
 from __future__ import annotations
@@ -12,13 +17,17 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from mathlens.analyze.grading.analyzer import ANSWERS, AnswerRecord
+from mathlens.analyze.grading.grades import GRADES
+from mathlens.analyze.grading.judge import Grade
+from mathlens.analyze.grading.tables import GRADE_TABLES
 from mathlens.items.schema import Exam, Question
 from mathlens.report.charts import ChartLayout, Series, grouped_bars
 from mathlens.report.context import ReportContext
 from mathlens.report.loader import RunData
-from mathlens.report.lookup import first, num
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table
+from mathlens.runs.documents import RecordRef
 
 
 @dataclass(frozen=True)
@@ -27,14 +36,22 @@ class ExamScore:
     exam: Exam
     model: str
     configuration: str
+    variant: str
     basis: str
     earned: float
     possible: float
     questions: int
+    original: bool = True
 
     @property
     def percent(self) -> float | None:
         return 100.0 * self.earned / self.possible if self.possible else None
+
+    @property
+    def series(self) -> str:
+        """The chart series / Table 7 label: model and configuration (and variant, when not the original)."""
+        name = f"{self.model} · {self.configuration}"
+        return name if self.original else f"{name} · {self.variant}"
 
 
 @dataclass(frozen=True)
@@ -45,82 +62,82 @@ class Scores:
     notes: tuple[str, ...]
 
 
-def _answer_points(q: Question, entry: dict[str, object]) -> tuple[float, float] | None:
-    status = entry.get("status")
+def _answer_points(q: Question, entry: AnswerRecord) -> tuple[float, float] | None:
     possible = q.total_points if q.total_points is not None else 1.0
-    if status in ("no_reference", "unverifiable"):
+    if entry.status in ("no_reference", "unverifiable"):
         return None
-    parts = first(entry, "verdict.parts") or []
-    if q.parts and isinstance(parts, list) and parts and all(p.points is not None for p in q.parts):
-        by_label = {p.get("label"): p.get("status") for p in parts if isinstance(p, dict)}
+    parts = entry.verdict.parts if entry.verdict is not None else []
+    if q.parts and parts and all(p.points is not None for p in q.parts):
+        by_label = {p.label: p.status for p in parts}
         earned = sum(p.points or 0.0 for p in q.parts if by_label.get(p.label) == "correct")
         return earned, possible
-    return (possible if status == "correct" else 0.0), possible
+    return (possible if entry.status == "correct" else 0.0), possible
 
 
-def _grade_points(q: Question, entries: list[dict[str, object]]) -> tuple[float, float] | None:
-    graded = [e for e in entries if e.get("status", "graded") == "graded" and num(e.get("total")) is not None]
+def _grade_points(q: Question, grades: list[Grade]) -> tuple[float, float] | None:
+    # the first judge run; repeated judge runs are compared in the agreement section
+    graded = [g for g in grades if g.judge_run == 0 and g.status == "graded" and g.total is not None]
     if not graded:
         return None
-    e = graded[0]  # the first judge run; repeated judge runs are compared in the agreement section
-    total, max_total = num(e.get("total")) or 0.0, num(e.get("max_total"))
-    possible = q.total_points if q.total_points is not None else (max_total or 1.0)
-    if max_total:
-        return possible * total / max_total, possible
+    g = graded[0]
+    total = g.total or 0.0
+    possible = q.total_points if q.total_points is not None else (g.max_total or 1.0)
+    if g.max_total:
+        return possible * total / g.max_total, possible
     return total, possible
 
 
 def exam_scores(run: RunData) -> list[ExamScore]:
-    """Score of each (model, configuration, exam) in `run`, from grades, else from final answers."""
-    basis = "rubric" if run.analysis("grades") is not None else "final answer" if run.analysis("answers") else None
+    """Score of each (model, configuration, variant, exam) in `run` on the original prompts, from
+    rubric grades, else from final answers."""
+    basis = ("rubric" if run.document(GRADES) is not None
+             else "final answer" if run.document(ANSWERS) is not None else None)
     if basis is None:
         return []
-    per: dict[tuple[str, str, str, int], list[tuple[float, float]]] = defaultdict(list)
+    per: dict[tuple[str, str, str, str, int], list[tuple[float, float]]] = defaultdict(list)
     for rec in run.records:
-        if rec.variant.kind != "original":
+        ref = RecordRef.of(rec)
+        if not ref.original:
             continue
         q = run.question(rec.exam_id, rec.question_id)
         if q is None:
             continue
         if basis == "rubric":
-            pts = _grade_points(q, run.entries("grades", rec.key))
+            pts = _grade_points(q, run.entries(GRADES, rec.key))
         else:
-            e = run.entry("answers", rec.key)
+            e = run.entry(ANSWERS, rec.key)
             pts = _answer_points(q, e) if e is not None else None
         if pts is not None:
-            per[(rec.model, rec.configuration, rec.exam_id, rec.repeat)].append(pts)
-    grouped: dict[tuple[str, str, str], list[list[tuple[float, float]]]] = defaultdict(list)
-    for (model, conf, exam_id, _rep), rep_pts in per.items():
-        grouped[(model, conf, exam_id)].append(rep_pts)
+            per[(*ref.group, rec.exam_id, rec.repeat)].append(pts)
+    grouped: dict[tuple[str, str, str, str], list[list[tuple[float, float]]]] = defaultdict(list)
+    for (model, conf, variant, exam_id, _rep), rep_pts in per.items():
+        grouped[(model, conf, variant, exam_id)].append(rep_pts)
     out = []
-    for (model, conf, exam_id), reps in grouped.items():
+    for (model, conf, variant, exam_id), reps in grouped.items():
+        exam = run.exams.get(exam_id)
+        if exam is None:
+            continue
         k = len(reps)
-        out.append(ExamScore(run=run.label, exam=run.exams[exam_id], model=model, configuration=conf, basis=basis,
-                             earned=sum(e for r in reps for e, _ in r) / k,
+        out.append(ExamScore(run=run.label, exam=exam, model=model, configuration=conf, variant=variant,
+                             basis=basis, earned=sum(e for r in reps for e, _ in r) / k,
                              possible=sum(p for r in reps for _, p in r) / k,
                              questions=max(len(r) for r in reps)))
     return out
 
 
 def _from_grade_tables(run: RunData) -> list[ExamScore] | None:
-    """Table 6 rows as the grading analysis computed them (`analysis/grade_tables.json`), if present."""
-    doc = run.analysis("grade_tables")
-    rows = doc.get("table6") if isinstance(doc, dict) else None
-    if not isinstance(rows, list):
+    """Table 6 rows as the grading analysis computed them (`GRADE_TABLES`), if the run has them."""
+    doc = run.document(GRADE_TABLES)
+    if doc is None:
         return None
     out = []
-    for r in rows:
-        if not isinstance(r, dict):
+    for r in doc.summary.table6:
+        exam = run.exams.get(r.exam_id)
+        if exam is None:
             continue
-        exam = run.exams.get(str(r.get("exam_id")))
-        score, total = num(r.get("score")), num(r.get("total"))
-        if exam is None or score is None or total is None:
-            continue
-        grader = str(r.get("grader") or "")
-        out.append(ExamScore(run=run.label, exam=exam, model=str(r.get("model")),
-                             configuration=str(r.get("configuration")),
-                             basis=f"rubric ({grader})" if grader else "rubric",
-                             earned=score, possible=total, questions=int(r.get("questions") or 0)))
+        out.append(ExamScore(run=run.label, exam=exam, model=r.model, configuration=r.configuration,
+                             variant=r.variant, basis=f"rubric ({r.grader})" if r.grader else "rubric",
+                             earned=r.score, possible=r.total, questions=r.questions, original=r.original))
     return out
 
 
@@ -129,6 +146,7 @@ def build(ctx: ReportContext) -> Scores | None:
     scores = [s for run in ctx.runs for s in (_from_grade_tables(run) or exam_scores(run))]
     if not scores:
         return None
+    variants = any(not s.original for s in scores)
     rows: list[tuple[Cell, ...]] = []
     notes: list[str] = []
     for s in scores:
@@ -136,22 +154,29 @@ def build(ctx: ReportContext) -> Scores | None:
         avg = cohort.class_average if cohort else None
         pct = s.percent
         rows.append(((s.run,) if ctx.multi_run else ()) + (
-            s.exam.course, s.exam.name, s.model, s.configuration, s.basis, f"{s.earned:g}/{s.possible:g}",
-            None if pct is None else round(pct, 1), avg, None if pct is None or avg is None else round(pct - avg, 1),
-            f"{s.questions} of {len(s.exam.questions)}"))
+            s.exam.course, s.exam.name, s.model, s.configuration) + ((s.variant,) if variants else ()) + (
+            s.basis, f"{s.earned:g}/{s.possible:g}", None if pct is None else round(pct, 1), avg,
+            None if pct is None or avg is None else round(pct - avg, 1), f"{s.questions} of {len(s.exam.questions)}"))
         if cohort and cohort.illustrative and cohort.note:
             notes.append(f"{s.exam.name}: {cohort.note}")
-    cols = (("run",) if ctx.multi_run else ()) + (
-        "course", "exam", "model", "configuration", "points from", "score", "score (%)", "class average (%)",
-        "difference (points of %)", "questions")
+    cols = (("run",) if ctx.multi_run else ()) + ("course", "exam", "model", "configuration") + (
+        ("prompt variant",) if variants else ()) + (
+        "points from", "score", "score (%)", "class average (%)", "difference (points of %)", "questions")
     table6 = Table(ctx.uid("exam-scores"),
                    "Exam performance against the class (as in Table 6 of the calculus study)", cols,
                    tuple(rows), decimals={len(cols) - 4: 1, len(cols) - 3: 1, len(cols) - 2: 1},
                    caption="Only the questions the run answered count (see the last column). Class averages are "
-                           "descriptive comparisons only (no inferential test), as in the calculus study.")
+                           "descriptive comparisons only (no inferential test), as in the calculus study."
+                           + (" Each graded prompt variant has its own rows." if variants else ""))
+    several_bases = len({s.basis for s in scores}) > 1
+
+    def series_of(s: ExamScore) -> str:
+        name = s.series + (f" · {s.basis}" if several_bases else "")
+        return f"{s.run} · {name}" if ctx.multi_run else name
+
     exams = list(dict.fromkeys(s.exam.name for s in scores))
-    series_names = list(dict.fromkeys(f"{s.model} · {s.configuration}" for s in scores))
-    values = {(f"{s.model} · {s.configuration}", s.exam.name): s.percent for s in scores}
+    series_names = list(dict.fromkeys(series_of(s) for s in scores))
+    values = {(series_of(s), s.exam.name): s.percent for s in scores}
     series = [Series(n, tuple(values.get((n, e)) for e in exams)) for n in series_names]
     avgs = {s.exam.name: (s.exam.cohort.class_average if s.exam.cohort else None) for s in scores}
     if any(v is not None for v in avgs.values()):
@@ -159,19 +184,22 @@ def build(ctx: ReportContext) -> Scores | None:
     chart = grouped_bars(ctx.uid("exam-scores-chart"), "Score by exam: model configurations and class average",
                          exams, series, y_title="Score (% of points)", x_title="Exam", y_max=100.0)
     table7 = None
-    confs = list(dict.fromkeys(s.configuration for s in scores))
-    if len(confs) > 1:
+    originals = [s for s in scores if s.original]
+    if len({s.configuration for s in originals}) > 1:
         t7: list[tuple[Cell, ...]] = []
+        names = list(dict.fromkeys(series_of(s) for s in originals))
         for e in exams:
             t7.append((e, "class average", avgs.get(e)))
-            for n in series_names:
+            for n in names:
                 if (n, e) in values:
-                    t7.append((e, n, None if values[(n, e)] is None else round(values[(n, e)] or 0.0, 1)))
+                    pct7 = values[(n, e)]
+                    t7.append((e, n, None if pct7 is None else round(pct7, 1)))
         table7 = Table(ctx.uid("configuration-scores"),
                        "Scores across configurations (as in Table 7 of the calculus study)",
-                       ("exam", "model configuration", "score (%)"), tuple(t7), decimals={2: 1})
+                       ("exam", "model configuration", "score (%)"), tuple(t7), decimals={2: 1},
+                       caption="Original prompts only." if variants else "")
     return Scores(table6=table6, table7=table7, chart=chart, notes=tuple(dict.fromkeys(notes)))
 
 
 SECTION = ReportSection(id="scores", title="Exam scores and class averages", template="sections/scores.html.j2",
-                        build=build, analyses=("answers",))
+                        build=build, analyses=("grade_tables", "grades", "answers"))
