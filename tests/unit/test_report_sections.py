@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import shutil
 from html.parser import HTMLParser
 from pathlib import Path
@@ -15,6 +16,8 @@ from urllib.parse import unquote
 import pytest
 import yaml
 
+from mathlens.analyze.ablation.analyzer import SENSITIVITY
+from mathlens.analyze.flow.models import FLOW
 from mathlens.errors import UnknownNameError, UserError
 from mathlens.report import ReportOptions, make_report, write_report
 from mathlens.report.loader import load_runs
@@ -75,8 +78,6 @@ def page(run_dir: Path) -> tuple[str, Any]:
     return report.html(), report
 
 
-def _analysis(run_dir: Path, name: str) -> Any:
-    return json.loads((run_dir / "analysis" / f"{name}.json").read_text())
 
 
 def test_judged_fixtures_match_the_owning_models() -> None:
@@ -119,32 +120,33 @@ def test_report_sections_present_with_all_analyses(page: tuple[str, Any]) -> Non
 def test_flow_graph_matches_flow_analysis(run_dir: Path, page: tuple[str, Any]) -> None:
     html, _ = page
     dom = Dom(html)
-    flow = _analysis(run_dir, "flow")
-    originals = [r for r in flow["records"] if r["variant"] == "original"]
+    originals = [e.result for e in FLOW.entries(run_dir) if e.record.original and e.result is not None]
     graphs = dom.find("svg", class_="graph-svg")
     assert len(graphs) == len(originals)
     nodes = dom.find("g", class_="node")
-    assert len(nodes) == sum(len(r["result"]["steps"]) for r in originals)
-    invalid = [r for r in originals if r["result"]["metrics"]["first_invalid_step"] is not None]
+    assert len(nodes) == sum(len(r.steps) for r in originals)
+    invalid = [r for r in originals if r.metrics.first_invalid_step is not None]
     assert invalid, "the scripted wrong solution has an invalid step"
-    assert len(dom.find("g", class_="invalid")) == sum(
-        sum(s["verdict"] == "invalid" for s in r["result"]["steps"]) for r in originals)
-    n_edges = sum(len(r["result"]["edges"]) for r in originals)
-    assert len(dom.find("path", class_="edge")) == n_edges
+    assert len(dom.find("g", class_="invalid")) == sum(sum(s.verdict == "invalid" for s in r.steps) for r in originals)
+    assert len(dom.find("path", class_="edge")) == sum(len(r.edges) for r in originals)
+    # Every response's mean expression depth, as the flow analysis wrote it, is shown with its metrics.
+    depths = [round(r.metrics.mean_depth, 3) for r in originals if r.metrics.mean_depth is not None]
+    assert depths
+    shown = re.findall(r"<dt>mean depth</dt><dd>([^<]*)</dd>", html)
+    assert sorted(float(v) for v in shown) == sorted(depths)
 
 
 def test_sensitivity_view_lists_variants_and_ranks_impact(run_dir: Path, page: tuple[str, Any]) -> None:
     html, _ = page
     dom = Dom(html)
-    sens = _analysis(run_dir, "sensitivity")
     n_variants = sum(1 for line in (run_dir / "records.jsonl").read_text().splitlines()
                      if json.loads(line)["variant"]["kind"] != "original")
     assert len(dom.find("li", class_="variant-text")) == n_variants
     assert dom.find("del") and dom.find("ins")  # a removal and a keyword substitution
-    for q in sens["questions"]:
-        impacts = sorted((i["impact"] for i in q["impact"]), reverse=True)
+    for q in SENSITIVITY.entries(run_dir):
+        impacts = sorted((i.impact for i in q.impact), reverse=True)
         shown = [f"Impact: {v:.3f}" for v in impacts]
-        block = html.split(f'id="q-calc3-exam1-{q["question_id"]}"')[1].split('<details class="question"')[0]
+        block = html.split(f'id="q-calc3-exam1-{q.question_id}"')[1].split('<details class="question"')[0]
         positions = []
         for s in shown:  # equal impacts: look past the previous match
             positions.append(block.index(s, positions[-1] + 1 if positions else 0))
@@ -189,7 +191,7 @@ def test_sections_are_skipped_without_their_analyses(tmp_path: Path, run_dir: Pa
     ids = {s.id for s in report.sections}
     assert ids == {"overview", "question_index"}  # the scripted responses are not truncated: no flags
     skipped = dict(report.skipped)
-    assert skipped["maple"] == "no analysis/maple.json" and "flow" in skipped
+    assert skipped["maple"] == "no analysis/maple.jsonl" and "flow" in skipped
     dom = Dom(html)
     assert not dom.find("section", id="sec-maple") and not dom.find("svg", class_="graph-svg")
     assert dom.find("span", **{"data-skipped": "maple"})
@@ -198,19 +200,55 @@ def test_sections_are_skipped_without_their_analyses(tmp_path: Path, run_dir: Pa
 def test_unreadable_analysis_is_noted_not_fatal(tmp_path: Path, run_dir: Path) -> None:
     run = tmp_path / "r"
     shutil.copytree(run_dir, run)
-    (run / "analysis" / "maple.json").write_text("{ not json", encoding="utf-8")
+    path = run / "analysis" / "sensitivity.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join([lines[0], "{ not json", *lines[2:]]) + "\n", encoding="utf-8")
     report = make_report([run])
-    assert "maple" not in {s.id for s in report.sections}
-    assert any("maple.json could not be read" in n for n in report.notes)
+    assert any(f"skipped the sensitivity analysis: {path}: line 2" in n for n in report.notes), report.notes
+    assert all("sensitivity" not in [s.id for s in b.sections] for b in report.questions)
+
+
+@pytest.mark.parametrize("name", ["flow", "answers", "sensitivity"])
+def test_an_analysis_file_in_the_old_layout_is_named_with_the_version_expected(
+        tmp_path: Path, run_dir: Path, name: str) -> None:
+    run = tmp_path / "r"
+    shutil.copytree(run_dir, run)
+    (run / "analysis" / f"{name}.jsonl").unlink()
+    old = CASES / "old_layout" / f"{name}.json"
+    shutil.copy(old, run / "analysis" / f"{name}.json")
+    report = make_report([run])
+    [note] = [n for n in report.notes if f"{name}.json" in n]
+    assert "older mathlens in the unversioned layout" in note and f"'{name}' schema version 1" in note
+    assert "Re-run `mathlens" in note
+    from typer.testing import CliRunner
+
+    from mathlens.cli.main import app
+    res = CliRunner().invoke(app, ["analyze", str(run), "--only", name])  # re-running rewrites it
+    assert res.exit_code == 0, res.output
+    assert not (run / "analysis" / f"{name}.json").exists() and (run / "analysis" / f"{name}.jsonl").exists()
+    assert not [n for n in make_report([run]).notes if f"{name}.json" in n]
 
 
 def test_unknown_analysis_shows_in_other_analyses(tmp_path: Path, run_dir: Path) -> None:
+    from pydantic import BaseModel
+
+    from mathlens.runs.documents import DocumentSpec
+
+    class Row(BaseModel):
+        n: int
+
+    class Summary(BaseModel):
+        status: str
+        n: int
+        rows: list[int]
+
     run = tmp_path / "r"
     shutil.copytree(run_dir, run)
-    (run / "analysis" / "newthing.json").write_text(json.dumps({"status": "ok", "n": 3, "rows": [{}]}))
+    DocumentSpec("newthing", 1, Row, Summary).write(run, run_id="x", records_sha256="", entries=[Row(n=1)],
+                                                    summary=Summary(status="ok", n=3, rows=[1]))
     html = make_report([run]).html()
     block = html.split('id="sec-other_analyses"')[1]
-    assert "analysis/newthing.json" in block and "rows: 1 entries" in block
+    assert "analysis/newthing.jsonl" in block and "1 items" in block and "schema version" in block
 
 
 def test_multi_run_report_puts_responses_side_by_side(tmp_path: Path, run_dir: Path) -> None:

@@ -19,7 +19,7 @@ from mathlens.analyze.grading.analyzer import ANSWERS
 from mathlens.analyze.quality import QualityFlags, run_flags
 from mathlens.errors import UserError
 from mathlens.items.schema import Exam, Question
-from mathlens.runs.documents import Document, DocumentSpec
+from mathlens.runs.documents import Document, DocumentError, DocumentSpec
 from mathlens.runs.records import Manifest, RunRecord
 from mathlens.runs.store import RunStore
 
@@ -47,20 +47,44 @@ class RunData:
         return sorted(p.stem for p in d.glob("*.jsonl")) if d.is_dir() else []
 
     def document(self, spec: DocumentSpec[Any, S]) -> Document[S] | None:
-        """The envelope and typed summary of one analysis, or None when the run lacks it. A file in
-        an older layout or schema version raises `DocumentVersionError` (re-run the analysis)."""
+        """The envelope and typed summary of one analysis, or None when the run lacks it. A file that
+        cannot be read (an older layout or schema version, damage) is noted, with the error that
+        names the file and the version expected, and its sections are skipped."""
         if spec.name not in self._documents:
-            self._documents[spec.name] = spec.read(self.root)
+            try:
+                self._documents[spec.name] = spec.read(self.root)
+            except DocumentError as exc:
+                self._refuse(spec, exc)
         return self._documents[spec.name]
+
+    def _refuse(self, spec: DocumentSpec[Any, Any], exc: DocumentError) -> None:
+        self.notes.append(f"skipped the {spec.name} analysis: {exc}")
+        self._documents[spec.name] = None
+
+    def _index(self, spec: DocumentSpec[Any, Any], fields: tuple[str, ...] | None) -> dict[str, list[int]]:
+        """Offsets of the entries of `spec` by record key (`fields` None) or by the joined values of
+        `fields`; built once. A damaged entry drops the whole document, with a note."""
+        cache = spec.name if fields is None else f"{spec.name}:{','.join(fields)}"
+        if cache not in self._indexes:
+            index: dict[str, list[int]] = {}
+            if self.document(spec) is not None:
+                try:
+                    if fields is None:
+                        index = spec.index(self.root)
+                    else:
+                        for offset, entry in spec.scan(self.root):
+                            key = "\x1f".join(str(getattr(entry, f)) for f in fields)
+                            index.setdefault(key, []).append(offset)
+                except DocumentError as exc:
+                    self._refuse(spec, exc)
+                    index = {}
+            self._indexes[cache] = index
+        return self._indexes[cache]
 
     def entries(self, spec: DocumentSpec[E, Any], key: str) -> list[E]:
         """Every entry of analysis `spec` about record `key`, in file order (read from disk on
         demand through a key -> offset index, so a large document is never held in memory)."""
-        if self.document(spec) is None:
-            return []
-        if spec.name not in self._indexes:
-            self._indexes[spec.name] = spec.index(self.root)
-        return [spec.entry_at(self.root, off) for off in self._indexes[spec.name].get(key, [])]
+        return [spec.entry_at(self.root, off) for off in self._index(spec, None).get(key, [])]
 
     def entry(self, spec: DocumentSpec[E, Any], key: str) -> E | None:
         """The (last) entry of analysis `spec` about record `key`, if it has one."""
@@ -73,17 +97,13 @@ class RunData:
         unknown = [f for f in fields if f not in spec.entry.model_fields]
         if unknown:
             raise ValueError(f"{spec.entry.__name__} has no field(s) {', '.join(unknown)}")
-        cache = f"{spec.name}:{','.join(fields)}"
-        if cache not in self._indexes:
-            index: dict[str, list[int]] = {}
-            if self.document(spec) is not None:
-                for offset, entry in spec.scan(self.root):
-                    index.setdefault("\x1f".join(str(getattr(entry, f)) for f in fields), []).append(offset)
-            self._indexes[cache] = index
-        return [spec.entry_at(self.root, off) for off in self._indexes[cache].get("\x1f".join(values), [])]
+        offsets = self._index(spec, fields).get("\x1f".join(values), [])
+        return [spec.entry_at(self.root, off) for off in offsets]
 
     def all_entries(self, spec: DocumentSpec[E, Any]) -> Iterator[E]:
-        """Every entry of analysis `spec`, streamed in file order."""
+        """Every entry of analysis `spec`, streamed in file order (after a check that every line
+        validates, so a damaged document is skipped as a whole, with a note)."""
+        self._index(spec, None)
         if self.document(spec) is None:
             return iter(())
         return spec.entries(self.root)
