@@ -41,6 +41,8 @@ def report(
     console.print(f"[bold]report:[/] {escape(target)}  ({len(rep.sections)} sections, {len(rep.questions)} questions)")
     if rep.skipped:
         console.print("not shown: " + ", ".join(f"{i} ({why})" for i, why in rep.skipped), highlight=False)
+    for note in rep.notes:  # e.g. an analysis file from an older version, named with the version expected
+        console.print(f"note: {escape(note)}", highlight=False)
 
 
 @user_errors
