@@ -230,10 +230,12 @@ def run(
     seed: int = typer.Option(1234, "--seed", help="Generation seed (and sampling seed)."),
     fmt: str = typer.Option("auto", "--format", help="auto|exam|math|gsm8k|jsonl"),
     field: list[str] = typer.Option(None, "--field", help="Generic JSONL mapping field=source_key."),
-    config: list[str] = typer.Option(None, "--config", help="Configurations: baseline,rag,contextual."),
+    configurations: list[str] = typer.Option(None, "--configuration", "--config",
+                                             help="Solving configurations: baseline,rag,contextual."),
     kb: str = typer.Option(None, "--kb", help="Knowledge base for rag/contextual [calculus]."),
     top_k: int = typer.Option(None, "--top-k", help="Retrieved chunks per question."),
-    config_option: list[str] = typer.Option(None, "-C", help="Configuration option key=value."),
+    configuration_option: list[str] = typer.Option(None, "--configuration-option", "-C",
+                                                   help="Configuration option key=value."),
     ablate: str = typer.Option(None, "--ablate", help="Ablation variants: all, or element types a,b."),
     pairs: bool = typer.Option(False, "--ablate-pairs", help="Also ablate pairs of elements."),
     paraphrases: bool = typer.Option(False, "--paraphrases", help="Also send meaning-preserving paraphrases."),
@@ -279,7 +281,7 @@ def run(
         mapping = dict(f.split("=", 1) for f in field or [] if "=" in f) or None
         items = [ItemSource(source=s, format=fmt, mapping=mapping, limit=limit, sample=sample, seed=seed)
                  for s in sources]
-        conf_opts: dict[str, Any] = parse_options(config_option)
+        conf_opts: dict[str, Any] = parse_options(configuration_option)
         if kb:
             conf_opts["kb"] = kb
         if top_k:
@@ -290,7 +292,7 @@ def run(
         judge_entry = _model_entries([judge], {}, None)[0] if judge else None
         manifest = base_manifest(
             items=items, models=_model_entries(model, model_opts, base_url), judge=judge_entry,
-            configurations=_split_csv(config) or ["baseline"], configuration_options=conf_opts, runs=runs,
+            configurations=_split_csv(configurations) or ["baseline"], configuration_options=conf_opts, runs=runs,
             seed=seed, generate=GenerateConfig(temperature=temperature, seed=seed, max_tokens=max_tokens,
                                                stop=DEFAULT_STOP),
             system_role=read_system_role(system_role) if system_role else EXAM_SYSTEM_ROLE,

@@ -25,7 +25,7 @@ def _print(report: SensitivityReport, top: int) -> None:
         console.print(f"excluded as degenerate: {report.excluded_degenerate} response(s), "
                       f"{report.excluded_questions} whole question(s) (--include-degenerate keeps them)")
     table = Table(title="Exam level (mean ± sd [95% CI])")
-    for col in ("Course", "Exam", "Model", "Config", "Robustness", "Complexity", "Step count", "Phrase sens.",
+    for col in ("Course", "Exam", "Model", "Configuration", "Robustness", "Complexity", "Step count", "Phrase sens.",
                 "Flagged", "Excluded (degenerate)"):
         table.add_column(col)
     for r in report.exams:
