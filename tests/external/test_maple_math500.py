@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import csv
-import json
 import math
 from pathlib import Path
 
 import pytest
 
-from mathlens.analyze.maple.aggregate import BootstrapConfig
 from mathlens.analyze.maple.labels import load_label_set
-from mathlens.analyze.maple.pipeline import MapleOptions, analyze_run
+from mathlens.analyze.maple.results import MAPLE
 from mathlens.analyze.maple.steplabels import label_counts
+from mathlens.analyze.registry import run_one
 from mathlens.models.base import GenerateConfig
 from mathlens.models.model import RetryPolicy
 from mathlens.runs.records import ItemSource, ModelEntry
@@ -47,12 +46,13 @@ def test_maple_on_20_math500_problems(shared_data: Path, gemma_model_path: Path,
     # each on 2 cores) are capped at 4 wrong answers to keep the test near two minutes. The base model's
     # replies are mostly degenerate (copies of the prompt), which MAPLE leaves out by default; this test
     # keeps them so that every stage runs on real model output.
-    options = MapleOptions(judge="embedded/gemma3-270m", judge_tokens=128, reflect_tokens=24, judge_limit=4,
-                           discover="auto", cache=False, include_degenerate=True,
-                           boot=BootstrapConfig(n_resamples=300))
-    result = asyncio.run(analyze_run(store, options))
-
-    sols = result.solutions
+    options = {"judge_tokens": 128, "reflect_tokens": 24, "judge_limit": 4, "discover": "auto",
+               "include_degenerate": True, "boot": {"n_resamples": 300}}
+    run_one(store, "maple", options, judge="embedded/gemma3-270m", no_cache=True)
+    doc = MAPLE.read(store.root)
+    assert doc is not None
+    result = doc.summary
+    sols = list(MAPLE.entries(store.root))
     assert len(sols) == 20
     assert {s.status for s in sols} <= {"ok", "unjudged", "unverifiable", "error"}
     for s in sols:
@@ -79,27 +79,27 @@ def test_maple_on_20_math500_problems(shared_data: Path, gemma_model_path: Path,
     assert overall.accuracy.estimate == pytest.approx(sum(s.answer_status == "correct" for s in checked) / len(checked))
     assert overall.n_unjudged == sum(s.status == "unjudged" for s in checked)
 
-    # Tables and figure data on disk.
+    # Tables and figure data: the CSV export and the document's figures, one (model, configuration) cell.
     rows = list(csv.DictReader((store.analysis_dir / "maple_by_level.csv").open()))
     assert {r["group"] for r in rows} <= {"1", "2", "3", "4", "5"} and sum(int(r["n"]) for r in rows) == len(checked)
-    fig5 = json.loads((store.analysis_dir / "maple_figure5.json").read_text())
-    assert {p["subject"] for p in fig5["points"]} <= SUBJECTS
+    assert {p.x for p in result.figure5.points} <= SUBJECTS
+    assert {(p.configuration, p.variant) for p in result.figure3.points} == {("baseline", "original")}
 
     # Label discovery over the stored reflections: clusters and a draft label set that loads as data,
     # or, when the model's reflections are (near) identical echoes, a recorded reason.
     reflections = [s.reflection for s in sols if s.reflection is not None and s.reflection.status == "ok"]
     disc = result.discovery
-    assert disc is not None and disc["reflections"] == len(reflections)
-    assert len(disc["texts"]) == len({r.text for r in reflections})
-    if disc["status"] == "ok":
-        assert 2 <= disc["k"] <= 8
-        assert sorted(i for c in disc["clusters"] for i in c["members"]) == list(range(len(disc["texts"])))
+    assert disc is not None and disc.reflections == len(reflections)
+    assert len(disc.texts) == len({r.text for r in reflections})
+    if disc.status == "ok":
+        assert disc.result is not None and 2 <= disc.result.k <= 8
+        assert sorted(i for c in disc.result.clusters for i in c.members) == list(range(len(disc.texts)))
         draft = load_label_set(store.analysis_dir / "maple_labels_draft.yaml")
-        assert len(draft.labels) == disc["k"] and draft.source == "discovered"
+        assert len(draft.labels) == disc.result.k and draft.source == "discovered"
     else:
-        assert len(disc["texts"]) <= 3 and "distinct" in disc["error"]
+        assert len(disc.texts) <= 3 and "distinct" in disc.error
         assert not (store.analysis_dir / "maple_labels_draft.yaml").exists()
     statuses = {st: sum(x.status == st for x in sols) for st in {x.status for x in sols}}
-    print(f"\nMAPLE on 20 MATH500 problems: {statuses}, discovery {disc['status']}, "
+    print(f"\nMAPLE on 20 MATH500 problems: {statuses}, discovery {disc.status}, "
           f"accuracy {overall.accuracy.format()}, mean MAPLE {overall.mean_maple.format()}, "
           f"{result.seconds:.0f} s analysis")

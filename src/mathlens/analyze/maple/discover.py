@@ -15,15 +15,19 @@ can name clusters, merge them, and save the result as a label set file.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel, Field
-from sklearn.cluster import KMeans
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.metrics import silhouette_score
 
 from mathlens.analyze.maple.labels import Label, LabelSet
 from mathlens.errors import UserError
+
+if TYPE_CHECKING:
+    from sklearn.cluster import KMeans
+
+# scikit-learn is imported where it is used, so that reading a stored `Discovery` (the MAPLE
+# document's summary) does not load it.
 
 
 class Cluster(BaseModel):
@@ -54,11 +58,15 @@ def _normalise(x: np.ndarray) -> np.ndarray:
 
 
 def _kmeans(x: np.ndarray, k: int, seed: int) -> KMeans:
+    from sklearn.cluster import KMeans
+
     return KMeans(n_clusters=k, n_init=10, random_state=seed).fit(x)
 
 
 def _top_terms(texts: list[str], labels: np.ndarray, k: int, n_terms: int) -> dict[int, list[str]]:
     """The words with the highest mean TF-IDF weight inside each cluster."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     try:
         tfidf = TfidfVectorizer(stop_words="english", max_features=2000).fit(texts)
         mat = tfidf.transform(texts)
@@ -87,6 +95,8 @@ def discover_clusters(
     n_terms: int = 6,
 ) -> Discovery:
     """Cluster `texts` by their `embeddings`: K fixed when given, else the silhouette-best K in `k_range`."""
+    from sklearn.metrics import silhouette_score
+
     if len(texts) != len(embeddings):
         raise ValueError(f"{len(texts)} texts but {len(embeddings)} embeddings")
     n = len(texts)

@@ -16,6 +16,9 @@ Before stage 1, a degenerate response (empty, an echo of the prompt or system ro
 wrong script; see `mathlens.analyze.quality`) is left out with status `degenerate`, unless
 `include_degenerate`: it is neither checked nor judged, enters no figure, and is counted
 (`excluded_degenerate`, and `n_degenerate` on every table row).
+
+`score_run` computes all of this in memory; the `maple` analyzer (`analyzer.py`) runs it with the
+judge `run_analyzers` resolved and writes the `MAPLE` document.
 """
 
 from __future__ import annotations
@@ -24,82 +27,88 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
+
+from pydantic import Field, field_validator
 
 from mathlens.analyze.flow import analyze_solution, segment_steps
 from mathlens.analyze.flow.models import FlowResult
 from mathlens.analyze.grading.equivalence import check_answer
-from mathlens.analyze.maple.aggregate import BootstrapConfig, figure_data, group_rows, write_csv
+from mathlens.analyze.maple.aggregate import BootstrapConfig, figure_data, group_rows
 from mathlens.analyze.maple.detect import IncoherenceConfig, has_final_answer
 from mathlens.analyze.maple.judge import judge_steps, reflect
-from mathlens.analyze.maple.labels import LabelSet, default_labels
-from mathlens.analyze.maple.results import MapleResult, SolutionMaple
+from mathlens.analyze.maple.labels import LabelSet, default_labels, load_label_set
+from mathlens.analyze.maple.results import DiscoveryOutcome, MapleSummary, SolutionMaple
 from mathlens.analyze.maple.score import DEFAULT_FLOOR, Variant, maple_score
 from mathlens.analyze.maple.steplabels import detector_labels, label_counts, merge_labels
 from mathlens.analyze.maple.vr import VR, ValidityMode, VRSource, vr_from_flow
+from mathlens.analyze.protocol import AnalyzerOptions
 from mathlens.analyze.quality import DEGENERATE_FLAGS, record_quality
 from mathlens.errors import UserError
 from mathlens.items.schema import Question
 from mathlens.models.base import GenerateConfig
 from mathlens.models.cache import ResponseCache
-from mathlens.models.model import Model, closing_all
+from mathlens.models.model import Model
 from mathlens.models.registry import get_model
-from mathlens.runs.judge import resolve_judge
-from mathlens.runs.records import RunRecord
+from mathlens.runs.documents import RecordRef
+from mathlens.runs.records import ModelEntry, RunRecord
 from mathlens.runs.store import RunStore
 
 CHECKED = ("correct", "incorrect", "unparseable")
 
 
-@dataclass(frozen=True)
-class MapleOptions:
-    """Everything that shapes a MAPLE analysis (stored in the result's `options`)."""
+class MapleOptions(AnalyzerOptions):
+    """Everything that shapes a MAPLE analysis except the judge (stored in the document's envelope).
 
-    judge: str | None = None
-    judge_options: dict[str, Any] = field(default_factory=dict)
-    reflector: str | None = None
-    labels: LabelSet | None = None
-    variant: Variant = "printed"
+    The judge that labels the steps is not an option: `run_analyzers` resolves it (`--judge`, else
+    the run's recorded judge) and hands it to the analyzer.
+    """
+
+    reflector: str | None = Field(None, description="model that reflects on wrong answers [the solver]")
+    labels: LabelSet | None = Field(None, description="label set, or the path of a label set file [the defaults]")
+    variant: Variant = Field("printed", description="printed: tanh(e·v/r); prose: tanh(e·r/v)")
     vr_source: VRSource = "flow"
     validity_mode: ValidityMode = "share"
     reasoneval_path: str | None = None
-    floor: float = DEFAULT_FLOOR
-    discover: int | Literal["auto"] | None = None
+    floor: float = Field(DEFAULT_FLOOR, gt=0, le=1, description="lower bound of the divisor (r or v)")
+    discover: int | Literal["auto"] | None = Field(None, description="cluster reflections: K, or 'auto'")
     embedder: str | None = None
     reflect: bool = True
     judge_correct: bool = False
-    judge_limit: int | None = None
-    judge_tokens: int = 384
-    reflect_tokens: int = 160
-    cache: bool = True
+    judge_limit: int | None = Field(None, ge=0)
+    judge_tokens: int = Field(384, ge=1)
+    reflect_tokens: int = Field(160, ge=1)
     include_degenerate: bool = False
-    # A judge for the steps SymPy cannot decide: v then comes from the hybrid step check.
+    #: a judge for the steps SymPy cannot decide: v then comes from the hybrid step check
     step_judge: str | None = None
-    boot: BootstrapConfig = field(default_factory=BootstrapConfig)
-    incoherence: IncoherenceConfig = field(default_factory=IncoherenceConfig)
+    step_judge_options: dict[str, Any] = Field(default_factory=dict)
+    boot: BootstrapConfig = Field(default_factory=BootstrapConfig)
+    incoherence: IncoherenceConfig = Field(default_factory=IncoherenceConfig)
 
-    def summary(self) -> dict[str, Any]:
-        """The options as plain data, for the stored result."""
-        return {
-            "judge": self.judge,
-            "reflector": self.reflector,
-            "variant": self.variant,
-            "vr_source": self.vr_source,
-            "validity_mode": self.validity_mode,
-            "floor": self.floor,
-            "discover": self.discover,
-            "embedder": self.embedder,
-            "reflect": self.reflect,
-            "judge_correct": self.judge_correct,
-            "judge_limit": self.judge_limit,
-            "judge_tokens": self.judge_tokens,
-            "reflect_tokens": self.reflect_tokens,
-            "reasoneval_path": self.reasoneval_path,
-            "include_degenerate": self.include_degenerate,
-            "step_judge": self.step_judge,
-            "bootstrap": vars(self.boot),
-        }
+    @field_validator("labels", mode="before")
+    @classmethod
+    def _label_file(cls, value: Any) -> Any:
+        return load_label_set(Path(value)) if isinstance(value, str | Path) else value
+
+    @field_validator("discover")
+    @classmethod
+    def _clusters(cls, value: int | str | None) -> int | str | None:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("give a number of clusters of at least 1, or 'auto'")
+        return value
+
+    def check(self) -> None:
+        """Refuse combinations that cannot work, before any model is called."""
+        if self.vr_source == "reasoneval":
+            from mathlens.analyze.maple.reasoneval import check_path
+
+            check_path(self.reasoneval_path)
+        if self.step_judge and self.vr_source != "flow":
+            raise UserError("--step-judge gives v from the flow analysis: use it with --vr flow")
+        if self.discover is not None and not self.reflect:
+            raise UserError("label discovery clusters reflections: it cannot be combined with --no-reflect")
 
 
 def segment(text: str) -> list[str]:
@@ -127,12 +136,7 @@ class _Context:
 
 def _base(rec: RunRecord, q: Question | None) -> SolutionMaple:
     return SolutionMaple(
-        key=rec.key,
-        model=rec.model,
-        exam_id=rec.exam_id,
-        question_id=rec.question_id,
-        variant=rec.variant.name,
-        repeat=rec.repeat,
+        record=RecordRef.of(rec),
         level=q.level if q else None,
         subject=q.subject if q else None,
         answer_status="error",
@@ -271,21 +275,44 @@ async def score_record(ctx: _Context, rec: RunRecord, q: Question | None) -> Sol
     )
 
 
-def _models(store: RunStore, options: MapleOptions) -> tuple[Model, dict[str, Model], str]:
-    manifest = store.manifest()
-    cache = ResponseCache() if options.cache else None
-    entry = resolve_judge(manifest, options.judge, options.judge_options)
-    judge = get_model(entry.spec, entry.options, cache=cache)
-    reflectors: dict[str, Model] = {}
+@dataclass(frozen=True)
+class MapleResult:
+    """A MAPLE analysis in memory: what the document holds, and the draft label set of a discovery."""
+
+    summary: MapleSummary
+    solutions: list[SolutionMaple]
+    draft: LabelSet | None = None
+
+
+class _Models:
+    """The models one analysis opens (judge, reflectors, step judge); `aclose` closes each once."""
+
+    def __init__(self, cache: ResponseCache | None) -> None:
+        self.cache = cache
+        self.opened: list[Model] = []
+
+    def open(self, spec: str, options: dict[str, Any]) -> Model:
+        model = get_model(spec, dict(options), cache=self.cache)
+        self.opened.append(model)
+        return model
+
+    async def aclose(self) -> None:
+        for model in {id(m): m for m in self.opened}.values():
+            await model.aclose()
+
+
+def _reflectors(store: RunStore, options: MapleOptions, models: _Models) -> dict[str, Model]:
+    """Solving model spec -> the model that reflects on its wrong answers (none without reflection)."""
+    if not options.reflect:
+        return {}
+    solvers = store.manifest().models
     if options.reflector:
-        shared = get_model(options.reflector, {}, cache=cache)
-        reflectors = {m.spec: shared for m in manifest.models}
-    else:
-        reflectors = {m.spec: get_model(m.spec, m.options, cache=cache) for m in manifest.models}
-    return judge, reflectors, options.reflector or "the solving model"
+        shared = models.open(options.reflector, {})
+        return {m.spec: shared for m in solvers}
+    return {m.spec: models.open(m.spec, m.options) for m in solvers}
 
 
-def _discover(options: MapleOptions, solutions: list[SolutionMaple]) -> tuple[dict[str, Any], LabelSet | None]:
+def _discover(options: MapleOptions, solutions: list[SolutionMaple]) -> tuple[DiscoveryOutcome, LabelSet | None]:
     """Cluster the distinct reflections; a discovery that cannot be made is recorded, not raised,
     so the scores computed before it are kept."""
     from mathlens.analyze.maple.discover import discover_clusters, draft_label_set
@@ -295,104 +322,63 @@ def _discover(options: MapleOptions, solutions: list[SolutionMaple]) -> tuple[di
     distinct = list(dict.fromkeys(texts))  # identical reflections (a model echoing its prompt) are one point
     embedder = get_embedder(options.embedder)
     k = None if options.discover == "auto" else int(options.discover or 0)
-    base = {"embedder": embedder.identity, "reflections": len(texts), "texts": distinct}
+    base = DiscoveryOutcome(status="error", embedder=embedder.identity, reflections=len(texts), texts=distinct)
     try:
         found = discover_clusters(distinct, embedder.embed(distinct) if distinct else [], k=k)
     except UserError as exc:
-        return {**base, "status": "error", "error": f"{exc} ({len(distinct)} distinct of {len(texts)})"}, None
-    return {**base, "status": "ok", **found.model_dump()}, draft_label_set(found)
+        return base.model_copy(update={"error": f"{exc} ({len(distinct)} distinct of {len(texts)})"}), None
+    return base.model_copy(update={"status": "ok", "result": found}), draft_label_set(found)
 
 
-async def analyze_run(
-    store: RunStore, options: MapleOptions | None = None, on_solution: Callable[[SolutionMaple], None] | None = None
-) -> MapleResult:
-    """Run every MAPLE stage over `store`'s records and write `analysis/maple.json` plus CSV tables."""
-    options = options or MapleOptions()
+async def score_run(store: RunStore, options: MapleOptions, judge: ModelEntry, *, no_cache: bool = False,
+                    on_solution: Callable[[SolutionMaple], None] | None = None) -> MapleResult:
+    """Run every MAPLE stage over `store`'s records with the step judge `judge` (writes nothing).
+
+    Every model opened here (judge, reflectors, step judge) is closed before this returns, also
+    when a stage fails."""
+    options.check()
     labels = options.labels or default_labels()
-    if options.vr_source == "reasoneval":
-        from mathlens.analyze.maple.reasoneval import check_path
-
-        check_path(options.reasoneval_path)  # fail before any model call
-    if options.step_judge and options.vr_source != "flow":
-        raise UserError("--step-judge gives v from the flow analysis: use it with --vr flow")
-    if options.discover is not None and not options.reflect:
-        raise UserError("label discovery clusters reflections: it cannot be combined with --no-reflect")
     start = time.perf_counter()
-    manifest = store.manifest()
     questions = store.questions()
-    judge, reflectors, reflector_name = _models(store, options)
-    step_judge = get_model(options.step_judge, {}, cache=ResponseCache() if options.cache else None) \
-        if options.step_judge else None
-    ctx = _Context(options=options, labels=labels, judge=judge, reflectors=reflectors, step_judge=step_judge)
+    models = _Models(None if no_cache else ResponseCache())
+    try:
+        judge_model = models.open(judge.spec, judge.options)
+        reflectors = _reflectors(store, options, models)
+        step_judge = models.open(options.step_judge, options.step_judge_options) if options.step_judge else None
+        ctx = _Context(options=options, labels=labels, judge=judge_model, reflectors=reflectors,
+                       step_judge=step_judge)
 
-    async def one(rec: RunRecord) -> SolutionMaple:
-        sol = await score_record(ctx, rec, questions.get((rec.exam_id, rec.question_id)))
-        if on_solution is not None:
-            on_solution(sol)
-        return sol
+        async def one(rec: RunRecord) -> SolutionMaple:
+            sol = await score_record(ctx, rec, questions.get((rec.exam_id, rec.question_id)))
+            if on_solution is not None:
+                on_solution(sol)
+            return sol
 
-    solutions = list(await closing_all(asyncio.gather(*(one(r) for r in store.records())),
-                                       [judge, *reflectors.values(), *([step_judge] if step_judge else [])]))
+        solutions = list(await asyncio.gather(*(one(r) for r in store.records())))
+    finally:
+        await models.aclose()
     discovery, draft = (None, None)
-    totals: Counter[str] = Counter()
-    for sol in solutions:
-        totals.update(sol.counts)
     if options.discover is not None:
         discovery, draft = _discover(options, solutions)
-    result = MapleResult(
-        run_id=manifest.run_id,
+    by_level = group_rows(solutions, "level", options.boot)
+    by_subject = group_rows(solutions, "subject", options.boot)
+    summary = MapleSummary(
         labels=labels,
         judge=judge.spec,
-        reflector=reflector_name,
-        variant=options.variant,
+        reflector=options.reflector or "the solving model",
+        score_variant=options.variant,
         vr_source=options.vr_source,
         floor=options.floor,
-        options=options.summary(),
-        solutions=solutions,
-        overall=group_rows(solutions, "all", options.boot),
-        by_level=group_rows(solutions, "level", options.boot),
-        by_subject=group_rows(solutions, "subject", options.boot),
-        label_totals=dict(sorted(totals.items())),
         include_degenerate=options.include_degenerate,
         excluded_degenerate=sum(s.status == "degenerate" for s in solutions),
+        statuses=dict(Counter(s.status for s in solutions)),
+        answers=dict(Counter(s.answer_status for s in solutions)),
+        overall=group_rows(solutions, "all", options.boot),
+        by_level=by_level,
+        by_subject=by_subject,
+        figure3=figure_data(by_level, "level"),
+        figure5=figure_data(by_subject, "subject"),
         discovery=discovery,
         seconds=time.perf_counter() - start,
     )
-    result = result.model_copy(
-        update={"figure3": figure_data(result.by_level), "figure5": figure_data(result.by_subject)}
-    )
-    write_outputs(store, result, draft)
-    return result
-
-
-def write_outputs(store: RunStore, result: MapleResult, draft: LabelSet | None = None) -> None:
-    """`maple.json`, the CSV tables, the figure data, and the draft label set of a discovery."""
-    from mathlens.analyze.maple.labels import save_label_set
-
-    store.write_analysis("maple", result)
-    write_csv(result.by_level, store.analysis_dir / "maple_by_level.csv")
-    write_csv(result.by_subject, store.analysis_dir / "maple_by_subject.csv")
-    store.write_analysis("maple_figure3", {"x": "level", "points": result.figure3})
-    store.write_analysis("maple_figure5", {"x": "subject", "points": result.figure5})
-    if draft is not None:
-        save_label_set(draft, store.analysis_dir / "maple_labels_draft.yaml")
-
-
-def summary(result: MapleResult) -> dict[str, Any]:
-    """A short account of a MAPLE result (what `mathlens maple` prints)."""
-    sols = result.solutions
-    return {
-        "run_id": result.run_id,
-        "judge": result.judge,
-        "variant": result.variant,
-        "vr_source": result.vr_source,
-        "labels": f"{result.labels.id} v{result.labels.version}",
-        "solutions": len(sols),
-        "statuses": dict(Counter(s.status for s in sols)),
-        "answers": dict(Counter(s.answer_status for s in sols)),
-        "overall": [r.model_dump(mode="json") for r in result.overall],
-        "label_totals": result.label_totals,
-        "include_degenerate": result.include_degenerate,
-        "excluded_degenerate": result.excluded_degenerate,
-        "seconds": round(result.seconds, 2),
-    }
+    return MapleResult(summary=summary, solutions=solutions, draft=draft)

@@ -1,18 +1,28 @@
-"""What the MAPLE analysis writes to `RUN/analysis/maple.json` (and what `mathlens maple` prints)."""
+"""What the MAPLE analysis writes: the `MAPLE` document, `RUN/analysis/maple.jsonl`.
+
+One entry per run record (`SolutionMaple`, carrying the record's identity as `record`), and a
+summary (`MapleSummary`) with the results tables and the data of the seed's Figures 3 and 5. Every
+table row and figure point belongs to one (model, configuration, variant) cell: a run with
+baseline and RAG configurations, or with ablation variants, gets separate figures for each,
+never one figure pooled over them.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from mathlens.analyze.flow.models import HybridResult
+from mathlens.analyze.maple.discover import Discovery
 from mathlens.analyze.maple.judge import JudgedStep, Reflection, StepJudgement
 from mathlens.analyze.maple.labels import LabelSet
 from mathlens.analyze.quality import QualityFlags
+from mathlens.runs.documents import DocumentSpec, RecordRef
 from mathlens.stats.bootstrap import CI
 
 SolutionStatus = Literal["ok", "unjudged", "unverifiable", "error", "degenerate"]
+GroupBy = Literal["level", "subject", "all"]
 
 
 class SolutionMaple(BaseModel):
@@ -26,12 +36,7 @@ class SolutionMaple(BaseModel):
     exactly when `status == "ok"`.
     """
 
-    key: str
-    model: str
-    exam_id: str
-    question_id: str
-    variant: str = "original"
-    repeat: int = 0
+    record: RecordRef
     level: int | None = None
     subject: str | None = None
     answer_status: str
@@ -42,7 +47,7 @@ class SolutionMaple(BaseModel):
     steps: list[str] = Field(default_factory=list)
     reflection: Reflection | None = None
     judgement: StepJudgement | None = None
-    hybrid: HybridResult | None = None  # symbolic + step-judge verdicts (--step-judge)
+    hybrid: HybridResult | None = None  # symbolic + step-judge verdicts (step_judge option)
     detected: list[JudgedStep] = Field(default_factory=list, description="labels from judge-free detectors")
     step_labels: list[JudgedStep] = Field(default_factory=list, description="judge and detector labels merged")
     counts: dict[str, int] = Field(default_factory=dict, description="f_l: steps carrying each label")
@@ -60,10 +65,13 @@ class SolutionMaple(BaseModel):
 
 
 class GroupRow(BaseModel):
-    """One row of a results table: a model on one MATH level or subject (or `all`)."""
+    """One row of a results table: one (model, configuration, variant) cell on one MATH level or
+    subject (`group`; `all` for the overall table)."""
 
     model: str
-    by: Literal["level", "subject", "all"]
+    configuration: str
+    variant: str = "original"
+    by: GroupBy
     group: str
     n: int = Field(description="solutions whose answer could be checked")
     n_correct: int
@@ -74,28 +82,74 @@ class GroupRow(BaseModel):
     mean_maple: CI = Field(description="over scored solutions; correct answers score 0")
     mean_maple_incorrect: CI = Field(description="over scored solutions with a wrong answer")
     mean_e: CI
-    label_counts: dict[str, int] = Field(default_factory=dict)
+    label_counts: dict[str, int] = Field(default_factory=dict, description="steps carrying each label (scored)")
+
+    @property
+    def cell(self) -> tuple[str, str, str]:
+        """(model, configuration, variant), as `RecordRef.group`."""
+        return self.model, self.configuration, self.variant
 
 
-class MapleResult(BaseModel):
-    """The whole analysis of one run."""
+class FigurePoint(BaseModel):
+    """One point of a figure: accuracy and mean MAPLE, with CIs, of one cell at one x value."""
 
-    run_id: str
+    model: str
+    configuration: str
+    variant: str = "original"
+    x: str = Field(description="the MATH level or subject")
+    n: int
+    accuracy: float | None
+    accuracy_low: float | None
+    accuracy_high: float | None
+    maple: float | None
+    maple_low: float | None
+    maple_high: float | None
+
+
+class Figure(BaseModel):
+    """The data of one two-panel figure (accuracy and mean MAPLE against `x`), one series per
+    (model, configuration, variant)."""
+
+    x: Literal["level", "subject"]
+    points: list[FigurePoint] = Field(default_factory=list)
+
+
+class DiscoveryOutcome(BaseModel):
+    """Label discovery over the reflections: the clustering, or why none was made."""
+
+    status: Literal["ok", "error"]
+    embedder: str
+    reflections: int = Field(description="usable reflections (before removing duplicates)")
+    texts: list[str] = Field(default_factory=list, description="the distinct reflections clustered")
+    error: str = ""
+    result: Discovery | None = None
+
+
+class MapleSummary(BaseModel):
+    """The MAPLE document's summary: settings, status counts, tables and figures of the run."""
+
     labels: LabelSet
-    judge: str
-    reflector: str
-    variant: str
+    judge: str = Field(description="the step judge's model spec")
+    reflector: str = Field(description="the reflecting model's spec, or 'the solving model'")
+    score_variant: str = Field(description="printed: tanh(e·v/r); prose: tanh(e·r/v)")
     vr_source: str
     floor: float
-    options: dict[str, Any] = Field(default_factory=dict)
-    solutions: list[SolutionMaple]
-    overall: list[GroupRow]
-    by_level: list[GroupRow]
-    by_subject: list[GroupRow]
-    figure3: list[dict[str, Any]] = Field(default_factory=list, description="accuracy and MAPLE by level")
-    figure5: list[dict[str, Any]] = Field(default_factory=list, description="accuracy and MAPLE by subject")
-    label_totals: dict[str, int] = Field(default_factory=dict)
     include_degenerate: bool = False
     excluded_degenerate: int = Field(default=0, description="degenerate responses left out of every figure")
-    discovery: dict[str, Any] | None = None
+    statuses: dict[str, int] = Field(default_factory=dict, description="solutions per status")
+    answers: dict[str, int] = Field(default_factory=dict, description="solutions per answer status")
+    overall: list[GroupRow] = Field(default_factory=list)
+    by_level: list[GroupRow] = Field(default_factory=list)
+    by_subject: list[GroupRow] = Field(default_factory=list)
+    figure3: Figure = Field(default_factory=lambda: Figure(x="level"), description="accuracy and MAPLE by level")
+    figure5: Figure = Field(default_factory=lambda: Figure(x="subject"), description="accuracy and MAPLE by subject")
+    discovery: DiscoveryOutcome | None = None
     seconds: float = 0.0
+
+    @property
+    def cells(self) -> list[tuple[str, str, str]]:
+        """The (model, configuration, variant) cells of the tables, in table order."""
+        return list(dict.fromkeys(row.cell for row in self.overall))
+
+
+MAPLE = DocumentSpec("maple", 1, SolutionMaple, MapleSummary, rerun="mathlens maple RUN")

@@ -1,20 +1,27 @@
-"""MAPLE results (`analysis/maple.json`): accuracy and MAPLE by MATH level and subject with CIs,
-the label set, and how often each error label was given."""
+"""MAPLE results (the `MAPLE` document, `analysis/maple.jsonl`): accuracy and MAPLE by MATH level
+and subject with CIs, the label set, and how often each error label was given.
+
+Every table row, chart and label count belongs to one (model, configuration, variant) cell, as the
+analysis computed it: baseline, RAG and each ablation variant are shown side by side, never pooled.
+Charts draw the figure data the analysis stored (`MapleSummary.figure3` and `figure5`): one chart
+per configuration and variant, one series per model.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from mathlens.analyze.maple.results import MAPLE, Figure, GroupRow, MapleSummary
 from mathlens.report.charts import ChartLayout, Series, grouped_bars, ranked_bars
 from mathlens.report.context import ReportContext
-from mathlens.report.lookup import num
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table
+from mathlens.stats.bootstrap import CI
 
-GROUP_COLS = ("model", "group", "n", "correct", "scored", "unjudged", "accuracy", "accuracy low", "accuracy high",
-              "mean MAPLE", "MAPLE low", "MAPLE high", "mean MAPLE (wrong answers)", "mean e",
-              "degenerate (excluded)")
+GROUP_COLS = ("model", "configuration", "variant", "group", "n", "correct", "scored", "unjudged", "accuracy",
+              "accuracy low", "accuracy high", "mean MAPLE", "MAPLE low", "MAPLE high",
+              "mean MAPLE (wrong answers)", "mean e", "degenerate (excluded)")
+X_TITLES = {"level": "MATH level", "subject": "Subject"}
 
 
 @dataclass(frozen=True)
@@ -24,71 +31,93 @@ class MapleData:
     charts: tuple[ChartLayout, ...]
 
 
-def _ci(row: dict[str, Any], name: str) -> tuple[float | None, float | None, float | None]:
-    ci = row.get(name)
-    ci = ci if isinstance(ci, dict) else {}
-    return num(ci.get("estimate")), num(ci.get("low")), num(ci.get("high"))
+def _ci(ci: CI) -> tuple[float | None, float | None, float | None]:
+    return ci.estimate, ci.low, ci.high
 
 
-def _group_table(ctx: ReportContext, id: str, title: str, rows: list[dict[str, Any]]) -> Table | None:
+def _group_table(ctx: ReportContext, id: str, title: str, rows: list[GroupRow]) -> Table | None:
     body: list[tuple[Cell, ...]] = []
     for r in rows:
-        body.append((r.get("model"), r.get("group"), r.get("n"), r.get("n_correct"), r.get("n_scored"),
-                     r.get("n_unjudged"), *_ci(r, "accuracy"), *_ci(r, "mean_maple"),
-                     _ci(r, "mean_maple_incorrect")[0], _ci(r, "mean_e")[0], r.get("n_degenerate", 0)))
+        body.append((r.model, r.configuration, r.variant, r.group, r.n, r.n_correct, r.n_scored, r.n_unjudged,
+                     *_ci(r.accuracy), *_ci(r.mean_maple), r.mean_maple_incorrect.estimate, r.mean_e.estimate,
+                     r.n_degenerate))
     return Table(ctx.uid("maple", id), title, GROUP_COLS, tuple(body)) if body else None
 
 
-def _chart(ctx: ReportContext, rows: list[dict[str, Any]], metric: str, title: str, x_title: str) -> ChartLayout | None:
-    cats = list(dict.fromkeys(str(r.get("group")) for r in rows))
-    models = list(dict.fromkeys(str(r.get("model")) for r in rows))
-    by = {(str(r.get("model")), str(r.get("group"))): _ci(r, metric) for r in rows}
-    series = [Series(m, tuple(by.get((m, c), (None, None, None))[0] for c in cats),
-                     lows=tuple(by.get((m, c), (None, None, None))[1] for c in cats),
-                     highs=tuple(by.get((m, c), (None, None, None))[2] for c in cats)) for m in models]
-    return grouped_bars(ctx.uid("maple-chart", metric, x_title), title, cats, series, y_title=title.split(" by ")[0],
-                        x_title=x_title, y_max=1.0)
+def figure_charts(ctx: ReportContext, figure: Figure, sfx: str = "") -> list[ChartLayout]:
+    """Mean MAPLE and accuracy against the figure's x, one chart per (configuration, variant) and
+    metric, one series (with CI whiskers) per model."""
+    x_title = X_TITLES[figure.x]
+    charts: list[ChartLayout] = []
+    cells = list(dict.fromkeys((p.configuration, p.variant) for p in figure.points))
+    for configuration, variant in cells:
+        points = [p for p in figure.points if (p.configuration, p.variant) == (configuration, variant)]
+        cats = list(dict.fromkeys(p.x for p in points))
+        models = list(dict.fromkeys(p.model for p in points))
+        at = {(p.model, p.x): p for p in points}
+        for metric, name in (("maple", "Mean MAPLE (0–1)"), ("accuracy", "Accuracy (share correct)")):
+            series = []
+            for m in models:
+                vals = [at.get((m, c)) for c in cats]
+                series.append(Series(
+                    m, tuple(getattr(p, metric) if p else None for p in vals),
+                    lows=tuple(getattr(p, f"{metric}_low") if p else None for p in vals),
+                    highs=tuple(getattr(p, f"{metric}_high") if p else None for p in vals)))
+            title = f"{name} by {x_title.lower()} · {configuration} · {variant}{sfx}"
+            chart = grouped_bars(ctx.uid("maple-chart", metric, figure.x, configuration, variant), title, cats,
+                                 series, y_title=name, x_title=x_title, y_max=1.0)
+            if chart is not None:
+                charts.append(chart)
+    return charts
+
+
+def _labels(ctx: ReportContext, s: MapleSummary, sfx: str) -> tuple[list[Table], list[ChartLayout]]:
+    names = {lb.id: lb.name for lb in s.labels.labels}
+    tables = [Table(ctx.uid("maple-labels"), f"Error labels{sfx}",
+                    ("label", "name", "severity", "weight", "definition"),
+                    tuple((lb.id, lb.name, lb.severity, lb.weight, lb.definition) for lb in s.labels.labels))]
+    counted = [r for r in s.overall if r.label_counts]
+    charts: list[ChartLayout] = []
+    if counted:
+        tables.append(Table(ctx.uid("maple-label-counts"), f"Error labels given{sfx}",
+                            ("model", "configuration", "variant", "label", "times given"),
+                            tuple((r.model, r.configuration, r.variant, label, n)
+                                  for r in counted for label, n in r.label_counts.items())))
+    for r in counted:
+        dist = [(names.get(label, label), float(n)) for label, n in r.label_counts.items()]
+        chart = ranked_bars(ctx.uid("maple-label-dist", *r.cell),
+                            f"How often each error label was given · {' · '.join(r.cell)}{sfx}", dist,
+                            x_title="Steps carrying the label (count)", highlight_first=False, digits=0)
+        if chart is not None:
+            charts.append(chart)
+    return tables, charts
 
 
 def build(ctx: ReportContext) -> MapleData | None:
-    """Tables by level, subject and overall; charts of MAPLE and accuracy by level; label counts."""
+    """Tables overall, by level and by subject; charts of MAPLE and accuracy; label counts."""
     tables: list[Table] = []
     charts: list[ChartLayout] = []
     settings: list[tuple[str, str]] = []
     for run in ctx.runs:
-        doc = run.analysis("maple")
-        if not isinstance(doc, dict):
+        doc = run.document(MAPLE)
+        if doc is None:
             continue
+        s = doc.summary
         sfx = f" · {run.label}" if ctx.multi_run else ""
-        settings += [(f"{k}{sfx}", str(doc.get(k))) for k in ("judge", "reflector", "variant", "vr_source", "floor")
-                     if doc.get(k) is not None]
-        settings.append((f"degenerate responses{sfx}", "included" if doc.get("include_degenerate") else
-                         f"{doc.get('excluded_degenerate', 0)} left out of every figure"))
-        for key, title in (("overall", "All solutions"), ("by_level", "By MATH level"), ("by_subject", "By subject")):
-            rows = [r for r in doc.get(key) or [] if isinstance(r, dict)]
+        settings += [(f"judge{sfx}", s.judge), (f"reflector{sfx}", s.reflector),
+                     (f"score variant{sfx}", s.score_variant), (f"v/r source{sfx}", s.vr_source),
+                     (f"floor{sfx}", f"{s.floor:g}"),
+                     (f"degenerate responses{sfx}", "included" if s.include_degenerate else
+                      f"{s.excluded_degenerate} left out of every figure")]
+        for key, rows, title in (("overall", s.overall, "All solutions"), ("by_level", s.by_level, "By MATH level"),
+                                 ("by_subject", s.by_subject, "By subject")):
             t = _group_table(ctx, key, f"MAPLE · {title}{sfx}", rows)
             if t is not None:
                 tables.append(t)
-            if key != "overall" and rows:
-                x = "MATH level" if key == "by_level" else "Subject"
-                for metric, name in (("mean_maple", "Mean MAPLE (0–1)"), ("accuracy", "Accuracy (share correct)")):
-                    c = _chart(ctx, rows, metric, f"{name} by {x.lower()}{sfx}", x)
-                    if c is not None:
-                        charts.append(c)
-        label_set = doc.get("labels")
-        label_set = label_set if isinstance(label_set, dict) else {}
-        labels = {str(lb.get("id")): lb for lb in label_set.get("labels") or [] if isinstance(lb, dict)}
-        totals = doc.get("label_totals") or {}
-        if labels:
-            tables.append(Table(ctx.uid("maple-labels"), f"Error labels{sfx}",
-                                ("label", "name", "severity", "weight", "times given", "definition"),
-                                tuple((i, lb.get("name"), lb.get("severity"), num(lb.get("weight")),
-                                       int(totals.get(i, 0)), lb.get("definition")) for i, lb in labels.items())))
-        dist = [(str(labels.get(k, {}).get("name", k)), float(v)) for k, v in totals.items() if num(v) is not None]
-        c = ranked_bars(ctx.uid("maple-label-dist"), f"How often each error label was given{sfx}", dist,
-                        x_title="Steps carrying the label (count)", highlight_first=False, digits=0)
-        if c is not None:
-            charts.append(c)
+        charts += figure_charts(ctx, s.figure3, sfx) + figure_charts(ctx, s.figure5, sfx)
+        label_tables, label_charts = _labels(ctx, s, sfx)
+        tables += label_tables
+        charts += label_charts
     if not tables:
         return None
     return MapleData(settings=tuple(settings), tables=tuple(tables), charts=tuple(charts))
