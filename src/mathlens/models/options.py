@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mathlens.errors import UserError
 
-T = TypeVar("T", bound="ProviderOptions")
+T = TypeVar("T", bound=BaseModel)
 
 
 class ProviderOptions(BaseModel):
@@ -70,7 +70,7 @@ class MockOptions(ProviderOptions):
     accepts_images: bool = False
 
 
-def _describe(cls: type[ProviderOptions]) -> str:
+def _describe(cls: type[BaseModel]) -> str:
     return ", ".join(sorted(cls.model_fields)) or "none"
 
 

@@ -27,7 +27,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Final, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -35,7 +35,7 @@ from mathlens import __version__
 from mathlens.errors import UserError
 from mathlens.runs.records import RunRecord
 
-FORMAT = "mathlens.analysis"
+FORMAT: Final = "mathlens.analysis"
 
 E = TypeVar("E", bound=BaseModel)
 S = TypeVar("S", bound=BaseModel)
