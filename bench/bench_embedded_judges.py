@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mathlens.analyze.grading.analyzer import ANSWERS
 from mathlens.analyze.grading.grades import grade_run
 from mathlens.analyze.grading.judge import JudgeOptions
 from mathlens.analyze.grading.rubric import builtin_rubric
@@ -58,8 +59,7 @@ async def _grade(run: Path, judge: str, max_tokens: int, options: dict[str, Any]
 
 def _measure(run: Path, judge: str, max_tokens: int, options: dict[str, Any]) -> dict[str, Any]:
     grades, elapsed = asyncio.run(_grade(run, judge, max_tokens, options))
-    answers = json.loads((run / "analysis" / "answers.json").read_text(encoding="utf-8"))
-    verdict = {r["key"]: r["status"] for r in answers["records"]}
+    verdict = {e.record.key: e.status for e in ANSWERS.entries(run)}
     pairs = []
     for g in grades:
         crit = next((c for c in g.criteria if c.criterion == "final_answer"), None)

@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mathlens.analyze.grading.analyzer import ANSWERS
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("MATHLENS_SHARED_DATA") or ROOT.parent / "shared" / "data")
 SETS = {"gsm8k": ("gsm8k_test.jsonl", "gsm8k"), "math500": ("math500_test.jsonl", "math")}
@@ -47,8 +49,7 @@ def _run(model: str, data: str, fmt: str, args: argparse.Namespace, out: Path, e
 
 def _measure(out: Path) -> dict[str, Any]:
     records = [json.loads(line) for line in (out / "records.jsonl").read_text(encoding="utf-8").splitlines()]
-    answers = json.loads((out / "analysis" / "answers.json").read_text(encoding="utf-8"))
-    entries = answers["records"]
+    entries = [e.model_dump(mode="json") for e in ANSWERS.entries(out)]
     ok = [r for r in records if r["status"] == "ok"]
     counts = {s: sum(e["status"] == s for e in entries) for s in ("correct", "incorrect", "unparseable")}
     checkable = sum(counts.values()) + sum(e["status"] == "no_response" for e in entries)
@@ -75,7 +76,7 @@ def _measure(out: Path) -> dict[str, Any]:
 def summarize(base: Path) -> list[dict[str, Any]]:
     """The figures of every finished run under `base` (to re-read a bench's runs later)."""
     rows = []
-    for out in sorted(p for p in base.iterdir() if (p / "analysis" / "answers.json").exists()):
+    for out in sorted(p for p in base.iterdir() if ANSWERS.exists(p)):
         rows.append({"run": out.name, **_measure(out)})
     return rows
 

@@ -1,6 +1,7 @@
 """Report speed on a large run: 500 questions × 2 configurations with flow and answer analyses.
 
-Builds a synthetic run (scripted solutions, the shapes the analyzers write), then measures building
+Builds a synthetic run (scripted solutions; one real flow analysis reused for every record, written
+as the analyzers' documents), then measures building
 the report, rendering the HTML, its size, and (when Chromium and Playwright are present) the time a
 headless browser takes to load the page and to open one question. Prints times and ratios; asserts
 nothing.
@@ -15,8 +16,13 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from mathlens.analyze.flow.models import FLOW, FlowRecord, FlowSummary
+from mathlens.analyze.flow.solution import analyze_solution
+from mathlens.analyze.grading.analyzer import ANSWERS, AnswerRecord, AnswersSummary
+from mathlens.analyze.grading.equivalence import AnswerVerdict
 from mathlens.models.base import GenerateConfig, Message
 from mathlens.report import make_report
+from mathlens.runs.documents import RecordRef, records_digest
 from mathlens.runs.records import ItemSource, ModelEntry, RunRecord
 from mathlens.runs.runner import base_manifest
 from mathlens.runs.store import RunStore
@@ -37,31 +43,28 @@ def build_run(root: Path) -> Path:
     store.write_manifest(base_manifest(items=[ItemSource(source=str(items), format="jsonl")],
                                        models=[ModelEntry(spec="mock/bench")], configurations=list(CONFIGS),
                                        generate=GenerateConfig(), system_role="role", total_tasks=N_QUESTIONS * 2))
-    flow, answers = [], []
+    # One real analysis of the shared solution, reused for every record (the report is what is timed).
+    question = "Find the gradient of f(x,y) = x^2 y at (-1, 4)."
+    result = analyze_solution(SOLUTION, question).model_copy(update={"elapsed_s": None, "sympy_s": None})
+    refs = []
     for conf in CONFIGS:
         for i in range(N_QUESTIONS):
             key = f"mock/bench|{conf}|items|q{i}|original|r0"
-            store.append(RunRecord(key=key, model="mock/bench", configuration=conf, exam_id="items",
-                                   question_id=f"q{i}", messages=[Message(role="user", content="x")],
-                                   config=GenerateConfig(), request_hash="h", content_hash="h", response=SOLUTION,
-                                   finish_reason="stop", created_at=datetime.now(UTC)))
-            steps = [{"index": s, "text": f"Step {s}: f_x = 2xy", "start": 0, "end": 1,
-                      "operations": ["partial differentiation", "evaluation"], "concepts": ["gradient"],
-                      "depth": 3, "complexity": ("low", "medium", "high")[s % 3],
-                      "verdict": "invalid" if s == 5 and i % 7 == 0 else "valid", "claims": [],
-                      "redundant": s == 2, "uses": [s - 1] if s > 1 else []} for s in range(1, 8)]
-            flow.append({"key": key, "model": "mock/bench", "configuration": conf, "exam_id": "items",
-                         "question_id": f"q{i}", "variant": "original", "repeat": 0, "status": "ok",
-                         "result": {"status": "ok", "steps": steps,
-                                    "edges": [{"source": s - 1, "target": s} for s in range(2, 8)],
-                                    "metrics": {"total_steps": 7, "complexity_score": 4.3,
-                                                "first_invalid_step": 5 if i % 7 == 0 else None,
-                                                "redundant_steps": [2], "reasoning_pattern": ["evaluation"] * 7}}})
-            answers.append({"key": key, "status": "correct" if i % 3 else "incorrect",
-                            "verdict": {"status": "correct", "predicted": "<-8, 1>", "reference": "<-8, 1>"}})
+            rec = RunRecord(key=key, model="mock/bench", configuration=conf, exam_id="items",
+                            question_id=f"q{i}", messages=[Message(role="user", content="x")],
+                            config=GenerateConfig(), request_hash="h", content_hash="h", response=SOLUTION,
+                            finish_reason="stop", created_at=datetime.now(UTC))
+            store.append(rec)
+            refs.append(RecordRef.of(rec))
     store.close()
-    store.write_analysis("flow", {"records": flow})
-    store.write_analysis("answers", {"records": answers})
+    digest = records_digest(store.records_path)
+    FLOW.write(run, run_id="bench", records_sha256=digest,
+               entries=(FlowRecord(record=r, status="ok", result=result) for r in refs),
+               summary=FlowSummary(lexicon_version=result.lexicon_version, records=len(refs), analysed=len(refs)))
+    verdict = AnswerVerdict(status="correct", predicted="<-8, 1>", reference="<-8, 1>")
+    ANSWERS.write(run, run_id="bench", records_sha256=digest,
+                  entries=(AnswerRecord(record=r, status="correct" if i % 3 else "incorrect", verdict=verdict)
+                           for i, r in enumerate(refs)), summary=AnswersSummary())
     return run
 
 
