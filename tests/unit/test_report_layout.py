@@ -15,7 +15,6 @@ import yaml
 
 from mathlens.report.charts import Series, grouped_bars, nice_max, ranked_bars
 from mathlens.report.graph import StepNode, layers, layout_graph
-from mathlens.report.lookup import ci_of, entries, flatten, index_by_key, num, num_of
 from mathlens.report.sections.sensitivity import diff_segments
 from mathlens.report.tables import Table, csv_cell, display_cell
 
@@ -156,17 +155,3 @@ def test_diff_segments(case_id: str, case: dict[str, Any]) -> None:
     assert "".join(t for op, t in segs if op != "delete") == case["variant"], case_id
     assert "".join(t for op, t in segs if op == "delete") == case["deleted"], case_id
     assert "".join(t for op, t in segs if op == "insert") == case["inserted"], case_id
-
-
-def test_tolerant_readers() -> None:
-    doc = {"summary": [{"model": "m"}], "records": [{"key": "a", "v": 1}, {"key": "a", "v": 2}, {"v": 3}]}
-    assert [e["v"] for e in entries(doc)] == [1, 2, 3]
-    assert [e["v"] for e in index_by_key(doc)["a"]] == [1, 2]
-    assert index_by_key({"scores": [{"response_key": "k"}]}) == {"k": [{"response_key": "k"}]}
-    assert entries([{"key": "x"}, 3]) == [{"key": "x"}]
-    assert num(float("nan")) is None and num(True) is None and num("1") is None and num(2) == 2.0
-    assert num_of({"a": {"estimate": 0.4, "low": 0.1}}, "a") == 0.4
-    assert ci_of({"m": {"estimate": 1, "low": 0.5, "high": 1.5}}, "m") == (0.5, 1.5)
-    assert ci_of({"m_low": 1, "m_high": 2}, "m") == (1.0, 2.0)
-    flat = flatten({"a": "x", "k": {"estimate": 0.6, "low": 0.2, "high": 0.9, "n": 4}, "d": {"e": 1}, "l": [1]})
-    assert flat == {"a": "x", "k": 0.6, "k low": 0.2, "k high": 0.9, "k n": 4, "d.e": 1}

@@ -14,14 +14,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import json
 import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from mathlens.errors import RunInUseError, UserError, warn
 from mathlens.items.schema import Exam, Question
@@ -271,21 +269,6 @@ class RunStore:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-
-    # -- analysis results -----------------------------------------------------------------------
-    def write_analysis(self, name: str, data: BaseModel | dict[str, Any] | list[Any]) -> Path:
-        """Write `analysis/<name>.json` atomically (re-running an analysis replaces it)."""
-        path = self.analysis_dir / f"{name}.json"
-        text = data.model_dump_json(indent=2) if isinstance(data, BaseModel) else json.dumps(data, indent=2,
-                                                                                             default=str)
-        _atomic_write(self.root, path, text)
-        return path
-
-    def read_analysis(self, name: str) -> Any | None:
-        path = self.analysis_dir / f"{name}.json"
-        if not path.exists():
-            return None
-        return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _alive(pid: int) -> bool:
