@@ -18,8 +18,8 @@ from pathlib import Path
 
 from mathlens.analyze.flow.models import FLOW, FlowRecord, FlowSummary
 from mathlens.analyze.flow.solution import analyze_solution
-from mathlens.analyze.grading.analyzer import ANSWERS, AnswerRecord, AnswersSummary
-from mathlens.analyze.grading.equivalence import AnswerVerdict
+from mathlens.analyze.grading.answer_records import ANSWERS, AnswerRecord, AnswersSummary
+from mathlens.analyze.grading.verdicts import AnswerVerdict
 from mathlens.models.base import GenerateConfig, Message
 from mathlens.report import make_report
 from mathlens.runs.documents import RecordRef, records_digest

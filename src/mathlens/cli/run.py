@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from mathlens.cli.run_args import (
     read_system_role,
 )
 from mathlens.errors import UserError
+from mathlens.items.loaders import ITEM_FORMATS
 from mathlens.models.base import GenerateConfig
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import RetryPolicy, closing_all
@@ -137,7 +139,7 @@ def summary_dict(store: RunStore, result: RunResult | None = None) -> dict[str, 
     has them and are computed from the records otherwise, so they are there before `mathlens
     analyze`. `warning` is set when more than half of the ok records are degenerate.
     """
-    from mathlens.analyze.grading.analyzer import stored_quality
+    from mathlens.analyze.grading.answer_records import stored_quality
     from mathlens.analyze.quality import WARNING_SHARE, degenerate_warning, flag_counts, run_flags
 
     manifest = store.manifest()
@@ -266,79 +268,100 @@ def run(
     check_out_dir(out)
     if retry_errors and resume is None:
         raise UserError("--retry-errors goes with --resume RUN_DIR")
-    retry = RetryPolicy(max_attempts=retries, timeout_s=timeout)
+    how = Execution(retry=RetryPolicy(max_attempts=retries, timeout_s=timeout), concurrency=concurrency,
+                    retry_errors=retry_errors, dry_run=dry_run, quiet=quiet, as_json=as_json)
     if resume is not None:
         if sources:
             raise UserError("--resume takes the run directory only; the sources are in its manifest")
         check_resume_dir(resume)
         store = RunStore(resume)
-        manifest = store.manifest()
-    else:
-        if not sources:
-            raise UserError("name at least one exam or dataset (see `mathlens list exams`)")
-        if fmt not in ("auto", "exam", "math", "gsm8k", "jsonl"):
-            raise UserError(f"--format must be one of auto, exam, math, gsm8k, jsonl (not {fmt!r})")
-        mapping = dict(f.split("=", 1) for f in field or [] if "=" in f) or None
-        items = [ItemSource(source=s, format=fmt, mapping=mapping, limit=limit, sample=sample, seed=seed)
-                 for s in sources]
-        conf_opts: dict[str, Any] = parse_options(configuration_option)
-        if kb:
-            conf_opts["kb"] = kb
-        if top_k:
-            conf_opts["top_k"] = top_k
-        ablation = None
-        if ablate:
-            ablation = {"elements": _split_csv([ablate]), "pairs": pairs, "paraphrases": paraphrases}
-        judge_entry = _model_entries([judge], {}, None)[0] if judge else None
-        manifest = base_manifest(
-            items=items, models=_model_entries(model, model_opts, base_url), judge=judge_entry,
-            configurations=_split_csv(configurations) or ["baseline"], configuration_options=conf_opts, runs=runs,
-            seed=seed, generate=GenerateConfig(temperature=temperature, seed=seed, max_tokens=max_tokens,
-                                               stop=DEFAULT_STOP),
-            system_role=read_system_role(system_role) if system_role else EXAM_SYSTEM_ROLE,
-            ablation=ablation,
-        )
-        store = RunStore(out or Path("runs") / manifest.run_id)
-        manifest = manifest.model_copy(update={"items": [s.model_copy(update={"sha256": source_sha256(s)})
-                                                         for s in manifest.items]})
-    exams = store.exams() if resume is not None else load_exams(manifest)
+        _start(store, store.manifest(), how, resumed=True)
+        return
+    if not sources:
+        raise UserError("name at least one exam or dataset (see `mathlens list exams`)")
+    if fmt not in ITEM_FORMATS:
+        raise UserError(f"--format must be one of {', '.join(ITEM_FORMATS)} (not {fmt!r})")
+    mapping = dict(f.split("=", 1) for f in field or [] if "=" in f) or None
+    conf_opts: dict[str, Any] = parse_options(configuration_option)
+    if kb:
+        conf_opts["kb"] = kb
+    if top_k:
+        conf_opts["top_k"] = top_k
+    ablation = {"elements": _split_csv([ablate]), "pairs": pairs, "paraphrases": paraphrases} if ablate else None
+    manifest = base_manifest(
+        items=[ItemSource(source=s, format=fmt, mapping=mapping, limit=limit, sample=sample, seed=seed)
+               for s in sources],
+        models=_model_entries(model, model_opts, base_url),
+        judge=_model_entries([judge], {}, None)[0] if judge else None,
+        configurations=_split_csv(configurations) or ["baseline"], configuration_options=conf_opts, runs=runs,
+        seed=seed, generate=GenerateConfig(temperature=temperature, seed=seed, max_tokens=max_tokens,
+                                           stop=DEFAULT_STOP),
+        system_role=read_system_role(system_role) if system_role else EXAM_SYSTEM_ROLE,
+        ablation=ablation,
+    )
+    store = RunStore(out or Path("runs") / manifest.run_id)
+    manifest = manifest.model_copy(update={"items": [s.model_copy(update={"sha256": source_sha256(s)})
+                                                     for s in manifest.items]})
+    _start(store, manifest, how, resumed=False)
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How `mathlens run` carries out a planned run (the options that do not go into the manifest)."""
+
+    retry: RetryPolicy
+    concurrency: int | None = None
+    retry_errors: bool = False
+    dry_run: bool = False
+    quiet: bool = False
+    as_json: bool = False
+
+
+def _start(store: RunStore, manifest: Manifest, how: Execution, *, resumed: bool) -> None:
+    """Plan the run of `manifest` in `store` and execute it (or, with `dry_run`, count it)."""
+    exams = store.exams() if resumed else load_exams(manifest)
     tasks = plan_tasks(manifest, exams)
     manifest = manifest.model_copy(update={"total_tasks": len(tasks)})
-    if dry_run:
-        done = store.done_keys() if resume is not None else set()
-        doc: dict[str, Any] = {
-               "requests": len(tasks) - len(done), "total_requests": len(tasks), "already_done": len(done),
-               "questions": sum(len(e.questions) for e in exams), "models": [m.spec for m in manifest.models],
-               "configurations": manifest.configurations, "runs": manifest.runs,
-               "estimated_prompt_tokens": estimate_prompt_tokens(tasks)}
-        if as_json:
-            emit_json(doc)
-        else:
-            console.print(f"{doc['requests']} requests ({doc['questions']} questions × variants × "
-                          f"{len(doc['configurations'])} configurations × {doc['runs']} runs × "
-                          f"{len(doc['models'])} models), about {doc['estimated_prompt_tokens']} prompt tokens")
+    if how.dry_run:
+        _print_dry_run(store, manifest, tasks, exams, how, resumed)
         return
     store.acquire_lock()  # one writer per run directory
     try:
-        if resume is None and store.records_path.exists() and store.records_path.stat().st_size > 0:
+        if not resumed and store.records_path.exists() and store.records_path.stat().st_size > 0:
             raise UserError(f"{store.root} already holds a run: use --resume {store.root} or another --out")
-        if retry_errors:
+        if how.retry_errors:
             dropped = store.drop_error_records()
-            if not (quiet or as_json):
+            if not (how.quiet or how.as_json):
                 console.print(f"sending {dropped} failed request{'s' if dropped != 1 else ''} again", markup=False)
-        if resume is None:
+        if not resumed:
             store.write_items(exams)  # the run keeps its own copy of the questions
         store.write_manifest(manifest)
-        result = _execute(store, manifest, concurrency, retry, quiet or as_json)
+        result = _execute(store, manifest, how.concurrency, how.retry, how.quiet or how.as_json)
     finally:
         store.release_lock()
     doc = summary_dict(store, result)
-    if as_json:
+    if how.as_json:
         emit_json(doc)
         print_warning(doc)
     else:
         print_summary(doc)
     _fail_if_nothing_succeeded(store)
+
+
+def _print_dry_run(store: RunStore, manifest: Manifest, tasks: list[Any], exams: list[Any], how: Execution,
+                   resumed: bool) -> None:
+    done = store.done_keys() if resumed else set()
+    doc: dict[str, Any] = {
+        "requests": len(tasks) - len(done), "total_requests": len(tasks), "already_done": len(done),
+        "questions": sum(len(e.questions) for e in exams), "models": [m.spec for m in manifest.models],
+        "configurations": manifest.configurations, "runs": manifest.runs,
+        "estimated_prompt_tokens": estimate_prompt_tokens(tasks)}
+    if how.as_json:
+        emit_json(doc)
+    else:
+        console.print(f"{doc['requests']} requests ({doc['questions']} questions × variants × "
+                      f"{len(doc['configurations'])} configurations × {doc['runs']} runs × "
+                      f"{len(doc['models'])} models), about {doc['estimated_prompt_tokens']} prompt tokens")
 
 
 def _fail_if_nothing_succeeded(store: RunStore) -> None:

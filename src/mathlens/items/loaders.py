@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import ValidationError
 
@@ -20,6 +20,8 @@ from mathlens.items.readers import MAX_YAML_BYTES, iter_jsonl_records, load_yaml
 from mathlens.items.schema import Exam, Question
 
 Format = Literal["auto", "exam", "math", "gsm8k", "jsonl"]
+#: the values of `Format`, for messages and checks
+ITEM_FORMATS: tuple[str, ...] = get_args(Format)
 
 GSM8K_ANSWER = re.compile(r"####\s*(.+?)\s*$", re.S)
 

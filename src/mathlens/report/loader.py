@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from mathlens.analyze.grading.analyzer import ANSWERS
+from mathlens.analyze.grading.answer_records import ANSWERS
 from mathlens.analyze.quality import QualityFlags, run_flags
 from mathlens.errors import UserError
 from mathlens.items.schema import Exam, Question

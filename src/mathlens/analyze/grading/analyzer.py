@@ -13,71 +13,31 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from mathlens.analyze.grading.answer_records import (
+    ANSWERS,
+    AccuracySummary,
+    AnswerRecord,
+    AnswersSummary,
+    stored_quality,
+)
 from mathlens.analyze.grading.compliance import (
-    ComplianceSummary,
     FormatReport,
     FormatRules,
     format_violations,
     rules_from_role,
     summarize_compliance,
 )
-from mathlens.analyze.grading.equivalence import AnswerVerdict, EquivalenceConfig, check_answer
+from mathlens.analyze.grading.equivalence import EquivalenceConfig, check_answer
 from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
 from mathlens.analyze.quality import COUNTED_FLAGS, QualityFlags, flag_counts, record_quality
 from mathlens.items.schema import Question
-from mathlens.runs.documents import DocumentSpec, RecordRef
+from mathlens.runs.documents import RecordRef
 from mathlens.runs.records import RunRecord
 from mathlens.runs.store import RunStore
-
-RecordStatus = Literal["correct", "incorrect", "unparseable", "unverifiable", "no_reference", "no_response"]
-
-
-class AnswerRecord(BaseModel):
-    """The answer check of one run record."""
-
-    record: RecordRef
-    status: RecordStatus
-    truncated: bool = False
-    verdict: AnswerVerdict | None = None
-    format: FormatReport | None = None
-    quality: QualityFlags | None = None
-
-
-class AccuracySummary(BaseModel):
-    """Verdict counts for one model, configuration and variant; `accuracy` over the checkable records.
-
-    `degenerate`, `truncated` and `no_final_answer` count the records (with a response) carrying
-    that quality flag; `quality` counts every flag (see `mathlens.analyze.quality`). Accuracy keeps
-    degenerate responses: a copy of the prompt is a wrong answer.
-    """
-
-    model: str
-    configuration: str
-    variant: str = "original"
-    records: int
-    counts: dict[str, int]
-    accuracy: float | None
-    degenerate: int = 0
-    truncated: int = 0
-    no_final_answer: int = 0
-    quality: dict[str, int] = Field(default_factory=dict)
-
-
-class AnswersSummary(BaseModel):
-    """The summary of the answers document."""
-
-    rules: dict[str, bool] | None = None
-    summary: list[AccuracySummary] = Field(default_factory=list)
-    compliance: list[ComplianceSummary] = Field(default_factory=list)
-
-
-#: `analysis/answers.jsonl`: one `AnswerRecord` per run record.
-ANSWERS = DocumentSpec("answers", 1, AnswerRecord, AnswersSummary)
 
 
 class AnswersOptions(AnalyzerOptions):
@@ -163,10 +123,8 @@ def run(job: AnalysisJob[AnswersOptions]) -> dict[str, Any]:
     }
 
 
-def stored_quality(root: Path) -> dict[str, QualityFlags | None]:
-    """Record key -> the quality flags the answers analysis stored (empty when it has not run)."""
-    return {e.record.key: e.quality for e in ANSWERS.entries(root)}
-
+__all__ = ["ANALYZER", "ANSWERS", "AccuracySummary", "AnswerRecord", "AnswersOptions", "AnswersSummary",
+           "check_record", "stored_quality"]
 
 ANALYZER = Analyzer(name="answers", title="final answers: equivalence verdicts, format compliance, quality flags",
                     options=AnswersOptions, run=run, writes=(ANSWERS,))

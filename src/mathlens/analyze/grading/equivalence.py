@@ -18,20 +18,21 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
-from mathlens.analyze.grading.answers import FinalAnswer, How, choice_label, extract_final_answer
+from mathlens.analyze.grading.answers import FinalAnswer, choice_label, extract_final_answer
 from mathlens.analyze.grading.forms import decimal_commas, degrees_to_radians, drop_names, prepare
 from mathlens.analyze.grading.intervals import same_set
 from mathlens.analyze.grading.lists import compare_lists
 from mathlens.analyze.grading.normalize import answer_word, normalize_answer, strip_text_wrappers
 from mathlens.analyze.grading.numeric import numbers_equal, read_number
 from mathlens.analyze.grading.symbolic import compare_answers
+from mathlens.analyze.grading.verdicts import (
+    AnswerVerdict,
+    ChoiceCheck,
+    EquivalenceResult,
+    PartVerdict,
+    VerdictStatus,
+)
 from mathlens.items.schema import Question
-
-EquivalenceStatus = Literal["equal", "different", "unparseable", "timeout"]
-VerdictStatus = Literal["correct", "incorrect", "unparseable", "unverifiable", "no_reference"]
-ChoiceForm = Literal["label", "value_only", "none"]
 
 MAX_ANSWER_CHARS = 2000  # a longer "answer" is prose, not something to parse
 _PLAIN_WORDS = re.compile(r"[A-Za-z]+(?:[ -][A-Za-z]+){0,3}")
@@ -60,23 +61,6 @@ class EquivalenceConfig:
 
 
 DEFAULT_CONFIG = EquivalenceConfig()
-
-
-class EquivalenceResult(BaseModel):
-    """How two answers compare, with the forms they were compared in."""
-
-    model_config = ConfigDict(frozen=True)
-
-    status: EquivalenceStatus
-    method: str
-    predicted_form: str | None = None
-    reference_form: str | None = None
-    error: str = ""
-
-    @property
-    def equal(self) -> bool:
-        """True when the two answers were found equal."""
-        return self.status == "equal"
 
 
 def equivalent(predicted: str, reference: str, config: EquivalenceConfig = DEFAULT_CONFIG) -> EquivalenceResult:
@@ -155,49 +139,6 @@ def _symbolic(pred: str, ref: str, config: EquivalenceConfig, deadline: float) -
     status, method, p_form, r_form, error = outcome.value
     return EquivalenceResult(status=status, method=method, predicted_form=p_form, reference_form=r_form,
                              error=error)
-
-
-# -- verdicts on responses ---------------------------------------------------------------------
-class ChoiceCheck(BaseModel):
-    """Multiple choice: the label given (or inferred from a value), and how it was given."""
-
-    model_config = ConfigDict(frozen=True)
-
-    label: str | None
-    expected: str | None
-    form: ChoiceForm
-
-
-class PartVerdict(BaseModel):
-    """The verdict on one lettered part."""
-
-    model_config = ConfigDict(frozen=True)
-
-    label: str
-    status: VerdictStatus
-    predicted: str | None
-    reference: str | None
-    comparison: EquivalenceResult | None = None
-
-
-class AnswerVerdict(BaseModel):
-    """The verdict on a response's final answer, with everything it was based on."""
-
-    model_config = ConfigDict(frozen=True)
-
-    status: VerdictStatus
-    predicted: str | None
-    reference: str | None
-    how: How = "none"
-    comparison: EquivalenceResult | None = None
-    parts: list[PartVerdict] = []
-    choice: ChoiceCheck | None = None
-    note: str = ""
-
-    @property
-    def correct(self) -> bool:
-        """True only for a `correct` verdict."""
-        return self.status == "correct"
 
 
 def _against(predicted: str | None, references: list[str], config: EquivalenceConfig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mathlens.analyze.grading.analyzer import ANSWERS
+from mathlens.analyze.grading.answer_records import ANSWERS
 from mathlens.report.context import ReportContext
 from mathlens.report.loader import QuestionView
 from mathlens.report.registry import QuestionSection

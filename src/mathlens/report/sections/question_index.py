@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mathlens.analyze.ablation.analyzer import SENSITIVITY
 from mathlens.analyze.flow.models import FLOW
-from mathlens.analyze.grading.analyzer import ANSWERS
+from mathlens.analyze.grading.answer_records import ANSWERS
 from mathlens.report.context import ReportContext
 from mathlens.report.flowdata import flow_for
 from mathlens.report.registry import ReportSection

@@ -1,0 +1,76 @@
+"""The verdict models of the final-answer check (what the answers document stores).
+
+Kept apart from `equivalence.py` so that reading a stored verdict imports no SymPy.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from mathlens.analyze.grading.answers import How
+
+EquivalenceStatus = Literal["equal", "different", "unparseable", "timeout"]
+VerdictStatus = Literal["correct", "incorrect", "unparseable", "unverifiable", "no_reference"]
+ChoiceForm = Literal["label", "value_only", "none"]
+
+
+class EquivalenceResult(BaseModel):
+    """How two answers compare, with the forms they were compared in."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: EquivalenceStatus
+    method: str
+    predicted_form: str | None = None
+    reference_form: str | None = None
+    error: str = ""
+
+    @property
+    def equal(self) -> bool:
+        """True when the two answers were found equal."""
+        return self.status == "equal"
+
+
+# -- verdicts on responses ---------------------------------------------------------------------
+class ChoiceCheck(BaseModel):
+    """Multiple choice: the label given (or inferred from a value), and how it was given."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str | None
+    expected: str | None
+    form: ChoiceForm
+
+
+class PartVerdict(BaseModel):
+    """The verdict on one lettered part."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    status: VerdictStatus
+    predicted: str | None
+    reference: str | None
+    comparison: EquivalenceResult | None = None
+
+
+class AnswerVerdict(BaseModel):
+    """The verdict on a response's final answer, with everything it was based on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: VerdictStatus
+    predicted: str | None
+    reference: str | None
+    how: How = "none"
+    comparison: EquivalenceResult | None = None
+    parts: list[PartVerdict] = []
+    choice: ChoiceCheck | None = None
+    note: str = ""
+
+    @property
+    def correct(self) -> bool:
+        """True only for a `correct` verdict."""
+        return self.status == "correct"
