@@ -107,3 +107,9 @@ def test_score_takes_the_judge_from_the_flag_or_the_run_and_never_a_default(tmp_
     assert code == 0 and json.loads(out)["source"] == "judge:mock/flag"
     code, out = invoke("tutor", "score", str(run), "--judge", "mock/flag", "--items", "Q99")
     assert code == 2 and "Q99" in out
+
+
+def test_a_plain_run_cannot_use_a_context_condition(tmp_path: Path) -> None:
+    code, out = invoke("run", "calc3-exam1", "--model", "mock/echo", "--config", "condition-2", "--limit", "1",
+                       "--dry-run", "--out", str(tmp_path / "r"))
+    assert code == 2 and "tutoring context condition" in out and "mathlens tutor run" in out

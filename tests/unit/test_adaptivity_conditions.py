@@ -14,9 +14,11 @@ from mathlens.analyze.adaptivity.conditions import (
     item_text,
     parse_conditions,
 )
+from mathlens.analyze.adaptivity.design import load_tutor_exams
 from mathlens.analyze.adaptivity.profiles import LearnerProfile
 from mathlens.errors import UserError
 from mathlens.items.schema import Question
+from mathlens.runs.records import ItemSource
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "adaptivity" / "conditions.yaml"
 TABLE: dict[str, Any] = yaml.safe_load(CASES.read_text(encoding="utf-8"))
@@ -60,9 +62,13 @@ def test_send_mode_refuses_a_text_only_model(diagram_item: Question) -> None:
 
 def test_image_capable_model_gets_the_file(diagram_item: Question, tmp_path: Path) -> None:
     assert describe_for(diagram_item, "auto", accepts_images=True, model="m") is False
+    # image paths are relative to the item file, and requests name them absolutely
+    exam_file = {"id": "ex", "name": "Ex", "questions": [diagram_item.model_dump(exclude_defaults=True)]}
+    (tmp_path / "items.yaml").write_text(yaml.safe_dump(exam_file), encoding="utf-8")
+    (exam,) = load_tutor_exams([ItemSource(source=str(tmp_path / "items.yaml"))])
     p = LearnerProfile(id="p", grade=4, performance="high")
-    (user,) = build_messages(diagram_item, p, 1, describe_images=False, image_root=tmp_path)
-    assert user.images == (str(tmp_path / "box.png"),)
+    (user,) = build_messages(exam.questions[0], p, 1, describe_images=False)
+    assert user.images == (str((tmp_path / "box.png").resolve()),)
     assert "diagram shows" not in user.content
     # describe mode wins even for an image-capable model
     assert describe_for(diagram_item, "describe", accepts_images=True, model="m") is True

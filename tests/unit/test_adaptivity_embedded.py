@@ -7,13 +7,14 @@ from pathlib import Path
 import pytest
 
 from mathlens.analyze.adaptivity.analyzer import ScoreOptions, score_run
-from mathlens.analyze.adaptivity.design import cells_of, plan_tutor_tasks
+from mathlens.analyze.adaptivity.design import load_tutor_exams
 from mathlens.analyze.adaptivity.rubric import load_rubric
 from mathlens.analyze.adaptivity.study import (
     StudyOptions,
     compute_stats,
-    image_support,
+    load_cells,
     new_manifest,
+    prepare,
     run_study,
 )
 from mathlens.analyze.protocol import AnalysisJob
@@ -26,12 +27,13 @@ from mathlens.runs.store import RunStore
 pytestmark = pytest.mark.embedded
 
 
-def test_send_mode_is_refused_for_the_text_only_embedded_model(embedded_model_path: Path) -> None:
+async def test_send_mode_is_refused_for_the_text_only_embedded_model(embedded_model_path: Path) -> None:
     manifest = new_manifest(StudyOptions(items=["tutoring"], models=["embedded"], image_mode="send", limit=1))
     models = build_models(manifest, None, RetryPolicy(), None)
-    assert image_support(models) == {"embedded": False}
-    with pytest.raises(UserError, match="text-only and cannot read the diagram of item 'g4-bar-chart'"):
-        plan_tutor_tasks(manifest, image_support(models))
+    async with models["embedded"]:
+        assert models["embedded"].accepts_images is False
+        with pytest.raises(UserError, match="text-only and cannot read the diagram of item 'g4-bar-chart'"):
+            prepare(manifest, models, load_tutor_exams(manifest.items))
 
 
 async def test_embedded_tutor_run_and_judge(embedded_model_path: Path, tmp_path: Path) -> None:
@@ -46,7 +48,7 @@ async def test_embedded_tutor_run_and_judge(embedded_model_path: Path, tmp_path:
     models = build_models(manifest, None, RetryPolicy(max_attempts=1, timeout_s=600), None)
     result = await closing_all(run_study(store, manifest, models), models.values())
     assert (result.written, result.errors) == (1, 0)
-    cells = cells_of(store.manifest(), list(store.records()))
+    cells = load_cells(store)
     for cell in cells:
         system, user = cell.record.messages
         assert system.role == "system" and "grade 4" in system.content

@@ -12,15 +12,18 @@ import pytest
 
 from mathlens.analyze.adaptivity.agreement import TUTOR_AGREEMENT
 from mathlens.analyze.adaptivity.analyzer import ScoreOptions, score_run
-from mathlens.analyze.adaptivity.design import cells_of, design_of, plan_tutor_tasks
+from mathlens.analyze.adaptivity.design import design_of
 from mathlens.analyze.adaptivity.judge import TUTOR_SCORES
 from mathlens.analyze.adaptivity.rubric import load_rubric
 from mathlens.analyze.adaptivity.study import (
     StudyOptions,
     compute_agreement,
     compute_stats,
+    load_cells,
     new_manifest,
+    prepare,
     run_study,
+    study_exams,
 )
 from mathlens.analyze.adaptivity.tables import TUTOR_STATS
 from mathlens.analyze.adaptivity.worksheet import (
@@ -34,6 +37,7 @@ from mathlens.analyze.protocol import AnalysisJob
 from mathlens.errors import UserError
 from mathlens.models.base import Message
 from mathlens.runs.documents import RecordRef
+from mathlens.runs.plan import plan_tasks, task_key
 from mathlens.runs.store import RunStore
 
 RUBRIC = load_rubric()
@@ -67,22 +71,50 @@ def study(tmp_path: Path, mock_model: Any) -> tuple[RunStore, dict[str, Any]]:
 async def test_plan_run_resume(study: tuple[RunStore, dict[str, Any]]) -> None:
     store, models = study
     manifest = store.manifest()
-    tasks = plan_tutor_tasks(manifest, {"mock/a": False, "mock/b": False})
+    exams = study_exams(store, manifest)
+    ready, tasks = prepare(manifest, models, exams)
     # the first 3 items (all grade 4) x 3 grade-4 learners x 2 conditions x 2 models
-    assert len(tasks) == 3 * 3 * 2 * 2
+    assert len(tasks) == 3 * 3 * 2 * 2 and ready.total_tasks == len(tasks)
     assert len({t.key for t in tasks}) == len(tasks)
+    # planned by the ordinary planner: conditions are configurations, learners are profile variants
+    assert [t.key for t in plan_tasks(ready, exams)] == [t.key for t in tasks]
+    first_q = exams[0].questions[0].id
+    assert tasks[0].key == task_key("mock/a", "condition-1", "tutoring", first_q, "g4-high", 0)
+    assert {t.configuration for t in tasks} == {"condition-1", "condition-2"}
+    assert {(t.variant.kind, t.variant.name) for t in tasks} == {
+        ("profile", "g4-high"), ("profile", "g4-intermediate"), ("profile", "g4-low")}
     first = await run_study(store, manifest, models)
     assert (first.written, first.errors) == (36, 0)
+    assert manifest.tutor is not None and manifest.tutor.accepts_images == {}  # the caller's manifest is unchanged
+    stored = store.manifest()
+    assert stored.tutor is not None and stored.tutor.accepts_images == {"mock/a": False, "mock/b": False}
+    assert stored.total_tasks == 36 and all(m.identity for m in stored.models)
+    assert store.items_path.is_file()
     again = await run_study(store, store.manifest(), models)
     assert (again.written, again.skipped) == (0, 36)
-    assert [t.key for t in plan_tutor_tasks(store.manifest(), {"mock/a": False, "mock/b": False})] == \
-        [t.key for t in tasks]
+    assert [t.key for t in prepare(store.manifest(), models, store.exams())[1]] == [t.key for t in tasks]
     design = design_of(store.manifest())
     assert [p.id for p in design.profiles][:3] == ["g4-high", "g4-intermediate", "g4-low"]
-    cells = cells_of(store.manifest(), list(store.records()))
-    assert all(c.profile.grade == c.question.grade for c in cells)
+    cells = load_cells(store)
+    assert len(cells) == 36 and all(c.profile.grade == c.question.grade for c in cells)
+    assert all(c.profile.id == c.record.variant.name and c.record.configuration == f"condition-{c.condition}"
+               for c in cells)
     # text-only mock models get diagram descriptions, never image files
     assert all(not m.images for c in cells for m in c.record.messages)
+    assert any("(The diagram shows:" in c.record.messages[-1].content for c in cells)
+
+
+async def test_recorded_image_support_is_what_a_resume_plans_with(study: tuple[RunStore, dict[str, Any]]) -> None:
+    store, models = study
+    manifest = store.manifest()
+    assert manifest.tutor is not None
+    recorded = manifest.model_copy(update={"tutor": manifest.tutor.model_copy(
+        update={"accepts_images": {"mock/a": True}})})
+    _, tasks = prepare(recorded, models, study_exams(store, manifest))
+    with_diagram = [t for t in tasks if t.model == "mock/a" and t.messages[-1].images]
+    assert with_diagram and all(Path(img).is_absolute() and Path(img).is_file()
+                                for t in with_diagram for img in t.messages[-1].images)
+    assert not any(t.messages[-1].images for t in tasks if t.model == "mock/b")
 
 
 async def test_scores_tables_and_anova(study: tuple[RunStore, dict[str, Any]], mock_model: Any) -> None:
@@ -127,7 +159,7 @@ async def test_worksheet_round_trip_and_agreement(study: tuple[RunStore, dict[st
     await run_study(store, store.manifest(), models)
     judge_scores = await score_run(AnalysisJob(store, ScoreOptions(limit=10)), mock_model(func=scripted_judge,
                                                                                        name="judge"))
-    cells = cells_of(store.manifest(), list(store.records()))[:10]
+    cells = load_cells(store)[:10]
     sheet = tmp_path / "sheet.csv"
     assert export_worksheet(sheet, cells, RUBRIC, judge=judge_scores) == 10 * 19
     with sheet.open(encoding="utf-8", newline="") as fh:
@@ -187,6 +219,12 @@ def test_import_rejects_bad_rows(tmp_path: Path) -> None:
 
 def test_a_plain_run_is_not_a_tutoring_run(tmp_path: Path) -> None:
     manifest = new_manifest(StudyOptions(items=["tutoring"], models=["mock/a"]))
-    manifest.extra.clear()
+    assert manifest.tutor is not None and manifest.extra == {}
+    assert manifest.configurations == ["condition-1", "condition-2", "condition-3", "condition-4"]
+    assert set(manifest.tutor.objectives) == {4, 8}
     with pytest.raises(UserError, match="not a tutoring run"):
-        design_of(manifest)
+        design_of(manifest.model_copy(update={"tutor": None}))
+    # a tutoring run of an older mathlens kept its design in `extra`; it is named, not misread
+    old = manifest.model_copy(update={"tutor": None, "extra": {"tutor": {"version": 1, "profiles": []}}})
+    with pytest.raises(UserError, match="made by an older mathlens"):
+        design_of(old)

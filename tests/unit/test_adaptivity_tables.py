@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from mathlens.analyze.adaptivity.design import Cell, cells_of
+from mathlens.analyze.adaptivity.design import Cell
 from mathlens.analyze.adaptivity.judge import ItemScore, ScoreSet
 from mathlens.analyze.adaptivity.rubric import load_rubric
-from mathlens.analyze.adaptivity.study import StudyOptions, new_manifest, run_study
+from mathlens.analyze.adaptivity.study import StudyOptions, load_cells, new_manifest, run_study
 from mathlens.analyze.adaptivity.tables import dimension_scores, table1, table2
 from mathlens.runs.store import RunStore
 
@@ -25,7 +25,7 @@ async def two_cells(tmp_path: Path, mock_model: Any) -> list[Cell]:
                                          conditions=[1], limit=2))
     store = RunStore(tmp_path / "run")
     await run_study(store, manifest, {"mock/t": mock_model(responses=["ok"], name="t")})
-    return cells_of(store.manifest(), list(store.records()))
+    return load_cells(store)
 
 
 def scores_for(cell: Cell, values: dict[str, int | None]) -> list[ItemScore]:

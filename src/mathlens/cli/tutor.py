@@ -13,18 +13,19 @@ from rich.table import Table
 
 from mathlens.analyze.adaptivity.analyzer import listening
 from mathlens.analyze.adaptivity.conditions import IMAGE_MODES, parse_conditions
-from mathlens.analyze.adaptivity.design import plan_tutor_tasks
+from mathlens.analyze.adaptivity.design import design_of
 from mathlens.analyze.adaptivity.judge import ItemScore
 from mathlens.analyze.adaptivity.study import (
     StudyOptions,
     compute_agreement,
     compute_stats,
-    image_support,
     load_cells,
     load_scores,
     new_manifest,
+    prepare,
     rubric_of,
     run_study,
+    study_exams,
 )
 from mathlens.analyze.adaptivity.tables import TutorStats
 from mathlens.analyze.adaptivity.worksheet import export_worksheet, import_worksheet, save_human
@@ -93,11 +94,13 @@ def run_cmd(
         store = RunStore(out or Path("runs") / manifest.run_id)
         if store.records_path.exists() and store.records_path.stat().st_size > 0:
             raise UserError(f"{store.root} already holds a run: use --resume {store.root} or another --out")
+    design_of(manifest)  # a clear error before any model is built when --resume names another kind of run
     cache = None if no_cache else ResponseCache()
     models = build_models(manifest, cache, RetryPolicy(), None)
     try:
         if dry_run:
-            tasks = plan_tutor_tasks(manifest, image_support(models))
+            asyncio.run(closing_all(asyncio.sleep(0), models.values()))  # nothing is sent; close them now
+            _, tasks = prepare(manifest, models, study_exams(store, manifest))
             done = store.done_keys() if resume is not None else set()
             doc: dict[str, Any] = {"requests": len([t for t in tasks if t.key not in done]),
                                    "total_requests": len(tasks), "already_done": len(done),
@@ -121,7 +124,7 @@ def run_cmd(
                                              models.values()))
         finally:
             bar.stop()
-        store.write_manifest(manifest.model_copy(update={"finished_at": now_utc()}))
+        store.write_manifest(store.manifest().model_copy(update={"finished_at": now_utc()}))
     finally:
         if cache is not None:
             cache.close()

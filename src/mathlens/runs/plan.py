@@ -10,6 +10,7 @@ from mathlens.items.loaders import load_items
 from mathlens.items.schema import Exam, Question
 from mathlens.runs.records import Manifest, Task, Variant
 from mathlens.solve.configurations import get_configuration
+from mathlens.solve.tutoring import build_for_learner, profile_variants
 
 #: Produces the extra prompt variants of a question (ablation); set by `ablation` options.
 VariantFn = Callable[[Question, dict[str, Any]], list[Variant]]
@@ -45,11 +46,14 @@ def plan_tasks(manifest: Manifest, exams: list[Exam] | None = None) -> list[Task
         for conf in configs:
             for exam in exams:
                 for q in exam.questions:
-                    variants = [Variant()]
+                    # a tutoring run puts each question to every learner paired with it (profile variants)
+                    variants = profile_variants(manifest.tutor, q) if manifest.tutor else [Variant()]
                     if variant_fn is not None and manifest.ablation is not None:
                         variants += variant_fn(q, manifest.ablation)
                     for v in variants:
-                        built = conf.build(q, manifest.system_role, v.question_text)
+                        built = (build_for_learner(manifest.tutor, conf.name, q, v, model.spec)
+                                 if manifest.tutor and v.kind == "profile"
+                                 else conf.build(q, manifest.system_role, v.question_text))
                         for r in range(manifest.runs):
                             tasks.append(Task(
                                 key=task_key(model.spec, conf.name, exam.id, q.id, v.name, r),

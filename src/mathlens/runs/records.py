@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from mathlens.models.base import FinishReason, GenerateConfig, Message, Usage
 from mathlens.solve.configurations import Retrieval
+from mathlens.solve.tutoring import TutorDesign
 from mathlens.solve.variant import Variant
 
 __all__ = ["ItemSource", "Manifest", "ModelEntry", "RunRecord", "Status", "Task", "Variant"]
@@ -103,6 +104,8 @@ class Manifest(BaseModel):
     generate: GenerateConfig
     system_role: str
     ablation: dict[str, Any] | None = None
+    #: a tutoring run's learners, context conditions and image handling (`mathlens.solve.tutoring`)
+    tutor: TutorDesign | None = None
     packages: dict[str, str] = Field(default_factory=dict)
     python: str = ""
     platform: str = ""

@@ -76,6 +76,10 @@ CONFIGURATIONS: dict[str, str] = {
     "baseline": "mathlens.solve.configurations:Baseline",
     "rag": "mathlens.solve.retrieval.configs:RagConfiguration",
     "contextual": "mathlens.solve.retrieval.configs:ContextualConfiguration",
+    "condition-1": "mathlens.solve.tutoring:condition_1",
+    "condition-2": "mathlens.solve.tutoring:condition_2",
+    "condition-3": "mathlens.solve.tutoring:condition_3",
+    "condition-4": "mathlens.solve.tutoring:condition_4",
 }
 
 

@@ -13,10 +13,11 @@ from pydantic import BaseModel
 
 class Variant(BaseModel):
     """Which version of the question was sent. `name == "original"` for the unmodified prompt;
-    ablation variants name the element they removed or changed."""
+    ablation variants name the element they removed or changed; `profile` variants (tutoring runs)
+    name the learner the question was put to."""
 
     name: str = "original"
-    kind: Literal["original", "ablation", "pair", "paraphrase"] = "original"
+    kind: Literal["original", "ablation", "pair", "paraphrase", "profile"] = "original"
     element_type: str | None = None
     element_text: str | None = None
     question_text: str | None = None

@@ -1,6 +1,7 @@
 """Learner-model adaptivity of tutoring responses (seed 003).
 
-Profiles x context conditions x items x models are planned as ordinary run tasks; a judge scores
+Profiles x context conditions x items x models are planned as ordinary run tasks (conditions are
+configurations, learners are variants of kind "profile": `mathlens.solve.tutoring`); a judge scores
 each response on the 19-item rubric (the `tutor_scores` analyzer), or people do through worksheets;
 dimension percentages, the seed's Tables 1 and 2 and two-way ANOVAs with Tukey HSD summarise the
 scores.
@@ -8,7 +9,7 @@ See docs/adaptivity.md.
 """
 
 from mathlens.analyze.adaptivity.conditions import CONDITIONS, build_messages, parse_conditions
-from mathlens.analyze.adaptivity.design import TutorDesign, cells_of, plan_tutor_tasks
+from mathlens.analyze.adaptivity.design import TutorDesign, cells_of
 from mathlens.analyze.adaptivity.judge import TUTOR_SCORES, ItemScore, ItemVerdict, JudgeContext, ScoreSet, judge_item
 from mathlens.analyze.adaptivity.profiles import LearnerProfile, generate_profiles, load_profiles
 from mathlens.analyze.adaptivity.rubric import Rubric, RubricItem, load_rubric
@@ -17,6 +18,7 @@ from mathlens.analyze.adaptivity.study import (
     compute_agreement,
     compute_stats,
     new_manifest,
+    prepare,
     run_study,
 )
 from mathlens.analyze.adaptivity.tables import TUTOR_STATS, TutorStats, dimension_scores
@@ -46,6 +48,6 @@ __all__ = [
     "load_rubric",
     "new_manifest",
     "parse_conditions",
-    "plan_tutor_tasks",
+    "prepare",
     "run_study",
 ]

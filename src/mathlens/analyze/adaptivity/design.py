@@ -1,11 +1,12 @@
-"""The study design (profiles x conditions x items x models) and the exact task list it makes.
+"""A tutoring run's design (profiles x conditions x items x models) and its records joined back to it.
 
-The design is stored in `manifest.extra["tutor"]`, profiles included, so `--resume` and every
-later analysis re-plan the same tasks even if the profile file has changed since.
-
-Records of a tutor run: `configuration` is `condition-<n>`, `variant.name` is the learner profile
-id, and the key is `tutor|<model>|c<n>|<profile>|<exam>|<question>`. A learner is paired with the
-items of their own grade; an item without a grade is paired with every learner.
+The design is the manifest's typed `tutor` field (`mathlens.solve.tutoring.TutorDesign`), profiles
+included, and the run keeps its own copy of the items (`RUN/items.json`), so `--resume` and every
+later analysis see the same learners and questions even if the files have changed since. The
+ordinary planner (`mathlens.runs.plan`) makes the requests: the configurations are the context
+conditions `condition-<n>`, and each question is put to each learner paired with it as a variant
+of kind "profile" named after the learner. A learner is paired with the items of their own grade;
+an item without a grade is paired with every learner.
 """
 
 from __future__ import annotations
@@ -15,17 +16,16 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from mathlens.errors import UserError
 from mathlens.items.loaders import load_items
 from mathlens.items.schema import Exam, Question
 from mathlens.models.base import GenerateConfig
 from mathlens.runs.documents import RecordRef
-from mathlens.runs.records import Manifest, RunRecord, Task, Variant
+from mathlens.runs.records import ItemSource, Manifest, RunRecord
+from mathlens.solve.tutoring import LearnerProfile, TutorDesign, condition_of
 
-from .conditions import ImageMode, build_messages, condition_label, condition_of, describe_for
-from .profiles import LearnerProfile
+__all__ = ["BUILTIN_ITEMS", "Cell", "TutorDesign", "builtin_items_path", "cells_of", "design_of",
+           "load_tutor_exams", "resolve_items", "tutor_generate_config"]
 
 BUILTIN_ITEMS = "tutoring"
 
@@ -45,77 +45,33 @@ def resolve_items(source: str) -> Path:
     return path.resolve()
 
 
-class TutorDesign(BaseModel):
-    """What `manifest.extra["tutor"]` holds."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    version: int = 1
-    profiles: list[LearnerProfile] = Field(min_length=1)
-    profile_source: str = "default"
-    conditions: list[int] = Field(min_length=1)
-    image_mode: ImageMode = "auto"
-    match_grade: bool = True
-    rubric: str = "v1"
-
-
 def design_of(manifest: Manifest) -> TutorDesign:
-    """The tutoring design of a run; `UserError` when the run is not a tutor run."""
-    data = manifest.extra.get("tutor")
-    if data is None:
-        raise UserError(f"run {manifest.run_id} is not a tutoring run (no 'tutor' design in its manifest)")
-    return TutorDesign.model_validate(data)
+    """The tutoring design of a run; `UserError` when the run is not a tutoring run."""
+    if manifest.tutor is not None:
+        return manifest.tutor
+    if "tutor" in manifest.extra:
+        raise UserError(f"run {manifest.run_id} is a tutoring run made by an older mathlens (its design is in "
+                        "manifest.extra, and its requests were planned apart from other runs); this version "
+                        "reads the design from manifest.tutor. Run the study again with `mathlens tutor run`.")
+    raise UserError(f"run {manifest.run_id} is not a tutoring run (no tutoring design in its manifest)")
 
 
-def load_tutor_exams(manifest: Manifest) -> list[Exam]:
-    """Reload the run's item files (the paths in `manifest.items`)."""
-    return [load_items(s.source, fmt=s.format, limit=s.limit, sample=s.sample, seed=s.seed)
-            for s in manifest.items]
+def _with_absolute_images(exam: Exam, root: Path) -> Exam:
+    """Image paths of an item file are relative to the file; requests name them absolutely."""
+    def fix(q: Question) -> Question:
+        if not q.images:
+            return q
+        return q.model_copy(update={"images": [img if Path(img).is_absolute() else str((root / img).resolve())
+                                               for img in q.images]})
+
+    return exam.model_copy(update={"questions": [fix(q) for q in exam.questions]})
 
 
-def tutor_key(model: str, condition: int, profile_id: str, exam_id: str, question_id: str) -> str:
-    """The stable, unique key of one tutoring request."""
-    return f"tutor|{model}|c{condition}|{profile_id}|{exam_id}|{question_id}"
-
-
-def _pairs(design: TutorDesign, question: Question) -> list[LearnerProfile]:
-    if not design.match_grade or question.grade is None:
-        return design.profiles
-    return [p for p in design.profiles if p.grade == question.grade]
-
-
-def plan_tutor_tasks(manifest: Manifest, accepts_images: dict[str, bool],
-                     exams: list[Exam] | None = None) -> list[Task]:
-    """Every request of a tutoring run, in a fixed order: model, condition, profile, exam, item.
-
-    `accepts_images` maps each model spec to whether its backend reads images (see
-    `conditions.describe_for` for what happens with a text-only one).
-    """
-    design = design_of(manifest)
-    exams = exams if exams is not None else load_tutor_exams(manifest)
-    roots = [Path(s.source).resolve().parent for s in manifest.items]
-    tasks: list[Task] = []
-    for model in manifest.models:
-        for cond in design.conditions:
-            for profile in design.profiles:
-                for exam, root in zip(exams, roots, strict=True):
-                    for q in exam.questions:
-                        if profile not in _pairs(design, q):
-                            continue
-                        describe = describe_for(q, design.image_mode, accepts_images[model.spec], model.spec)
-                        tasks.append(Task(
-                            key=tutor_key(model.spec, cond, profile.id, exam.id, q.id),
-                            model=model.spec, configuration=condition_label(cond), exam_id=exam.id,
-                            question_id=q.id, variant=Variant(name=profile.id),
-                            messages=build_messages(q, profile, cond, describe, image_root=root),
-                            config=manifest.generate,
-                        ))
-    if not tasks:
-        raise UserError("the design pairs no learner with any item (check the grades of profiles and items)")
-    keys = [t.key for t in tasks]
-    if len(set(keys)) != len(keys):
-        raise UserError("the design repeats a request (an item file listed twice?)")
-    return tasks
+def load_tutor_exams(sources: list[ItemSource]) -> list[Exam]:
+    """Load the item files of a new tutoring run, with image paths made absolute."""
+    return [_with_absolute_images(load_items(s.source, fmt=s.format, limit=s.limit, sample=s.sample, seed=s.seed),
+                                  Path(s.source).resolve().parent)
+            for s in sources]
 
 
 @dataclass(frozen=True)
@@ -136,18 +92,16 @@ class Cell:
         return RecordRef.of(self.record)
 
 
-def cells_of(manifest: Manifest, records: list[RunRecord], exams: list[Exam] | None = None) -> list[Cell]:
-    """Join each tutor record to its learner profile and item (records of other kinds are ignored)."""
+def cells_of(manifest: Manifest, records: list[RunRecord], exams: list[Exam]) -> list[Cell]:
+    """Join each tutoring record (a profile variant) to its learner and item; other records are ignored."""
     design = design_of(manifest)
-    exams = exams if exams is not None else load_tutor_exams(manifest)
-    profiles = {p.id: p for p in design.profiles}
     questions = {(e.id, q.id): q for e in exams for q in e.questions}
     out: list[Cell] = []
     for r in records:
-        if not r.key.startswith("tutor|"):
+        if r.variant.kind != "profile":
             continue
         q = questions.get((r.exam_id, r.question_id))
-        p = profiles.get(r.variant.name)
+        p = design.profile(r.variant.name)
         if q is None or p is None:
             raise UserError(f"record {r.key} names an item or profile that the run's design does not have")
         out.append(Cell(key=r.key, model=r.model, condition=condition_of(r.configuration), profile=p,

@@ -6,6 +6,9 @@ a self-efficacy level and statements of prior knowledge. Profiles come from thre
 * `default`: six profiles shipped in `data/profiles_default.yaml` (three per grade for grades 4 and 8);
 * `balanced[:PER_CELL[:SEED]]`: the seeded generator `generate_profiles`;
 * a YAML file written by the user (a list under `profiles:`, or a bare list).
+
+`LearnerProfile` itself, with the self-description a learner gives the tutor, is defined with the
+tutoring requests (`mathlens.solve.tutoring`), since a tutoring run's manifest holds its profiles.
 """
 
 from __future__ import annotations
@@ -14,75 +17,21 @@ import random
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from mathlens.errors import UserError
 from mathlens.items.errors import from_validation
+from mathlens.solve.tutoring import Attitude, LearnerProfile, Performance, SelfEfficacy
 
-Performance = Literal["high", "intermediate", "low"]
-Attitude = Literal["dislikes", "neutral", "likes"]
-SelfEfficacy = Literal["low", "moderate", "high"]
+__all__ = ["ATTITUDES", "PERFORMANCE_LEVELS", "SELF_EFFICACY_LEVELS", "LearnerProfile", "default_knowledge",
+           "generate_profiles", "grade_objectives", "load_profile_file", "load_profiles"]
 
 PERFORMANCE_LEVELS: tuple[Performance, ...] = ("high", "intermediate", "low")
 ATTITUDES: tuple[Attitude, ...] = ("dislikes", "neutral", "likes")
 SELF_EFFICACY_LEVELS: tuple[SelfEfficacy, ...] = ("low", "moderate", "high")
-
-_PERFORMANCE_TEXT: dict[str, str] = {
-    "high": "My math marks are among the best in my class.",
-    "intermediate": "My math marks are about average for my class.",
-    "low": "My math marks are usually lower than most of my class.",
-}
-_ATTITUDE_TEXT: dict[str, str] = {
-    "dislikes": "I don't like math and I avoid it when I can.",
-    "neutral": "Math is okay, but it is not my favourite subject.",
-    "likes": "I like math and enjoy working on problems.",
-}
-_SELF_EFFICACY_TEXT: dict[str, str] = {
-    "low": "I am not confident that I can solve a question like this one.",
-    "moderate": "I can solve some questions like this, but not always.",
-    "high": "I am confident that I can solve questions like this one.",
-}
-
-
-class LearnerProfile(BaseModel):
-    """One synthetic learner. `description`, when given, replaces the generated self-description."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
-    grade: int = Field(ge=1, le=12)
-    performance: Performance
-    attitude: Attitude = "neutral"
-    self_efficacy: SelfEfficacy = "moderate"
-    prior_knowledge: tuple[str, ...] = ()
-    description: str | None = None
-
-    def self_description(self) -> str:
-        """What the learner says about themselves in the user turn (conditions 2 and 4).
-
-        >>> LearnerProfile(id="a", grade=4, performance="low", attitude="likes", self_efficacy="high",
-        ...                prior_knowledge=("add numbers",)).self_description().splitlines()[0]
-        'I am in grade 4. My math marks are usually lower than most of my class.'
-        """
-        if self.description:
-            return self.description.strip()
-        lines = [
-            f"I am in grade {self.grade}. {_PERFORMANCE_TEXT[self.performance]}",
-            f"{_ATTITUDE_TEXT[self.attitude]} {_SELF_EFFICACY_TEXT[self.self_efficacy]}",
-        ]
-        if self.prior_knowledge:
-            lines.append("So far I have learned to " + "; ".join(self.prior_knowledge) + ".")
-        lines.append("Can you help me with this question?")
-        return "\n".join(lines)
-
-    def summary(self) -> str:
-        """A one-line description for judges and worksheets (independent of the context condition)."""
-        known = "; ".join(self.prior_knowledge) or "not stated"
-        return (f"grade {self.grade}, {self.performance} performer, attitude to math: {self.attitude}, "
-                f"self-efficacy: {self.self_efficacy}, prior knowledge: {known}")
 
 
 @cache

@@ -17,17 +17,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mathlens.errors import UserError
+from mathlens.items.schema import Exam
 from mathlens.models.model import Model
 from mathlens.runs.documents import DocumentVersionError, records_digest
-from mathlens.runs.records import ItemSource, Manifest, ModelEntry
+from mathlens.runs.plan import plan_tasks
+from mathlens.runs.records import ItemSource, Manifest, ModelEntry, Task
 from mathlens.runs.runner import Progress, RunResult, base_manifest, execute
+from mathlens.runs.snapshot import source_sha256
 from mathlens.runs.store import RunStore
+from mathlens.solve.tutoring import CONDITIONS, ImageMode, TutorDesign, condition_label
 
 from .agreement import TUTOR_AGREEMENT, AgreementRow, AgreementSummary, agreement_report
-from .conditions import ImageMode, condition_label
-from .design import Cell, TutorDesign, cells_of, design_of, plan_tutor_tasks, resolve_items, tutor_generate_config
+from .design import Cell, cells_of, design_of, load_tutor_exams, resolve_items, tutor_generate_config
 from .judge import TUTOR_SCORES, ScoreSet
-from .profiles import load_profiles
+from .profiles import grade_objectives, load_profiles
 from .rubric import Rubric, load_rubric
 from .tables import TUTOR_STATS, DimensionScore, TutorStats, TutorStatsSummary, slot_of, tutor_stats
 from .worksheet import load_human
@@ -49,46 +52,86 @@ class StudyOptions:
     run_id: str | None = None
 
 
+def _objectives(grades: set[int]) -> dict[int, tuple[str, ...]]:
+    """The shipped objectives of every grade that has them (a learner of another grade is refused
+    when a request needs their objectives)."""
+    out: dict[int, tuple[str, ...]] = {}
+    for grade in sorted(grades):
+        try:
+            out[grade] = grade_objectives(grade)
+        except UserError:
+            continue
+    return out
+
+
 def new_manifest(opts: StudyOptions) -> Manifest:
-    """A manifest whose `extra["tutor"]` holds the full design (profiles included)."""
+    """A manifest whose `tutor` field holds the design: learners, conditions (its configurations),
+    image mode and the objectives of the learners' grades. Which models read images is added by
+    `prepare`, once the models are built."""
     if not opts.models:
         raise UserError("name at least one model (--model)")
     if len(set(opts.models)) != len(opts.models):
         raise UserError("a model is listed twice")
-    design = TutorDesign(profiles=load_profiles(opts.profiles), profile_source=opts.profiles,
-                         conditions=opts.conditions, image_mode=opts.image_mode, match_grade=opts.match_grade)
+    profiles = load_profiles(opts.profiles)
+    with_objectives = any(CONDITIONS[c].objectives_in_system for c in opts.conditions)
+    design = TutorDesign(profiles=tuple(profiles), profile_source=opts.profiles, conditions=tuple(opts.conditions),
+                         image_mode=opts.image_mode, match_grade=opts.match_grade,
+                         objectives=_objectives({p.grade for p in profiles}) if with_objectives else {})
+    items = [ItemSource(source=str(resolve_items(s)), limit=opts.limit) for s in opts.items]
     return base_manifest(
         run_id=opts.run_id,
-        items=[ItemSource(source=str(resolve_items(s)), limit=opts.limit) for s in opts.items],
+        items=[s.model_copy(update={"sha256": source_sha256(s)}) for s in items],
         models=[ModelEntry(spec=m, options=dict(opts.model_options)) for m in opts.models],
         configurations=[condition_label(c) for c in opts.conditions],
-        generate=tutor_generate_config(opts.max_tokens), system_role="",
-        extra={"tutor": design.model_dump(mode="json")},
+        generate=tutor_generate_config(opts.max_tokens), system_role="", tutor=design,
     )
 
 
-def image_support(models: dict[str, Model]) -> dict[str, bool]:
-    """Which models read images (decides diagram handling in planning)."""
-    return {spec: m.accepts_images for spec, m in models.items()}
+def study_exams(store: RunStore, manifest: Manifest) -> list[Exam]:
+    """The run's items: its own copy once it has one, else loaded from the manifest's item files."""
+    return store.exams() if store.items_path.is_file() else load_tutor_exams(manifest.items)
+
+
+def prepare(manifest: Manifest, models: dict[str, Model], exams: list[Exam]) -> tuple[Manifest, list[Task]]:
+    """The manifest completed with what the models are (identity; whether each reads images, kept
+    as first recorded so a resume plans the same requests) and the tasks the planner makes from it.
+
+    Refuses a design that pairs no learner with any item, and (`--images send`) a text-only model."""
+    design = design_of(manifest)
+    reads = {spec: design.accepts_images.get(spec, model.accepts_images) for spec, model in models.items()}
+    entries = [e.model_copy(update={"identity": models[e.spec].identity()}) if e.spec in models else e
+               for e in manifest.models]
+    ready = manifest.model_copy(update={"tutor": design.model_copy(update={"accepts_images": reads}),
+                                        "models": entries})
+    tasks = plan_tasks(ready, exams)
+    if not tasks:
+        raise UserError("the design pairs no learner with any item (check the grades of profiles and items)")
+    return ready.model_copy(update={"total_tasks": len(tasks)}), tasks
 
 
 async def run_study(store: RunStore, manifest: Manifest, models: dict[str, Model],
                     progress: Progress | None = None) -> RunResult:
-    """Send every planned tutoring request not yet recorded (so it also resumes)."""
-    tasks = plan_tutor_tasks(manifest, image_support(models))
-    for spec, model in models.items():
-        entry = next(e for e in manifest.models if e.spec == spec)
-        entry.identity = model.identity()
-    manifest.total_tasks = len(tasks)
-    store.write_manifest(manifest)
-    return await execute(store, manifest, models, progress=progress, tasks=tasks)
+    """Send every planned tutoring request not yet recorded (so it also resumes). The run keeps its
+    items (`RUN/items.json`) and the completed manifest; `manifest` itself is left as it was."""
+    took_lock = not store.locked
+    store.acquire_lock()
+    try:
+        exams = study_exams(store, manifest)
+        ready, tasks = prepare(manifest, models, exams)
+        if not store.items_path.is_file():
+            store.write_items(exams)
+        store.write_manifest(ready)
+        return await execute(store, ready, models, progress=progress, tasks=tasks)
+    finally:
+        if took_lock:
+            store.release_lock()
 
 
 def load_cells(store: RunStore) -> list[Cell]:
     """The run's responses joined to their profile and item."""
     manifest = store.manifest()
     design_of(manifest)  # a clear error for a run that is not a tutoring run
-    return cells_of(manifest, list(store.records()))
+    return cells_of(manifest, list(store.records()), store.exams())
 
 
 def rubric_of(store: RunStore) -> Rubric:
