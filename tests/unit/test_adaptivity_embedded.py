@@ -26,9 +26,13 @@ from mathlens.runs.store import RunStore
 
 pytestmark = pytest.mark.embedded
 
+#: one CPU thread for llama.cpp, so the test leaves the machine's other cores alone
+ONE_THREAD = {"n_threads": 1}
+
 
 async def test_send_mode_is_refused_for_the_text_only_embedded_model(embedded_model_path: Path) -> None:
-    manifest = new_manifest(StudyOptions(items=["tutoring"], models=["embedded"], image_mode="send", limit=1))
+    manifest = new_manifest(StudyOptions(items=["tutoring"], models=["embedded"], image_mode="send", limit=1,
+                                         model_options=ONE_THREAD))
     models = build_models(manifest, None, RetryPolicy(), None)
     async with models["embedded"]:
         assert models["embedded"].accepts_images is False
@@ -41,7 +45,7 @@ async def test_embedded_tutor_run_and_judge(embedded_model_path: Path, tmp_path:
     profiles.write_text("- {id: ana, grade: 4, performance: low, attitude: dislikes, self_efficacy: low}\n",
                         encoding="utf-8")
     manifest = new_manifest(StudyOptions(items=["tutoring"], models=["embedded"], profiles=str(profiles),
-                                         conditions=[4], limit=1, max_tokens=32))
+                                         conditions=[4], limit=1, max_tokens=32, model_options=ONE_THREAD))
     store = RunStore(tmp_path / "run")
     store.write_manifest(manifest)
     # one attempt with a generous timeout: on a busy machine a retry only repeats the slow call
@@ -56,7 +60,7 @@ async def test_embedded_tutor_run_and_judge(embedded_model_path: Path, tmp_path:
         assert user.images == ()
         assert cell.record.status == "ok" and isinstance(cell.record.response, str)
         assert cell.record.usage.completion_tokens <= 32
-    async with get_model("embedded", retry=RetryPolicy(max_attempts=1, timeout_s=600)) as judge:
+    async with get_model("embedded", ONE_THREAD, retry=RetryPolicy(max_attempts=1, timeout_s=600)) as judge:
         scores = await score_run(AnalysisJob(store, ScoreOptions(items=("Q9", "Q13"), max_tokens=48)), judge)
     rubric = load_rubric()
     assert len(scores.scores) == 2
