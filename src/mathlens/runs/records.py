@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from mathlens.items.loaders import Format
 from mathlens.models.base import FinishReason, GenerateConfig, Message, Usage
 from mathlens.solve.configurations import Retrieval
 from mathlens.solve.tutoring import TutorDesign
@@ -78,7 +79,7 @@ class ItemSource(BaseModel):
     questions themselves are kept in the run (`RUN/items.json`, see `mathlens.runs.snapshot`)."""
 
     source: str
-    format: Literal["auto", "exam", "math", "gsm8k", "jsonl"] = "auto"
+    format: Format = "auto"
     mapping: dict[str, str] | None = None
     limit: int | None = None
     sample: int | None = None
