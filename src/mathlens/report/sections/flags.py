@@ -68,4 +68,5 @@ def build(ctx: ReportContext) -> Table | None:
                          "computed on it).")
 
 
-SECTION = ReportSection(id="flags", title="Instructor flags", template="sections/flags.html.j2", build=build)
+SECTION = ReportSection(id="flags", title="Instructor flags", template="sections/flags.html.j2", build=build,
+                        analyses=("sensitivity", "flow", "answers"))

@@ -12,26 +12,26 @@ from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table
 from mathlens.runs.documents import DocumentError, read_envelope
 
-#: Analyses some section reads (prefix match for families such as `tutor_stats_<annotator>`).
-DRAWN = ("flow", "answers", "grades", "grade_tables", "human_grades", "sensitivity", "maple", "tutor_scores",
-         "tutor_stats", "tutor_agreement", "tutor_human", "agreement", "grade_agreement")
-
 
 @dataclass(frozen=True)
 class Other:
     tables: tuple[Table, ...]
 
 
-def _drawn(name: str) -> bool:
-    return any(name == d or name.startswith(d + "_") for d in DRAWN)
+def drawn() -> set[str]:
+    """The analyses some section of the report reads (each section declares its `analyses`)."""
+    from mathlens.report.registry import load_sections
+
+    return {name for section in load_sections() for name in section.analyses}
 
 
 def build(ctx: ReportContext) -> Other | None:
     """A two-column table (field, value) per analysis document not drawn elsewhere."""
     tables = []
+    shown = drawn()
     for run in ctx.runs:
         for name in run.analysis_names:
-            if _drawn(name):
+            if name in shown:
                 continue
             path = run.root / "analysis" / f"{name}.jsonl"
             try:

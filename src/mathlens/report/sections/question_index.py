@@ -48,4 +48,5 @@ def build(ctx: ReportContext) -> Table | None:
         decimals={7: 1}, row_links=tuple(v.anchor for v in ctx.views))
 
 
-SECTION = ReportSection(id="question_index", title="Question index", template="sections/flags.html.j2", build=build)
+SECTION = ReportSection(id="question_index", title="Question index", template="sections/flags.html.j2", build=build,
+                        analyses=("sensitivity", "answers", "flow"))
