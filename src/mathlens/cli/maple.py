@@ -21,6 +21,7 @@ from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_con
 from mathlens.errors import UserError
 from mathlens.models.base import GenerateConfig
 from mathlens.models.cache import ResponseCache
+from mathlens.models.model import closing_all
 from mathlens.models.registry import get_model, parse_options
 from mathlens.runs.documents import Document
 from mathlens.runs.store import RunStore
@@ -226,7 +227,8 @@ def maple_audit(
     samples = load_audit_data(data, limit=limit, seed=seed)
     model = get_model(judge, parse_options(judge_option), cache=None if no_cache else ResponseCache())
     start = time.perf_counter()
-    metrics, confusion, items = asyncio.run(run_audit(samples, model, label_set, GenerateConfig(max_tokens=max_tokens)))
+    metrics, confusion, items = asyncio.run(closing_all(
+        run_audit(samples, model, label_set, GenerateConfig(max_tokens=max_tokens)), [model]))
     report = AuditReport(
         data=str(data),
         source=samples[0].source if samples else "",

@@ -48,6 +48,7 @@ def _model_entries(models: list[str], options: dict[str, Any], base_url: str | N
     specs = list(models or [DEFAULT_MODEL])
     per_model = split_options({spec: provider_class(split_spec(spec)[0]).Options for spec in specs}, options)
     entries = []
+    opened = []
     for spec in specs:
         opts = per_model[spec]
         if base_url:
@@ -56,7 +57,9 @@ def _model_entries(models: list[str], options: dict[str, Any], base_url: str | N
             elif len(specs) == 1:
                 raise UserError(f"--base-url is for openai/ and ollama/ models, not {spec}")
         model = get_model(spec, opts)  # validates the spec and options now, not mid-run
+        opened.append(model)
         entries.append(ModelEntry(spec=spec, options=dict(opts), identity=model.identity()))
+    asyncio.run(closing_all(asyncio.sleep(0), opened))  # built to check them; the run builds its own
     return entries
 
 

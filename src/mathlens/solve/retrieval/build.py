@@ -87,7 +87,7 @@ def _contexts(chunks: list[Chunk], docs: dict[str, Document],
         cost.fallbacks = len(todo)
     elif todo:
         model = get_model(opts.context_model, opts.context_model_options, cache=ResponseCache())
-        report: ContextReport = contextualize_sync(todo, docs, model, opts.context_settings)
+        report: ContextReport = contextualize_sync(todo, docs, model, opts.context_settings, close=True)
         found.update(report.contexts)
         cost.calls, cost.cache_hits = report.calls, report.cache_hits
         cost.fallbacks, cost.seconds = report.fallbacks, report.seconds

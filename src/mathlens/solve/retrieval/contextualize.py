@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from mathlens.errors import ModelError
 from mathlens.models.base import GenerateConfig, Message
-from mathlens.models.model import Model
+from mathlens.models.model import Model, closing_all
 from mathlens.solve.retrieval.chunking import Chunk
 from mathlens.solve.retrieval.documents import Document
 
@@ -146,10 +146,13 @@ async def contextualize(chunks: list[Chunk], docs: dict[str, Document], model: M
 
 def contextualize_sync(chunks: list[Chunk], docs: dict[str, Document], model: Model,
                        settings: ContextSettings | None = None,
-                       on_chunk: Callable[[int, int], None] | None = None) -> ContextReport:
+                       on_chunk: Callable[[int, int], None] | None = None, *, close: bool = False) -> ContextReport:
     """`contextualize` from synchronous code, also when an event loop is already running (a knowledge
-    base built on first use while a run is being planned): then it runs on a thread of its own."""
-    coro_fn = lambda: contextualize(chunks, docs, model, settings, on_chunk)  # noqa: E731
+    base built on first use while a run is being planned): then it runs on a thread of its own.
+    With `close`, the model is closed on the same event loop once the work is done (a model's HTTP
+    connections belong to the loop that opened them)."""
+    models = [model] if close else []
+    coro_fn = lambda: closing_all(contextualize(chunks, docs, model, settings, on_chunk), models)  # noqa: E731
     try:
         asyncio.get_running_loop()
     except RuntimeError:
