@@ -66,12 +66,25 @@ def _list_doc(what: str) -> dict[str, Any]:
             {"format": "jsonl", "fields": "question fields, or any keys mapped with --field text=KEY ..."},
             {"format": "exam", "fields": "YAML exam (see `mathlens schema exam`)"},
         ]}
-    raise UnknownNameError("list", what, ["models", "exams", "datasets"])
+    if what == "analyzers":
+        from mathlens.analyze.registry import ANALYZERS, get_analyzer
+
+        rows = []
+        for name in ANALYZERS:
+            a = get_analyzer(name)
+            opts = ", ".join(f"{k}={f.get_default(call_default_factory=True)!r}" if not f.is_required() else k
+                             for k, f in a.options.model_fields.items())
+            rows.append({"name": name, "what": a.title, "judge": a.judge or "-",
+                         "run by `analyze`": "yes" if a.default else "with --only",
+                         "reads": ", ".join(a.reads) or "-", "options (-O NAME.KEY=VALUE)": opts or "-"})
+        return {"analyzers": rows}
+    raise UnknownNameError("list", what, ["models", "exams", "datasets", "analyzers"])
 
 
 @user_errors
-def list_(what: str = typer.Argument(..., help="models | exams | datasets"), as_json: bool = JSON_OPTION) -> None:
-    """List model providers, built-in exams, or dataset formats."""
+def list_(what: str = typer.Argument(..., help="models | exams | datasets | analyzers"),
+          as_json: bool = JSON_OPTION) -> None:
+    """List model providers, built-in exams, dataset formats, or analyzers and their options."""
     doc = _list_doc(what)
     if as_json:
         emit_json(doc)
