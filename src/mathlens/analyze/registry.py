@@ -23,6 +23,7 @@ ANALYZERS: dict[str, str] = {
     "flow": "mathlens.analyze.flow.analyzer:ANALYZER",
     "answers": "mathlens.analyze.grading.analyzer:ANALYZER",
     "sensitivity": "mathlens.analyze.ablation.analyzer:ANALYZER",
+    "breakdown": "mathlens.analyze.breakdown.analyzer:ANALYZER",
     "maple": "mathlens.analyze.maple.analyzer:ANALYZER",
     "grades": "mathlens.analyze.grading.grades:ANALYZER",
     "tutor_scores": "mathlens.analyze.adaptivity.analyzer:ANALYZER",

@@ -15,7 +15,7 @@ from mathlens.analyze.grading.agreement_report import (
     agreement_report,
 )
 from mathlens.analyze.grading.grades import GRADES, all_grades, refresh_tables, rubric_for
-from mathlens.analyze.grading.tables import GRADE_TABLES, ExamScore, table7
+from mathlens.analyze.grading.tables import GRADE_TABLES, ExamScore, GradeChange, table7
 from mathlens.analyze.grading.worksheet import export_worksheet, import_worksheets
 from mathlens.analyze.registry import run_one
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
@@ -31,6 +31,12 @@ def _table6(store: RunStore) -> list[ExamScore]:
     return doc.summary.table6 if doc is not None else []
 
 
+def _changes(store: RunStore) -> list[GradeChange]:
+    """Questions whose grade changed between repeats, as written in the `GRADE_TABLES` document."""
+    doc = GRADE_TABLES.read(store.root)
+    return doc.summary.changes if doc is not None else []
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.1f}"
 
@@ -40,13 +46,16 @@ def print_tables(rows: list[ExamScore]) -> None:
     prompt variant; Table 7 compares configurations on the original prompts)."""
     t6 = Table(title="Exam scores (as in Table 6 of the calculus study)")
     variants = any(not r.original for r in rows)
+    repeated = any(len(r.run_scores) > 1 for r in rows)
     cols = ("exam", "model", "configuration", *(("variant",) if variants else ()), "grader", "score", "%",
-            "class avg", "diff", "ungraded")
+            *(("% per run", "mean ± sd %", "changed") if repeated else ()), "class avg", "diff", "ungraded")
     for col in cols:
         t6.add_column(col)
     for r in rows:
+        per_run = (" · ".join(_pct(s.percent) for s in r.run_scores),
+                   f"{_pct(r.mean_percent)} ± {_pct(r.sd_percent)}", str(r.changed)) if repeated else ()
         t6.add_row(r.exam_name, r.model, r.configuration, *((r.variant,) if variants else ()), r.grader,
-                   f"{r.score:g}/{r.total:g}", _pct(r.percent), _pct(r.cohort.class_average),
+                   f"{r.score:g}/{r.total:g}", _pct(r.percent), *per_run, _pct(r.cohort.class_average),
                    _pct(r.cohort.difference), str(r.ungraded))
     out_console.print(t6)
     t7 = Table(title="Across configurations (as in Table 7 of the calculus study)")
@@ -55,6 +64,20 @@ def print_tables(rows: list[ExamScore]) -> None:
     for row7 in table7(rows):
         t7.add_row(row7.exam, row7.configuration, row7.model, row7.grader, _pct(row7.percent))
     out_console.print(t7)
+
+
+def print_changes(changes: list[GradeChange]) -> None:
+    """The questions whose grade changed between repeated runs (nothing when none did)."""
+    if not changes:
+        return
+    table = Table(title="Questions whose grade changed between runs")
+    for col in ("exam", "question", "model", "configuration", "variant", "grader", "grade per run", "spread"):
+        table.add_column(col)
+    for c in changes:
+        per_run = " · ".join("-" if g.total is None else f"{g.total:g}" for g in c.grades)
+        table.add_row(c.exam_id, c.question_id, c.model, c.configuration, c.variant, c.grader,
+                      f"{per_run} (of {c.max_total:g})", f"{c.spread:g}")
+    out_console.print(table)
 
 
 def _split(values: list[Path] | None) -> list[Path]:
@@ -92,10 +115,12 @@ def grade_cmd(
         rows6 = tables.table6 if tables is not None else []
         graders = sorted({g.grader for g in humans.grades})
         if json_out:
-            emit_json({"graders": graders, "grades": len(humans.grades), "table6": rows6, "table7": table7(rows6)})
+            emit_json({"graders": graders, "grades": len(humans.grades), "table6": rows6, "table7": table7(rows6),
+                       "changes": tables.changes if tables is not None else []})
         else:
             console.print(f"imported {len(humans.grades)} grades from {escape(', '.join(graders))}")
             print_tables(rows6)
+            print_changes(tables.changes if tables is not None else [])
         return
     rubric_for(store.root, rubric)  # a rubric that does not load is reported before any judge is looked for
     options = {"rubric": rubric, "with_evidence": with_evidence, "judge_runs": judge_runs, "max_tokens": max_tokens,
@@ -107,14 +132,16 @@ def grade_cmd(
         raise UserError(f"{run_dir}: grading wrote no grades")
     summary = graded.summary
     spec = summary.judge.model.spec if summary.judge is not None else "?"
-    rows6 = _table6(store)
+    rows6, changes = _table6(store), _changes(store)
     if json_out:
         emit_json({"judge": spec, "rubric": summary.rubric.label, "counts": summary.counts,
-                   "groups": summary.groups, "table6": rows6, "table7": table7(rows6), "path": str(graded.path)})
+                   "groups": summary.groups, "table6": rows6, "table7": table7(rows6), "changes": changes,
+                   "path": str(graded.path)})
         return
     console.print(f"judge {escape(spec)}: {summary.graded} graded, {summary.ungraded} ungraded "
                   f"(rubric {summary.rubric.label})")
     print_tables(rows6)
+    print_changes(changes)
 
 
 class _Null:

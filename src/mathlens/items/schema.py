@@ -52,6 +52,9 @@ class Question(Strict):
     level: int | None = None
     subject: str | None = None
     grade: int | None = None
+    class_average: float | None = Field(None, ge=0, le=100,
+                                        description="the students' average on this question, in percent of its points")
+    class_std: float | None = Field(None, ge=0, description="the students' standard deviation on it, in percent")
     metadata: dict[str, str | int | float | bool | None] = Field(default_factory=dict)
 
     @model_validator(mode="after")

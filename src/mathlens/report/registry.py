@@ -25,6 +25,7 @@ SECTIONS: tuple[str, ...] = (
     "overview",
     "scores",
     "interpretability",
+    "breakdown",
     "flags",
     "agreement",
     "maple",

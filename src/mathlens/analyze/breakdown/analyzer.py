@@ -1,0 +1,159 @@
+"""The `breakdown` analyzer: where a model fails, for training priorities and curriculum review.
+
+Reads the run's records and questions and, when present, the `flow` document (step verdicts with
+their operations and concepts), the `answers` document (final-answer verdicts) and the judge's
+rubric `grades`; calls no model. Writes `analysis/breakdown.jsonl` (the `BREAKDOWN` document).
+
+Scores come from the rubric grades when the run has them (`score_basis = "rubric"`: the first
+judge run's total over its maximum), else from the final answers (`"final answer"`: a question's
+points when its answer is correct, or the points of each correct part), else there is none.
+Step verdicts are the hybrid check's where the flow analysis ran with a step judge (option
+`steps="hybrid"`, the default), else SymPy's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import Field
+
+from mathlens.analyze.breakdown.compute import (
+    Bootstrap,
+    RecordFacts,
+    StepFacts,
+    exam_cohorts,
+    group_scores,
+    question_entries,
+    step_shares,
+)
+from mathlens.analyze.breakdown.models import BREAKDOWN, BreakdownSummary, ScoreBasis, StepSource
+from mathlens.analyze.flow.models import FLOW, FlowRecord
+from mathlens.analyze.grading.answer_records import ANSWERS, AnswerRecord
+from mathlens.analyze.grading.grades import GRADES
+from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
+from mathlens.errors import UserError
+from mathlens.items.schema import Exam, Question
+from mathlens.runs.documents import DocumentError, RecordRef
+from mathlens.runs.store import RunStore
+
+
+class BreakdownOptions(AnalyzerOptions):
+    """Options of the `breakdown` analyzer (`mathlens analyze -O breakdown.KEY=VALUE`)."""
+
+    resamples: int = Field(2000, ge=0, le=100_000, description="bootstrap resamples of each interval")
+    confidence: float = Field(0.95, gt=0, lt=1, description="coverage of the bootstrap intervals")
+    seed: int = Field(0, description="bootstrap seed")
+    steps: StepSource = Field("hybrid", description="step verdicts: the hybrid check's where the flow "
+                                                    "analysis has one (hybrid), or SymPy's only (symbolic)")
+
+
+def step_facts(entry: FlowRecord, source: StepSource) -> tuple[tuple[StepFacts, ...], bool]:
+    """The steps of one flow entry with the verdict used, and whether hybrid verdicts were used."""
+    if entry.result is None:
+        return (), False
+    hybrid: dict[int, str] = {}
+    if source == "hybrid" and entry.hybrid is not None and entry.hybrid.status == "ok":
+        hybrid = {s.index: s.verdict for s in entry.hybrid.steps}
+    steps = tuple(StepFacts(operations=tuple(s.operations), concepts=tuple(s.concepts),
+                            verdict=hybrid.get(s.index, s.verdict)) for s in entry.result.steps)
+    return steps, bool(hybrid)
+
+
+def answer_fraction(q: Question, entry: AnswerRecord) -> float | None:
+    """Share of the question's points earned on the final answer: the points of the correct parts
+    when every part has points, else all or nothing; None when the answer cannot be checked."""
+    if entry.status in ("no_reference", "unverifiable"):
+        return None
+    parts = entry.verdict.parts if entry.verdict is not None else []
+    if q.parts and parts and all(p.points is not None for p in q.parts):
+        total = sum(p.points or 0.0 for p in q.parts)
+        status = {p.label: p.status for p in parts}
+        earned = sum(p.points or 0.0 for p in q.parts if status.get(p.label) == "correct")
+        return earned / total if total else None
+    return 1.0 if entry.status == "correct" else 0.0
+
+
+def _questions(store: RunStore) -> tuple[list[Exam], dict[tuple[str, str], Question]]:
+    try:
+        exams = store.exams()
+    except UserError:
+        return [], {}  # item files gone: nothing can be grouped by topic
+    return exams, {(e.id, q.id): q for e in exams for q in e.questions}
+
+
+class _Inputs:
+    """The documents the breakdown reads, reduced to what it needs per record key."""
+
+    def __init__(self, store: RunStore, questions: dict[tuple[str, str], Question], source: StepSource) -> None:
+        root = store.root
+        self.notes: list[str] = []
+        self.has_flow = FLOW.read(root) is not None
+        self.has_answers = ANSWERS.read(root) is not None
+        self.hybrid_used = False
+        self.answers: dict[str, tuple[str, float | None]] = {}
+        for a in ANSWERS.entries(root):
+            q = questions.get((a.record.exam_id, a.record.question_id))
+            self.answers[a.record.key] = (a.status, answer_fraction(q, a) if q is not None else None)
+        self.rubric: dict[str, float] = {}
+        try:
+            has_grades = GRADES.read(root) is not None
+            for g in GRADES.entries(root) if has_grades else ():
+                if g.judge_run == 0 and g.status == "graded" and g.total is not None and g.max_total:
+                    self.rubric.setdefault(g.record.key, g.total / g.max_total)
+        except DocumentError as exc:
+            self.notes.append(f"rubric grades not used: {exc}")
+        self.steps: dict[str, tuple[StepFacts, ...]] = {}
+        for f in FLOW.entries(root):
+            steps, used = step_facts(f, source)
+            self.steps[f.record.key] = steps
+            self.hybrid_used |= used
+
+    @property
+    def basis(self) -> ScoreBasis:
+        return "rubric" if self.rubric else "final answer" if self.has_answers else "none"
+
+    def facts(self, store: RunStore) -> Iterator[RecordFacts]:
+        rubric = self.basis == "rubric"
+        for rec in store.records():
+            status, fraction = self.answers.get(rec.key, (None, None))
+            yield RecordFacts(ref=RecordRef.of(rec), answer=status,
+                              fraction=self.rubric.get(rec.key) if rubric else fraction,
+                              steps=self.steps.get(rec.key, ()))
+
+
+def run_breakdown(job: AnalysisJob[BreakdownOptions]) -> dict[str, Any]:
+    """Compute the breakdown of the run and write `BREAKDOWN`."""
+    opts = job.options
+    exams, questions = _questions(job.store)
+    inputs = _Inputs(job.store, questions, opts.steps)
+    records = list(inputs.facts(job.store))
+    boot = Bootstrap(resamples=opts.resamples, confidence=opts.confidence, seed=opts.seed)
+    entries = question_entries(records, questions)
+    overall, operations, concepts = step_shares(records, boot)
+    notes = list(inputs.notes)
+    if not inputs.has_flow:
+        notes.append("no flow analysis: no step shares (run `mathlens analyze RUN --only flow`)")
+    if not questions:
+        notes.append("the run's questions could not be loaded: no per-question rows")
+    summary = BreakdownSummary(
+        score_basis=inputs.basis,
+        step_source=("hybrid" if inputs.hybrid_used else "symbolic") if inputs.has_flow else None,
+        has_answers=inputs.has_answers, confidence=opts.confidence, resamples=opts.resamples,
+        responses=len(records), overall=overall, operations=operations, concepts=concepts,
+        topics=group_scores(entries, "topic", boot), types=group_scores(entries, "type", boot),
+        exams=exam_cohorts(entries, exams),
+        questions_with_class_average=len({(e.exam_id, e.question_id) for e in entries
+                                          if e.class_average is not None}),
+        notes=notes)
+    path = job.write(BREAKDOWN, entries, summary)
+    top = operations[0] if operations else None
+    return {"status": "ok", "path": str(path), "questions": len(entries), "score_basis": summary.score_basis,
+            "top_operation": f"{top.label} ({top.invalid}/{top.checked} invalid)" if top else None,
+            "notes": notes}
+
+
+ANALYZER = Analyzer(
+    name="breakdown", title="Invalid steps by operation and concept; scores by topic, question type and cohort",
+    options=BreakdownOptions, run=run_breakdown, writes=(BREAKDOWN,), reads=("flow", "answers"),
+)
