@@ -78,6 +78,9 @@ def _print_summary(name: str, summary: dict[str, Any]) -> None:
     elif name == "sensitivity" and summary.get("excluded_degenerate"):
         out_console.print(f"  excluded as degenerate: {summary['excluded_degenerate']} response(s)",
                           highlight=False, markup=False)
+    elif name == "breakdown" and summary.get("top_operation"):
+        out_console.print(f"  most often invalid: {summary['top_operation']} (score basis: "
+                          f"{summary.get('score_basis')})", highlight=False, markup=False)
     elif status == "error":
         out_console.print(f"  {summary.get('error', '')}", highlight=False, markup=False)
 
