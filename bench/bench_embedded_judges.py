@@ -62,10 +62,10 @@ def _measure(run: Path, judge: str, max_tokens: int, options: dict[str, Any]) ->
     verdict = {e.record.key: e.status for e in ANSWERS.entries(run)}
     pairs = []
     for g in grades:
-        crit = next((c for c in g.criteria if c.criterion == "final_answer"), None)
+        crit = next((c for c in g.scores if c.unit == "final_answer"), None)
         if g.status != "graded" or crit is None or verdict.get(g.record.key) not in ("correct", "incorrect"):
             continue
-        pairs.append((crit.points >= crit.max_points / 2, verdict[g.record.key] == "correct"))
+        pairs.append(((crit.value or 0) >= (crit.max or 0) / 2, verdict[g.record.key] == "correct"))
     majority = max(sum(b for _, b in pairs), sum(not b for _, b in pairs)) / len(pairs) if pairs else None
     graded = sum(g.status == "graded" for g in grades)
     return {"judge": judge, "answers": len(grades), "graded": graded,

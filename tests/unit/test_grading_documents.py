@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mathlens.analyze.flow.models import FLOW
+from mathlens.analyze.grading.agreement_report import AGREEMENT
 from mathlens.analyze.grading.grades import GRADES, HUMAN_GRADES, GradeOptions
 from mathlens.analyze.grading.rubric import builtin_rubric
 from mathlens.analyze.grading.tables import GRADE_TABLES
@@ -22,7 +23,7 @@ from mathlens.analyze.registry import run_one
 from mathlens.cli.main import app
 from mathlens.models.model import Model
 from mathlens.report import make_report
-from mathlens.runs.documents import DocumentVersionError, RecordRef, records_digest
+from mathlens.runs.documents import DocumentSpec, DocumentVersionError, RecordRef, records_digest
 
 _HELPERS = Path(__file__).with_name("grading_run_helpers.py")
 _spec = importlib.util.spec_from_file_location("grading_run_helpers", _HELPERS)
@@ -64,7 +65,7 @@ def test_analyzer_writes_typed_documents_and_closes_its_judge(tmp_path: Path, mo
     doc = GRADES.read(store.root)
     assert doc is not None
     env = doc.envelope
-    assert (env.analysis, env.schema_version, env.run_id, env.entries) == ("grades", 1, "r1", 4)
+    assert (env.analysis, env.schema_version, env.run_id, env.entries) == ("grades", 2, "r1", 4)
     assert env.records_sha256 == records_digest(store.records_path)
     assert env.options == GradeOptions(max_tokens=500).model_dump(mode="json")
     assert doc.summary.rubric == builtin_rubric()
@@ -184,22 +185,69 @@ def test_old_layout_grades_are_refused_with_the_file_and_version(tmp_path: Path)
     with pytest.raises(DocumentVersionError) as caught:
         GRADES.read(store.root)
     message = str(caught.value)
-    assert str(old) in message and "'grades' schema version 1" in message and "mathlens grade RUN" in message
-    with pytest.raises(DocumentVersionError, match=re.escape(f"{old}:") + ".*'grades' schema version 1"):
+    expected = f"'grades' schema version {GRADES.version}"
+    assert str(old) in message and expected in message and "mathlens grade RUN" in message
+    with pytest.raises(DocumentVersionError, match=re.escape(f"{old}:") + f".*{expected}"):
         list(GRADES.entries(store.root))
     res = CliRunner().invoke(app, ["agreement", str(store.root)])
     assert res.exit_code == 2, res.output
-    assert "grades.json:" in res.output and "'grades' schema version 1" in " ".join(res.output.split())
+    assert "grades.json:" in res.output and f"'grades' schema version {GRADES.version}" in " ".join(res.output.split())
     # the report notes the file (and the version it expects) and leaves out what the grades would show
     report = make_report([store.root])
     [note] = [n for n in report.notes if "grades.json" in n]
-    assert f"{old}:" in note and "'grades' schema version 1" in note
+    assert f"{old}:" in note and f"'grades' schema version {GRADES.version}" in note
     assert "scores" not in {s.id for s in report.sections}
     assert "Rubric points" not in report.html()
 
     # grading again rewrites the run's grades in the current layout
     _grade(store.root, FULL)
     assert not old.exists() and GRADES.read(store.root) is not None
+
+
+V1 = Path(__file__).resolve().parents[1] / "cases" / "judging"
+
+
+@pytest.mark.parametrize("name", ["grades", "human_grades", "agreement"])
+def test_first_schema_version_documents_are_refused_and_rewritten(tmp_path: Path, name: str) -> None:
+    """`analysis/<name>.jsonl` as mathlens wrote it before the judging core (schema version 1, with
+    `criteria` per grade and `kappa_quadratic` per agreement pair) is refused, naming both versions;
+    grading and the agreement command rewrite it."""
+    store = helpers.make_run(tmp_path)
+    specs: dict[str, DocumentSpec[Any, Any]] = {"grades": GRADES, "human_grades": HUMAN_GRADES, "agreement": AGREEMENT}
+    spec = specs[name]
+    old = spec.path(store.root)
+    old.parent.mkdir(parents=True, exist_ok=True)
+    old.write_bytes((V1 / f"v1_{name}.jsonl").read_bytes())
+    assert spec.version == 2
+    with pytest.raises(DocumentVersionError, match=re.escape(f"{old}: schema version 1") + ".*"
+                       + re.escape(f"reads '{name}' schema version 2")):
+        spec.read(store.root)
+    # the report names the file and both versions, and shows nothing from it
+    report = make_report([store.root])
+    assert any(f"{old}: schema version 1" in n and f"'{name}' schema version 2" in n
+               for n in report.notes), report.notes
+    if name == "human_grades":
+        # an import merges with the stored grades, so it refuses rather than drop what it cannot read
+        sheet = tmp_path / "s.csv"
+        assert CliRunner().invoke(app, ["grade", str(store.root), "--export-worksheet", str(sheet)]).exit_code == 0
+        with sheet.open(encoding="utf-8") as fh:
+            rows = [{**r, "points": r["max_points"]} for r in csv.DictReader(fh)]
+        with sheet.open("w", encoding="utf-8", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+        res = CliRunner().invoke(app, ["grade", str(store.root), "--import-human", str(sheet)])
+        assert res.exit_code == 2 and "Move the file aside" in " ".join(res.output.split()), res.output
+        assert old.read_bytes() == (V1 / "v1_human_grades.jsonl").read_bytes()
+        return
+    _grade(store.root, FULL, "--judge-runs", "2")
+    res = CliRunner().invoke(app, ["agreement", str(store.root), "--resamples", "20", "--json"])
+    assert res.exit_code == 0, res.output
+    grades, doc = GRADES.read(store.root), AGREEMENT.read(store.root)
+    assert grades is not None and grades.envelope.schema_version == 2
+    assert doc is not None and doc.envelope.schema_version == 2
+    first = doc.summary.self_agreement[0]
+    assert (first.grader, first.runs, first.scope) == ("judge:mock/judge", 2, "method")
 
 
 def test_old_layout_grade_tables_are_refused_by_show(tmp_path: Path) -> None:
@@ -240,7 +288,7 @@ def test_report_shows_the_grades_and_tables_written(tmp_path: Path) -> None:
         assert g.total is not None
         block = html.split(f'id="q-calc1-e1-{g.record.question_id}"')[1].split('<details class="question"')[0]
         assert f"{g.total:.1f} / {g.max_total:.1f} points" in block
-        for c in g.criteria:
-            assert rubric.criterion(c.criterion).name in block
+        for c in g.scores:
+            assert rubric.criterion(c.unit).name in block
             assert c.rationale.replace("<", "&lt;").replace(">", "&gt;") in block
     assert "<i>carefully</i>" not in html  # judge text is escaped

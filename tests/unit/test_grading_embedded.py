@@ -45,8 +45,8 @@ def test_embedded_judge_pipeline(tmp_path: Path, embedded_model_path: Path) -> N
     assert grade.grader == "judge:embedded" and grade.raw
     if grade.status == "graded":
         assert grade.total is not None and 0 <= grade.total <= grade.max_total
-        assert all(0 <= c.points <= c.max_points for c in grade.criteria)
+        assert all(c.value is not None and c.max is not None and 0 <= c.value <= c.max for c in grade.scores)
     else:
-        assert grade.total is None and grade.criteria == [] and grade.error
+        assert grade.total is None and grade.scores == [] and grade.error
     assert judge.stats.cache_hits >= 1  # the second pass was served from the cache
     assert repeat.model_dump(exclude={"raw"}) == grade.model_dump(exclude={"raw"})

@@ -38,8 +38,9 @@ def test_valid_verdicts_are_graded_and_summed(tmp_path: Path, mock_model: Any) -
     assert [g.status for g in result.grades] == ["graded"] * 4
     first = result.grades[0]
     assert first.total == pytest.approx(3 + 2.5 + 1 + 1 + 1)
-    assert first.max_total == 10 and [c.max_points for c in first.criteria] == [3, 4, 1, 1, 1]
-    assert first.criteria[1].rationale == "execution ok"
+    assert first.max_total == 10 and [s.max for s in first.scores] == [3, 4, 1, 1, 1]
+    assert [s.unit for s in first.scores] == ["method", "execution", "final_answer", "notation", "clarity"]
+    assert first.scores[1].rationale == "execution ok" and first.scores[1].value == 2.5
     assert first.record.key == next(store.records()).key and first.record.configuration == "baseline"
     assert (result.summary.graded, result.summary.ungraded) == (4, 0)
     assert result.summary.judge is not None and result.summary.judge.model.spec == "mock/scripted"
@@ -52,7 +53,7 @@ def test_out_of_bounds_points_are_ungraded_never_zero(tmp_path: Path, mock_model
     judge = mock_model(responses=[verdict(execution=5)])
     result = asyncio.run(grade_run(store, judge, builtin_rubric(), JudgeOptions(), limit=1))
     g = result.grades[0]
-    assert g.status == "ungraded" and g.total is None and g.criteria == []
+    assert g.status == "ungraded" and g.total is None and g.scores == []
     assert "execution" in g.error and len(g.raw) == 2
     # q2 is worth 20 points: the same reply is within its bounds there
     q2 = asyncio.run(grade_run(store, mock_model(responses=[verdict(execution=5)]), builtin_rubric(),
@@ -81,7 +82,7 @@ def test_validate_points_checks_bounds_itself() -> None:
     grades, problem = validate_points(value, rubric, 10)
     assert grades == [] and "method" in problem and "0..3" in problem
     ok, none = validate_points(value, rubric, 20)
-    assert none == "" and sum(c.points for c in ok) == pytest.approx(13)
+    assert none == "" and sum(c.value or 0 for c in ok) == pytest.approx(13)
 
 
 def test_evidence_is_shown_and_recorded(tmp_path: Path, mock_model: Any) -> None:

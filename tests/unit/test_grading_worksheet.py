@@ -56,7 +56,7 @@ def test_round_trip(tmp_path: Path) -> None:
     q1 = next(g for g in result.grades if g.record.configuration == "baseline" and g.record.question_id == "q1")
     assert q1.grader == "human:ada" and q1.status == "graded"
     assert q1.total == pytest.approx(3 + 2.5 + 1 + 1 + 1)
-    assert {c.criterion: c.points for c in q1.criteria}["execution"] == 2.5
+    assert {c.unit: c.value for c in q1.scores}["execution"] == 2.5
     stored = HUMAN_GRADES.read(store.root)
     assert stored is not None and stored.summary.grader_kind == "human" and stored.summary.graders == ["human:ada"]
     assert stored.envelope.entries == 4 and stored.options == {"worksheets": [str(filled)]}
@@ -101,7 +101,7 @@ def test_two_graders_merge_and_replace(tmp_path: Path) -> None:
     assert {g.grader for g in merged} == {"human:ann", "human:bob"}
     bob_q2 = [g for g in merged if g.grader == "human:bob" and g.record.question_id == "q2"]
     assert len(bob_q2) == 2
-    assert all({c.criterion: c.points for c in g.criteria}["execution"] == 6 for g in bob_q2)
+    assert all({c.unit: c.value for c in g.scores}["execution"] == 6 for g in bob_q2)
 
 
 def test_tables_from_human_grades(tmp_path: Path) -> None:
@@ -142,15 +142,19 @@ def test_judge_against_humans(tmp_path: Path, mock_model: Any) -> None:
     same[("q1", "method")] = 3.0
     _fill(sheet, tmp_path / "h.csv", same, grader="h")
     humans = import_worksheets(store, rubric, [tmp_path / "h.csv"]).grades
-    report = agreement_report(judge_grades.grades + humans, [c.id for c in rubric.criteria], n_resamples=200)
+    report = agreement_report(judge_grades.grades + humans, rubric, n_resamples=200)
     pairs = {p.scope: p for p in report.pairs}
+    assert [(p.a, p.b) for p in report.pairs] == [("judge:mock/scripted", "human:h")] * 6
+    assert [p.scope for p in report.pairs] == [*(c.id for c in rubric.criteria), "overall"]
+    assert all((p.kappa_weights, p.alpha_level, p.percent) == ("quadratic", "interval", None) for p in report.pairs)
     assert set(report.graders) == {"judge:mock/scripted", "judge:mock/scripted#run1", "human:h"}
     # execution: every unit 1 vs 1 -> MAE 0; method: q1 differs by 2 on both configurations, q2 agrees
-    assert pairs["execution"].mae.estimate == 0 and pairs["execution"].n == 4
-    assert pairs["method"].mae.estimate == pytest.approx(1.0)
+    execution, method = pairs["execution"].mae, pairs["method"].mae
+    assert execution is not None and execution.estimate == 0 and pairs["execution"].n == 4
+    assert method is not None and method.estimate == pytest.approx(1.0)
     # the judge is constant on method, so kappa is 0 by construction (observed = expected disagreement)
-    assert pairs["method"].kappa_quadratic.estimate == pytest.approx(0.0)
+    assert pairs["method"].kappa.estimate == pytest.approx(0.0)
     # self-agreement: two identical judge runs; constant ratings leave alpha undefined, identical share 1
     selves = {s.scope: s for s in report.self_agreement}
     assert selves["overall"].identical_share == 1.0 and selves["overall"].runs == 2
-    assert selves["overall"].alpha_interval.status == "undefined"
+    assert selves["overall"].alpha.status == "undefined" and selves["overall"].alpha_level == "interval"

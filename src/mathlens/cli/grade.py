@@ -165,7 +165,7 @@ def agreement_cmd(
     if not grades:
         raise UserError(f"{run_dir}: no grades yet (run `mathlens grade` or import worksheets first)")
     rubric = rubric_for(store.root, None)
-    report = agreement_report(grades, [c.id for c in rubric.criteria], resamples, seed)
+    report = agreement_report(grades, rubric, resamples, seed)
     AGREEMENT.write(store.root, run_id=store.manifest().run_id, records_sha256=records_digest(store.records_path),
                     entries=(), summary=report, options=AgreementOptions(resamples=resamples, seed=seed))
     if json_out:
@@ -181,15 +181,15 @@ def _print_agreement(report: AgreementReport) -> None:
     for col in ("a", "b", "scope", "n", "kappa (quadratic)", "alpha (interval)", "MAE (points)"):
         table.add_column(col)
     for p in report.pairs:
-        table.add_row(p.a, p.b, p.scope, str(p.n), p.kappa_quadratic.format(), p.alpha_interval.format(),
-                      p.mae.format())
+        table.add_row(p.a, p.b, p.scope, str(p.n), p.kappa.format(), p.alpha.format(),
+                      p.mae.format() if p.mae is not None else "-")
     out_console.print(table)
     if report.self_agreement:
         selves = Table(title="Judge agreement with itself across runs")
         for col in ("judge", "runs", "scope", "units", "alpha (interval)", "identical"):
             selves.add_column(col)
         for s in report.self_agreement:
-            selves.add_row(s.grader, str(s.runs), s.scope, str(s.units), s.alpha_interval.format(),
+            selves.add_row(s.grader, str(s.runs), s.scope, str(s.units), s.alpha.format(),
                            _pct(None if s.identical_share is None else 100 * s.identical_share))
         out_console.print(selves)
 

@@ -81,9 +81,9 @@ class GradesSummary(BaseModel):
 
 
 #: `analysis/grades.jsonl`: one `Grade` per graded record and judge run.
-GRADES = DocumentSpec("grades", 1, Grade, GradesSummary, rerun="mathlens grade RUN")
+GRADES = DocumentSpec("grades", 2, Grade, GradesSummary, rerun="mathlens grade RUN")
 #: `analysis/human_grades.jsonl`: one `Grade` per record and human grader (imported worksheets).
-HUMAN_GRADES = DocumentSpec("human_grades", 1, Grade, GradesSummary,
+HUMAN_GRADES = DocumentSpec("human_grades", 2, Grade, GradesSummary,
                             rerun="mathlens grade RUN --import-human SHEET.csv")
 
 

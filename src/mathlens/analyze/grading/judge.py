@@ -1,37 +1,43 @@
-"""Rubric grading by a judge model.
+"""Rubric grading by a judge model, through the judging core (`mathlens.analyze.judging`).
 
 For each graded record the judge sees the rubric (with each criterion's maximum for the
 question), the question, its reference answer and solution, the response, and, with
 `with_evidence`, what mathlens found: the final-answer verdict and, if the flow analysis ran,
-the first invalid step. It must reply with JSON shaped by a schema built for the question (one
-`{points, rationale}` object per criterion), through the backend's JSON-schema constraint with
-one repair retry (`generate_structured`).
+the first invalid step. That conversation is this rubric's prompt hook (`judge_messages`); the
+core asks for all criteria of a response in one request, with a reply schema built for the
+question (one `{points, rationale}` object per criterion), through the backend's JSON-schema
+constraint with one repair retry.
 
-The reply is then checked here as well: every criterion present, points finite and within
+The reply is then checked by the core as well: every criterion present, points finite and within
 [0, max]. Anything unusable, and any model failure, is recorded as `ungraded` with the reason
-and the raw replies; it is never scored as zero.
+and the raw replies; it is never scored as zero. A grade is a `Judgement` (`Grade` here) with
+one `UnitScore` per criterion.
 """
 
 from __future__ import annotations
 
-import asyncio
-import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel
 
 from mathlens.analyze.grading.equivalence import check_answer
 from mathlens.analyze.grading.rubric import Rubric, rubric_text
+from mathlens.analyze.judging.entries import Evidence, Judgement, JudgementStatus, UnitScore
+from mathlens.analyze.judging.request import JudgeJob, RequestOptions, judge, judge_jobs, read_reply, reply_model
+from mathlens.analyze.judging.units import Target, Unit
 from mathlens.items.schema import Question
-from mathlens.models.base import GenerateConfig, Message
+from mathlens.models.base import Message
 from mathlens.models.model import Model
-from mathlens.models.structured import generate_structured
 from mathlens.runs.documents import RecordRef
 from mathlens.runs.records import RunRecord
 
-GradeStatus = Literal["graded", "ungraded"]
+#: a rubric grade: one record judged once by one grader (the core's `Judgement`)
+Grade = Judgement
+GradeStatus = JudgementStatus
+
+__all__ = ["Evidence", "FlowEvidence", "Grade", "GradeStatus", "JudgeOptions", "evidence_for", "grade_record",
+           "grade_records", "judge_messages", "target_of", "validate_points", "verdict_schema"]
 
 JUDGE_ROLE = (
     "You are a mathematics instructor grading one exam answer against a rubric. Grade only what "
@@ -52,6 +58,12 @@ class JudgeOptions:
     runs: int = 1
     max_response_chars: int = 6000
 
+    def request(self) -> RequestOptions:
+        """The core's request options: all criteria in one request, greedy, no repeat penalty."""
+        return RequestOptions(max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed,
+                              repeat_penalty=1.0, runs=self.runs, per_unit=False, max_rationale_chars=1000,
+                              missing="criteria unscored")
+
 
 @dataclass(frozen=True)
 class FlowEvidence:
@@ -60,60 +72,9 @@ class FlowEvidence:
     first_invalid_step: int | None
 
 
-class Evidence(BaseModel):
-    """mathlens' own checks of a response, shown to the judge with `with_evidence`."""
-
-    final_answer: str | None
-    answer_check: str
-    #: whether the flow analysis had checked the response's steps
-    flow_checked: bool = False
-    first_invalid_step: int | None = None
-
-    def items(self) -> list[tuple[str, object]]:
-        """(name, value) pairs as the judge reads them (the flow step only when the flow analysis ran)."""
-        out: list[tuple[str, object]] = [("final_answer", self.final_answer), ("answer_check", self.answer_check)]
-        if self.flow_checked:
-            out.append(("first_invalid_step", self.first_invalid_step))
-        return out
-
-
-class CriterionGrade(BaseModel):
-    """Points on one criterion, with the grader's reason."""
-
-    criterion: str
-    points: float
-    max_points: float
-    rationale: str = ""
-
-
-class Grade(BaseModel):
-    """One grade of one record by one grader (a judge run or a human): an entry of the `grades`
-    and `human_grades` documents (`mathlens.analyze.grading.grades`)."""
-
-    record: RecordRef
-    grader: str
-    judge_run: int = 0
-    status: GradeStatus
-    criteria: list[CriterionGrade] = Field(default_factory=list)
-    total: float | None = None
-    max_total: float
-    evidence: Evidence | None = None
-    error: str = ""
-    raw: list[str] = Field(default_factory=list)
-
-
 def verdict_schema(rubric: Rubric, question_points: float | None) -> type[BaseModel]:
     """A pydantic model with one `{points, rationale}` field per criterion, bounded by its maximum."""
-    fields: dict[str, Any] = {}
-    for c in rubric.criteria:
-        top = round(rubric.max_points(c.id, question_points), 6)
-        item = create_model(
-            f"Score_{c.id}",
-            points=(float, Field(ge=0, le=top, description=f"0 to {top:g}")),
-            rationale=(str, Field(max_length=1000)),
-        )
-        fields[c.id] = (item, ...)
-    return create_model("RubricVerdict", **fields)
+    return reply_model(rubric.units(question_points))
 
 
 def evidence_for(record: RunRecord, question: Question, flow: FlowEvidence | None) -> Evidence:
@@ -125,7 +86,7 @@ def evidence_for(record: RunRecord, question: Question, flow: FlowEvidence | Non
 
 def judge_messages(record: RunRecord, question: Question, rubric: Rubric, options: JudgeOptions,
                    evidence: Evidence | None = None) -> list[Message]:
-    """The judge's conversation for one record."""
+    """The judge's conversation for one record (every criterion of the rubric)."""
     parts = [rubric_text(rubric, question.total_points), "", "Question:", question.prompt_text()]
     refs = [a for a in question.answers] + [p.answer for p in question.parts if p.answer]
     if refs:
@@ -140,54 +101,41 @@ def judge_messages(record: RunRecord, question: Question, rubric: Rubric, option
     return [Message(role="system", content=JUDGE_ROLE), Message(role="user", content="\n".join(parts))]
 
 
+def target_of(record: RunRecord | RecordRef, question: Question, rubric: Rubric) -> Target:
+    """A record with the rubric's criteria for its question (out of the question's points)."""
+    ref = record if isinstance(record, RecordRef) else RecordRef.of(record)
+    return Target(record=ref, units=rubric.units(question.total_points),
+                  points=rubric.question_points(question.total_points))
+
+
 def validate_points(value: BaseModel, rubric: Rubric, question_points: float | None
-                    ) -> tuple[list[CriterionGrade], str]:
-    """Check every criterion's points against its bounds; `(grades, "")` or `([], reason)`."""
-    grades = []
-    for c in rubric.criteria:
-        item = getattr(value, c.id, None)
-        top = rubric.max_points(c.id, question_points)
-        if item is None:
-            return [], f"criterion {c.id} missing"
-        pts = float(item.points)
-        if not math.isfinite(pts) or pts < 0 or pts > top + 1e-9:
-            return [], f"criterion {c.id}: {pts:g} points is outside 0..{top:g}"
-        grades.append(CriterionGrade(criterion=c.id, points=pts, max_points=top, rationale=item.rationale))
-    return grades, ""
+                    ) -> tuple[list[UnitScore], str]:
+    """Check every criterion's points against its bounds; `(scores, "")` or `([], reason)`."""
+    return read_reply(value, rubric.units(question_points))
+
+
+def _job(record: RunRecord, question: Question, rubric: Rubric, options: JudgeOptions,
+         flow: FlowEvidence | None) -> JudgeJob:
+    evidence = evidence_for(record, question, flow) if options.with_evidence else None
+    target = target_of(record, question, rubric)
+    if record.status != "ok" or not record.response:
+        return JudgeJob(target, None, "the record has no response", evidence)
+
+    def prompt(_units: Sequence[Unit]) -> list[Message]:
+        return judge_messages(record, question, rubric, options, evidence)
+
+    return JudgeJob(target, prompt, evidence=evidence)
 
 
 async def grade_record(model: Model, record: RunRecord, question: Question, rubric: Rubric,
                        options: JudgeOptions, judge_run: int = 0, flow: FlowEvidence | None = None) -> Grade:
     """Grade one record once. Never raises for a model or format failure: those are `ungraded`."""
-    evidence = evidence_for(record, question, flow) if options.with_evidence else None
-    max_total = rubric.question_points(question.total_points)
-    base: dict[str, Any] = {"record": RecordRef.of(record), "grader": f"judge:{model.spec}",
-                            "judge_run": judge_run, "max_total": max_total, "evidence": evidence}
-    if record.status != "ok" or not record.response:
-        return Grade(status="ungraded", error="the record has no response", **base)
-    schema = verdict_schema(rubric, question.total_points)
-    config = GenerateConfig(max_tokens=options.max_tokens, temperature=options.temperature,
-                            seed=options.seed + judge_run, repeat_penalty=1.0)
-    result = await generate_structured(model, judge_messages(record, question, rubric, options, evidence),
-                                       schema, config)
-    if result.status != "ok" or result.value is None:
-        return Grade(status="ungraded", error=f"{result.status}: {result.error}", raw=list(result.raw), **base)
-    grades, problem = validate_points(result.value, rubric, question.total_points)
-    if problem:
-        return Grade(status="ungraded", error=problem, raw=list(result.raw), **base)
-    return Grade(status="graded", criteria=grades, total=sum(g.points for g in grades), raw=list(result.raw),
-                 **base)
+    return await judge(model, _job(record, question, rubric, options, flow), options.request(), judge_run)
 
 
 async def grade_records(model: Model, jobs: list[tuple[RunRecord, Question, FlowEvidence | None]],
                         rubric: Rubric, options: JudgeOptions,
                         on_done: Callable[[Grade], None] | None = None) -> list[Grade]:
     """Grade every `(record, question, flow)` job `options.runs` times, concurrently."""
-
-    async def one(job: tuple[RunRecord, Question, FlowEvidence | None], run: int) -> Grade:
-        grade = await grade_record(model, job[0], job[1], rubric, options, run, job[2])
-        if on_done is not None:
-            on_done(grade)
-        return grade
-
-    return list(await asyncio.gather(*(one(job, r) for job in jobs for r in range(options.runs))))
+    return await judge_jobs(model, [_job(rec, q, rubric, options, flow) for rec, q, flow in jobs],
+                            options.request(), on_done)

@@ -5,9 +5,15 @@ own YAML file with the same fields. A criterion's maximum for a question is its 
 question's points (the rubric's `default_points` when the question has none), so a 10-point
 question splits 3 / 4 / 1 / 1 / 1 as in the seed's worked example.
 
+For the judging core (`mathlens.analyze.judging`) the criteria of a question are its scoring
+units, each on a `Points` scale up to that maximum (`units`), and the question total is the one
+scope compared in agreement (`scopes`: `overall`).
+
     >>> r = builtin_rubric("calculus")
     >>> [round(r.max_points(c.id, 10), 6) for c in r.criteria]
     [3.0, 4.0, 1.0, 1.0, 1.0]
+    >>> [(u.id, round(u.scale.top, 6)) for u in r.units(20)][:2]
+    [('method', 6.0), ('execution', 8.0)]
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from mathlens.analyze.judging.units import Points, Scope, Unit
 from mathlens.datafiles import load_model_file
 from mathlens.errors import UnknownNameError
 
@@ -87,6 +94,16 @@ class Rubric(BaseModel):
     def max_points(self, cid: str, question_points: float | None) -> float:
         """The most a response can earn on criterion `cid` for a question worth `question_points`."""
         return self.criterion(cid).weight * self.question_points(question_points)
+
+    def units(self, question_points: float | None) -> tuple[Unit, ...]:
+        """The criteria as scoring units of a question worth `question_points`."""
+        total = self.question_points(question_points)
+        return tuple(Unit(id=c.id, name=c.name, instruction=c.description, scale=Points(max=c.weight * total))
+                     for c in self.criteria)
+
+    def scopes(self) -> tuple[Scope, ...]:
+        """What agreement compares besides each criterion: the question total (`overall`)."""
+        return (Scope(name="overall", units=tuple(c.id for c in self.criteria), combine="total"),)
 
 
 def rubric_dir() -> Path:

@@ -1,18 +1,21 @@
 """Agreement between graders: judge vs humans and humans vs each other (kappa, alpha, MAE with CIs).
 
 Reads the grading agreement (`AGREEMENT`, written by `mathlens agreement`), the tutoring rubric
-agreement (`TUTOR_AGREEMENT`, `mathlens tutor agreement`) and the imported human grades
-(`HUMAN_GRADES`, counted per grader). Each interval is shown as estimate, low and high.
+agreement (`TUTOR_AGREEMENT`, `mathlens tutor agreement`), both in the judging core's row shape,
+and the imported human grades (`HUMAN_GRADES`, counted per grader). Each interval is shown as
+estimate, low and high; a judge asked more than once also gets its agreement with itself.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mathlens.analyze.adaptivity.agreement import TUTOR_AGREEMENT
 from mathlens.analyze.grading.agreement_report import AGREEMENT
 from mathlens.analyze.grading.grades import HUMAN_GRADES
+from mathlens.analyze.judging.agreement import AgreementReport, AgreementRow
 from mathlens.report.context import ReportContext
 from mathlens.report.loader import RunData
 from mathlens.report.registry import ReportSection
@@ -25,12 +28,38 @@ class Agreement:
     tables: tuple[Table, ...]
 
 
-def _ci(ci: CI) -> tuple[Cell, Cell, Cell]:
-    return ci.estimate, ci.low, ci.high
+def _ci(ci: CI | None) -> tuple[Cell, Cell, Cell]:
+    return (None, None, None) if ci is None else (ci.estimate, ci.low, ci.high)
 
 
 def _ci_columns(name: str) -> tuple[str, str, str]:
     return name, f"{name} low", f"{name} high"
+
+
+def _pair_table(ctx: ReportContext, uid: tuple[str, ...], title: str, rows: Sequence[AgreementRow],
+                ordinal: bool) -> Table:
+    """Agreement rows of one rubric: percent agreement, kappa and ordinal alpha on an ordinal
+    rubric; quadratic kappa, interval alpha and the mean absolute error on a points rubric."""
+    cols: tuple[str, ...]
+    body: tuple[tuple[Cell, ...], ...]
+    if ordinal:
+        cols = ("a", "b", "scope", "unit", "n", *_ci_columns("percent agreement"), *_ci_columns("kappa"),
+                *_ci_columns("alpha (ordinal)"))
+        body = tuple((r.a, r.b, r.scope, r.unit, r.n, *_ci(r.percent), *_ci(r.kappa), *_ci(r.alpha)) for r in rows)
+        first = 5
+    else:
+        cols = ("a", "b", "scope", "n", *_ci_columns("kappa (quadratic)"), *_ci_columns("alpha (interval)"),
+                *_ci_columns("MAE (points)"))
+        body = tuple((r.a, r.b, r.scope, r.n, *_ci(r.kappa), *_ci(r.alpha), *_ci(r.mae)) for r in rows)
+        first = 4
+    return Table(ctx.uid(*uid), title, cols, body, decimals={i: 3 for i in range(first, len(cols))})
+
+
+def _self_table(ctx: ReportContext, uid: tuple[str, ...], title: str, report: AgreementReport) -> Table:
+    level = report.self_agreement[0].alpha_level
+    cols = ("judge", "runs", "scope", "units", *_ci_columns(f"alpha ({level})"), "identical share")
+    rows = tuple((s.grader, s.runs, s.scope, s.units, *_ci(s.alpha), s.identical_share) for s in report.self_agreement)
+    return Table(ctx.uid(*uid), title, cols, rows, decimals={i: 3 for i in range(4, len(cols))})
 
 
 def _grading(ctx: ReportContext, run: RunData, suffix: str) -> list[Table]:
@@ -40,19 +69,11 @@ def _grading(ctx: ReportContext, run: RunData, suffix: str) -> list[Table]:
     report = doc.summary
     out = []
     if report.pairs:
-        cols = ("a", "b", "scope", "n", *_ci_columns("kappa (quadratic)"), *_ci_columns("alpha (interval)"),
-                *_ci_columns("MAE (points)"))
-        rows = tuple((p.a, p.b, p.scope, p.n, *_ci(p.kappa_quadratic), *_ci(p.alpha_interval), *_ci(p.mae))
-                     for p in report.pairs)
-        out.append(Table(ctx.uid("agreement", "pairs", run.label), "Grading agreement between graders" + suffix,
-                         cols, rows, decimals={i: 3 for i in range(4, len(cols))}))
+        out.append(_pair_table(ctx, ("agreement", "pairs", run.label), "Grading agreement between graders" + suffix,
+                               report.pairs, ordinal=False))
     if report.self_agreement:
-        scols = ("judge", "runs", "scope", "units", *_ci_columns("alpha (interval)"), "identical share")
-        srows = tuple((s.grader, s.runs, s.scope, s.units, *_ci(s.alpha_interval), s.identical_share)
-                      for s in report.self_agreement)
-        out.append(Table(ctx.uid("agreement", "self", run.label),
-                         "Grading agreement of the judge with itself across runs" + suffix, scols, srows,
-                         decimals={i: 3 for i in range(4, len(scols))}))
+        out.append(_self_table(ctx, ("agreement", "self", run.label),
+                               "Grading agreement of the judge with itself across runs" + suffix, report))
     return out
 
 

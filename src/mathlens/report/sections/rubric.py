@@ -33,8 +33,10 @@ def _criterion_name(rubric: Rubric, cid: str) -> str:
 
 
 def _card(ctx: ReportContext, view: QuestionView, resp: Response, grade: Grade, rubric: Rubric) -> GradeCard:
-    rows: list[tuple[Cell, ...]] = [(_criterion_name(rubric, c.criterion), c.points, c.max_points, c.rationale)
-                                    for c in grade.criteria]
+    """One grade: the points of every criterion scored (a blank criterion of a human grade is left
+    out; the grade's status and error say it is incomplete)."""
+    rows: list[tuple[Cell, ...]] = [(_criterion_name(rubric, s.unit), s.value, s.max, s.rationale)
+                                    for s in grade.scores if s.value is not None]
     grader = grade.grader if grade.judge_run == 0 else f"{grade.grader} (judge run {grade.judge_run + 1})"
     table = Table(ctx.uid("rubric", view.anchor, resp.record.key, grader), f"Rubric points · {grader}",
                   ("criterion", "points", "of", "rationale"), tuple(rows), decimals={1: 1, 2: 1}) if rows else None

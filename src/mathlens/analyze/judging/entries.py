@@ -1,0 +1,117 @@
+"""One entry shape for every judged response: a `Judgement` of one record by one grader.
+
+A grader is a judge model (`judge:<spec>`, with `judge_run` 0, 1, ... when it was asked more
+than once) or a person (`human:<name>`, from a worksheet). The judgement holds one `UnitScore`
+per unit the grader was asked about; a unit without a value is unscored, with the reason in its
+`error` ("left blank", the judge's failure). A judge whose whole reply was unusable leaves
+`scores` empty and says why in the judgement's `error`.
+
+`status` is `graded` when every unit of the judgement has a value, and `total` is then the sum
+of the values; otherwise the judgement is `ungraded` and `total` is None, so an incomplete grade
+is never read as a low one. `max_total` is the most the record could earn.
+
+The calculus grades (`grades`, `human_grades`) and the tutoring scores (`tutor_scores`,
+`tutor_human`) are all documents of `Judgement` entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from mathlens.runs.documents import RecordRef
+
+JudgementStatus = Literal["graded", "ungraded"]
+
+
+class UnitScore(BaseModel):
+    """One unit of one judgement: its value on the unit's scale (None: unscored), the label of an
+    ordinal value, the unit's maximum, and the grader's reason."""
+
+    unit: str
+    value: float | None = None
+    label: str | None = None
+    max: float | None = None
+    rationale: str = ""
+    error: str = ""
+
+    @property
+    def status(self) -> Literal["ok", "unscored"]:
+        return "ok" if self.value is not None else "unscored"
+
+    @property
+    def shown(self) -> int | float | None:
+        """The value as a reader expects it (whole numbers without a decimal point)."""
+        if self.value is None:
+            return None
+        return int(self.value) if float(self.value).is_integer() else self.value
+
+
+class Evidence(BaseModel):
+    """mathlens' own checks of a response, shown to a judge that asks for them (calculus grading
+    `--with-evidence`) and recorded with its judgement."""
+
+    final_answer: str | None
+    answer_check: str
+    #: whether the flow analysis had checked the response's steps
+    flow_checked: bool = False
+    first_invalid_step: int | None = None
+
+    def items(self) -> list[tuple[str, object]]:
+        """(name, value) pairs as the judge reads them (the flow step only when the flow analysis ran)."""
+        out: list[tuple[str, object]] = [("final_answer", self.final_answer), ("answer_check", self.answer_check)]
+        if self.flow_checked:
+            out.append(("first_invalid_step", self.first_invalid_step))
+        return out
+
+
+class Judgement(BaseModel):
+    """One record judged once by one grader."""
+
+    record: RecordRef
+    #: `judge:<model spec>` or `human:<name>`
+    grader: str
+    judge_run: int = 0
+    status: JudgementStatus
+    scores: list[UnitScore] = Field(default_factory=list)
+    total: float | None = None
+    max_total: float
+    evidence: Evidence | None = None
+    error: str = ""
+    #: every reply of the judge, in request order (empty for people)
+    raw: list[str] = Field(default_factory=list)
+
+    @property
+    def rater(self) -> str:
+        """The grader, with judge runs after the first as graders of their own (`judge:x#run1`)."""
+        return rater_name(self.grader, self.judge_run)
+
+    def score(self, unit: str) -> UnitScore | None:
+        """The score of `unit` (None when the judgement has none)."""
+        return next((s for s in self.scores if s.unit == unit), None)
+
+    def values(self) -> dict[str, float]:
+        """unit -> value, for the units that were scored."""
+        return {s.unit: s.value for s in self.scores if s.value is not None}
+
+
+def rater_name(grader: str, judge_run: int) -> str:
+    """`grader`, or `grader#run<k>` for the k-th repeated judge run."""
+    return grader if judge_run == 0 else f"{grader}#run{judge_run}"
+
+
+def settle(record: RecordRef, grader: str, scores: Sequence[UnitScore], max_total: float, *,
+           expected: int, judge_run: int = 0, error: str = "", missing: str = "units unscored",
+           raw: Sequence[str] = (), evidence: Evidence | None = None) -> Judgement:
+    """A judgement from its unit scores: `graded` with a total when all `expected` units have a
+    value (and there is no `error`), else `ungraded` with `error`, or `"<n> <missing>"` counting
+    the units without a value ("2 items unscored", "1 criteria left blank")."""
+    scored = [s for s in scores if s.value is not None]
+    complete = len(scored) == expected and not error
+    if not complete and not error:
+        error = f"{expected - len(scored)} {missing}"
+    return Judgement(record=record, grader=grader, judge_run=judge_run, status="graded" if complete else "ungraded",
+                     scores=list(scores), total=sum(s.value or 0.0 for s in scored) if complete else None,
+                     max_total=max_total, evidence=evidence, error=error, raw=list(raw))
