@@ -19,19 +19,50 @@ def _options(title: str | None, only: str | None, complexity: float, sensitivity
                          sensitivity_threshold=sensitivity)
 
 
+def _export_tables(runs: list[Path], out: Path | None, formats_text: str, as_json: bool) -> None:
+    """`report RUN --tables FORMAT`: one file per publication table plus index.json in a folder."""
+    from mathlens.report.export import export_tables, parse_formats
+    from mathlens.report.loader import load_run
+
+    formats = parse_formats(formats_text)
+    if len(runs) != 1:
+        raise UserError("--tables exports the tables of one run; name one run directory")
+    folder = out or runs[0] / "tables"
+    index = export_tables(load_run(runs[0]), folder, formats)
+    if as_json:
+        emit_json({"out": str(folder), **index.model_dump(mode="json")})
+        return
+    files = sum(len(t.files) for t in index.tables)
+    console.print(f"[bold]tables:[/] {escape(folder)}  ({len(index.tables)} tables, {files} files, index.json)")
+    by_reason: dict[str, list[str]] = {}
+    for s in index.skipped:
+        by_reason.setdefault(s.reason, []).append(s.id)
+    for reason, ids in by_reason.items():
+        console.print(f"not exported: {escape(', '.join(ids))} ({escape(reason)})", highlight=False)
+    for note in index.notes:
+        console.print(f"note: {escape(note)}", highlight=False)
+
+
 @user_errors
 def report(
     runs: list[Path] = typer.Argument(..., help="One or more run directories (several are compared)."),
-    out: Path = typer.Option(None, "--out", "-o", help="HTML file [RUN/report.html, or ./report.html for several]."),
+    out: Path = typer.Option(None, "--out", "-o", help="HTML file [RUN/report.html, or ./report.html for several]; "
+                             "with --tables, a folder [RUN/tables]."),
     title: str = typer.Option(None, "--title", help="Page title."),
     only: str = typer.Option(None, "--sections", help="Comma-separated section ids to include (default: all)."),
     complexity: float = typer.Option(20.0, "--complexity-threshold", help="Flag complexity above this."),
     sensitivity: float = typer.Option(0.5, "--sensitivity-threshold", help="Flag phrase sensitivity above this."),
+    tables: str = typer.Option(None, "--tables", help="Instead of the HTML page, export every result table as "
+                               "latex, markdown or csv (comma-separated for several): one file per table and "
+                               "index.json in the --out folder."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Write one HTML file with everything the runs and their analyses found (opens offline)."""
     if not runs:
         raise UserError("name at least one run directory")
+    if tables is not None:
+        _export_tables(runs, out, tables, as_json)
+        return
     target = out or (runs[0] / "report.html" if len(runs) == 1 else Path("report.html"))
     rep = write_report(runs, target, _options(title, only, complexity, sensitivity))
     doc = {"out": str(target), **rep.summary()}

@@ -1,0 +1,267 @@
+"""The tutoring study's tables (seed 003) from `tutor_stats`, one set per score source.
+
+* Table 1: mean dimension percentage (adaptivity, correctness, quality) for each model and learner
+  performance level, with its bootstrap interval. Adaptivity items scored -1 can take a percentage
+  below zero.
+* Table 2: the adaptivity sub-metrics as rows, grouped by aspect as in the study (cognitive: CK,
+  CCS, DL; motivational: LA, SE; complexity: Expl, Exam, Prac, SBS), and for each model and context
+  condition G1-G4 the percentage of scored responses meeting the criterion.
+* Two-way ANOVA per dimension and design (performance x model, performance x condition): each term's
+  df, F, p and partial eta squared, with the residual df; the assumption checks (Levene,
+  residual normality) and which analysis is reported; the post hoc pairwise comparisons (Tukey HSD,
+  or Dunn/Holm when the rank-based fallback is reported); and the group means with compact letters.
+
+The judge's tables have plain ids (``tutoring-table1-dimensions``); an annotator's add the source
+(``tutoring-table1-dimensions-human-alice``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from mathlens.analyze.adaptivity.rubric import DIMENSIONS, load_rubric
+from mathlens.analyze.adaptivity.tables import TUTOR_STATS, Table1Row, Table2Row, TutorStats
+from mathlens.errors import UserError
+from mathlens.report.export.builder import Col, TableBuilder, columns_table, only, slug
+from mathlens.report.export.table import Cell, Column, Estimate, PublicationTable
+from mathlens.report.loader import RunData
+from mathlens.stats.anova import AnovaResult, Pair, PostHoc
+
+PERFORMANCE_ORDER = ("high", "intermediate", "low")
+#: The study's grouping of the adaptivity sub-metrics (Table 2's caption), used when the run's
+#: rubric version cannot be loaded to read each item's aspect.
+SEED_ASPECTS = {"CK": "cognitive", "CCS": "cognitive", "DL": "cognitive", "LA": "motivational",
+                "SE": "motivational", "Expl": "complexity", "Exam": "complexity", "Prac": "complexity",
+                "SBS": "complexity"}
+ASPECT_ORDER = ("cognitive", "motivational", "complexity")
+
+
+def _sources(run: RunData) -> Iterator[tuple[TutorStats, str, str]]:
+    """Each score source with its table-id suffix and title suffix (empty for the judge)."""
+    doc = run.document(TUTOR_STATS)
+    if doc is None:
+        return
+    for st in doc.summary.sources:
+        yield st, ("" if st.judged else "-" + slug(st.source)), ("" if st.judged else f" ({st.source})")
+
+
+def _per_source(make: Callable[[TutorStats, str, str], PublicationTable | None]) -> Callable[
+        [RunData], list[PublicationTable]]:
+    def build(run: RunData) -> list[PublicationTable]:
+        return [t for st, ids, title in _sources(run) if (t := make(st, ids, title)) is not None]
+    return build
+
+
+def _rank(value: str, order: tuple[str, ...]) -> tuple[int, str]:
+    return (order.index(value), "") if value in order else (len(order), value)
+
+
+# -- Table 1 -----------------------------------------------------------------------------------
+
+def _table1(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
+    if not st.table1:
+        return None
+    cells: dict[tuple[str, str], dict[str, Table1Row]] = {}
+    for r in st.table1:
+        cells.setdefault((r.model, r.performance), {})[r.dimension] = r
+    keys = sorted(cells, key=lambda k: (k[0], _rank(k[1], PERFORMANCE_ORDER)))
+    dims = [d for d in DIMENSIONS if any(d in v for v in cells.values())]
+
+    def mean(dim: str) -> Callable[[tuple[str, str]], Cell]:
+        def get(key: tuple[str, str]) -> Cell:
+            r = cells[key].get(dim)
+            if r is None:
+                return None
+            ci = r.mean_percent
+            return Estimate.interval(ci.estimate, ci.low, ci.high, r.n)
+        return get
+
+    cols: list[Col[tuple[str, str]]] = [
+        Col(Column("Model"), lambda k: k[0]),
+        Col(Column("Learner performance"), lambda k: k[1]),
+        *(Col(Column(f"{d.capitalize()} (%)", 1), mean(d)) for d in dims),
+    ]
+    caption = ("Mean percentage of the dimension's possible points (Table 1 of the tutoring study), over responses "
+               "whose every item of the dimension was scored, with 95% bootstrap intervals. Adaptivity items Q2-Q3 "
+               "score -1 for a negative response, so adaptivity can fall below 0%.")
+    return columns_table(f"tutoring-table1-dimensions{ids}", f"Dimension scores by model and learner performance"
+                         f"{title}", TUTOR_STATS.name, cols, keys, caption=caption, groups=1)
+
+
+# -- Table 2 -----------------------------------------------------------------------------------
+
+def _aspects(st: TutorStats) -> dict[str, str]:
+    """Item code -> aspect, from the run's rubric version when it can be loaded, else the study's."""
+    try:
+        rubric = load_rubric(st.rubric)
+    except UserError:
+        return dict(SEED_ASPECTS)
+    return {i.code: i.aspect for i in rubric.items if i.aspect is not None}
+
+
+@dataclass(frozen=True)
+class _Metric:
+    aspect: str
+    code: str
+    item_id: str
+
+
+def _table2(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
+    if not st.table2:
+        return None
+    aspects = _aspects(st)
+    values: dict[tuple[str, str, int], Table2Row] = {(r.code, r.model, r.condition): r for r in st.table2}
+    models = sorted({r.model for r in st.table2}, key=lambda m: (m == "all", m))
+    if len(models) == 2 and "all" in models:
+        models.remove("all")  # one model: the pooled columns would repeat it
+    conditions = sorted({r.condition for r in st.table2})
+    metrics = sorted({_Metric(aspects.get(r.code, "other"), r.code, r.item_id) for r in st.table2},
+                     key=lambda m: (_rank(m.aspect, ASPECT_ORDER), int(m.item_id[1:]) if m.item_id[1:].isdigit()
+                                    else 0, m.code))
+
+    def cell(model: str, condition: int) -> Callable[[_Metric], Cell]:
+        def get(m: _Metric) -> Cell:
+            r = values.get((m.code, model, condition))
+            return r.percent_satisfied if r is not None else None
+        return get
+
+    def header(model: str, condition: int) -> str:
+        name = "all models" if model == "all" else model
+        return f"G{condition}" if len(models) == 1 else f"{name} G{condition}"
+
+    cols: list[Col[_Metric]] = [
+        Col(Column("Aspect"), lambda m: m.aspect.capitalize()),
+        Col(Column("Sub-metric"), lambda m: m.code),
+        *(Col(Column(header(mo, c), 1), cell(mo, c)) for mo in models for c in conditions),
+    ]
+    only = f" Model: {models[0]}." if len(models) == 1 else ""
+    caption = ("Percentage of scored responses meeting each adaptivity criterion, by context condition G1-G4 "
+               f"(Table 2 of the tutoring study).{only}")
+    return columns_table(f"tutoring-table2-adaptivity{ids}", f"Adaptivity sub-metrics by context condition{title}",
+                         TUTOR_STATS.name, cols, metrics, caption=caption, groups=1)
+
+
+# -- ANOVA -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Term:
+    dimension: str
+    design: str
+    term: str
+    df: float | None
+    F: float | None
+    p: float | None
+    eta: float | None
+    reported: str
+
+
+def _terms(st: TutorStats) -> list[_Term]:
+    out = []
+    for dim, designs in st.anova.items():
+        for design, res in designs.items():
+            out += [_Term(dim, design, e.term, e.df, e.F, e.p, e.partial_eta_sq, res.reported) for e in res.effects]
+            if res.effects and res.residual_df is not None:
+                out.append(_Term(dim, design, "residual", res.residual_df, None, None, None, res.reported))
+    return out
+
+
+def _anova(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
+    items = _terms(st)
+    if not items:
+        return None
+    cols: list[Col[_Term]] = [
+        Col(Column("Dimension"), lambda t: t.dimension),
+        Col(Column("Design"), lambda t: t.design),
+        Col(Column("Term"), lambda t: t.term),
+        Col(Column("df", 0), lambda t: t.df),
+        Col(Column("F", 2), lambda t: t.F),
+        Col(Column("p", 3, p_value=True), lambda t: t.p),
+        Col(Column("Partial η²", 3), lambda t: t.eta),
+        Col(Column("Reported"), lambda t: t.reported, only("anova")),
+    ]
+    caption = ("Two-way ANOVA of the dimension percentage per design (type II sums of squares). Where an "
+               "assumption check fails the rank-based tests are reported instead (column Reported, shown when "
+               "that happens; see the assumption checks).")
+    return columns_table(f"tutoring-anova{ids}", f"Two-way ANOVA{title}", TUTOR_STATS.name, cols, items,
+                         caption=caption, groups=2)
+
+
+def _results(st: TutorStats) -> list[tuple[str, str, AnovaResult]]:
+    return [(dim, design, res) for dim, designs in st.anova.items() for design, res in designs.items()]
+
+
+def _checks(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
+    items = _results(st)
+    if not items:
+        return None
+    cols: list[Col[tuple[str, str, AnovaResult]]] = [
+        Col(Column("Dimension"), lambda x: x[0]),
+        Col(Column("Design"), lambda x: x[1]),
+        Col(Column("n", 0), lambda x: x[2].n),
+        Col(Column("Levene p", 3, p_value=True), lambda x: x[2].levene.p if x[2].levene else None),
+        Col(Column("Normality p", 3, p_value=True), lambda x: x[2].normality.p if x[2].normality else None),
+        Col(Column("Assumptions met"), lambda x: None if x[2].assumptions_met is None
+            else ("yes" if x[2].assumptions_met else "no")),
+        Col(Column("Reported"), lambda x: x[2].reported),
+    ]
+    caption = ("Assumption checks of each two-way ANOVA: equal variances (Levene, median-centred) and normal "
+               "residuals (Shapiro-Wilk); when one fails the rank-based analysis is reported.")
+    return columns_table(f"tutoring-anova-checks{ids}", f"ANOVA assumption checks{title}", TUTOR_STATS.name, cols,
+                         items, caption=caption, groups=1)
+
+
+def _posthocs(res: AnovaResult) -> list[PostHoc]:
+    return [*res.posthoc, *(t.posthoc for t in res.nonparametric if t.posthoc is not None)]
+
+
+def _pairs(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
+    items = [(dim, design, ph, pair) for dim, design, res in _results(st) for ph in _posthocs(res)
+             for pair in ph.pairs]
+    if not items:
+        return None
+    cols: list[Col[tuple[str, str, PostHoc, Pair]]] = [
+        Col(Column("Dimension"), lambda x: x[0]),
+        Col(Column("Design"), lambda x: x[1]),
+        Col(Column("Factor"), lambda x: x[2].factor),
+        Col(Column("Method"), lambda x: x[2].method, only("tukey-hsd")),
+        Col(Column("Comparison"), lambda x: f"{x[3].b} - {x[3].a}"),
+        Col(Column("Mean difference", 2), lambda x: Estimate.interval(x[3].mean_diff, x[3].low, x[3].high)),
+        Col(Column("Adjusted p", 3, p_value=True), lambda x: x[3].p_adj),
+        Col(Column("Significant"), lambda x: "yes" if x[3].reject else "no"),
+    ]
+    caption = ("Pairwise post hoc comparisons of each factor's groups (Tukey HSD; Dunn with Holm adjustment for "
+               "the rank-based fallback): mean of the second group minus the first, with its 95% interval.")
+    return columns_table(f"tutoring-posthoc{ids}", f"Post hoc pairwise comparisons{title}", TUTOR_STATS.name,
+                         cols, items, caption=caption, groups=3)
+
+
+def _letters(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
+    items = [(dim, design, ph, level) for dim, design, res in _results(st) for ph in _posthocs(res)
+             for level in ph.means]
+    if not items:
+        return None
+    cols: list[Col[tuple[str, str, PostHoc, str]]] = [
+        Col(Column("Dimension"), lambda x: x[0]),
+        Col(Column("Design"), lambda x: x[1]),
+        Col(Column("Factor"), lambda x: x[2].factor),
+        Col(Column("Group"), lambda x: x[3]),
+        Col(Column("Mean (%)", 1), lambda x: x[2].means[x[3]]),
+        Col(Column("n", 0), lambda x: x[2].n.get(x[3])),
+        Col(Column("Letters"), lambda x: x[2].letters.get(x[3])),
+    ]
+    caption = "Group means with compact letters: groups sharing a letter do not differ significantly."
+    return columns_table(f"tutoring-letters{ids}", f"Post hoc group means and compact letters{title}",
+                         TUTOR_STATS.name, cols, items, caption=caption, groups=3)
+
+
+TABLE1 = TableBuilder("tutoring-table1-dimensions", "Dimension scores by learner performance (tutoring Table 1)",
+                      TUTOR_STATS, _per_source(_table1))
+TABLE2 = TableBuilder("tutoring-table2-adaptivity", "Adaptivity sub-metrics by condition (tutoring Table 2)",
+                      TUTOR_STATS, _per_source(_table2))
+ANOVA = TableBuilder("tutoring-anova", "Two-way ANOVA", TUTOR_STATS, _per_source(_anova))
+CHECKS = TableBuilder("tutoring-anova-checks", "ANOVA assumption checks", TUTOR_STATS, _per_source(_checks))
+POSTHOC = TableBuilder("tutoring-posthoc", "Post hoc pairwise comparisons (Tukey HSD)", TUTOR_STATS,
+                       _per_source(_pairs))
+LETTERS = TableBuilder("tutoring-letters", "Post hoc group means and compact letters", TUTOR_STATS,
+                       _per_source(_letters))
