@@ -104,9 +104,15 @@ def test_value_only_choice_can_be_accepted_by_configuration() -> None:
 
 
 def test_parsed_forms_are_recorded() -> None:
+    # decided in this process: the forms are the answers as read, numbers folded
     verdict = check_answer("Final answer: ln(e)", Question(id="q", text="t", answers=["\\ln e"]))
     assert verdict.status == "correct"
-    assert verdict.comparison is not None and verdict.comparison.predicted_form == "1"
+    assert verdict.comparison is not None and verdict.comparison.predicted_form == "log(e)"
+    folded = equivalent("\\frac{10!}{3!\\,7!}", "120")
+    assert (folded.predicted_form, folded.reference_form) == ("120", "120")
+    # decided by the worker: SymPy's forms
+    symbolic = equivalent("\\sin t \\cos t", "\\frac{1}{2}\\sin 2t")
+    assert symbolic.equal and symbolic.predicted_form == "sin(t)*cos(t)"
 
 
 def test_adversarial_answer_is_bounded() -> None:

@@ -20,10 +20,12 @@ from typing import Literal
 
 from mathlens.analyze.grading.answers import FinalAnswer, choice_label, extract_final_answer
 from mathlens.analyze.grading.forms import decimal_commas, degrees_to_radians, drop_names, prepare
-from mathlens.analyze.grading.intervals import same_set
+from mathlens.analyze.grading.intervals import differ_as_sets, read_set, same_set
 from mathlens.analyze.grading.lists import compare_lists
 from mathlens.analyze.grading.normalize import answer_word, normalize_answer, strip_text_wrappers
 from mathlens.analyze.grading.numeric import numbers_equal, read_number
+from mathlens.analyze.grading.quick import decide, infinity, read
+from mathlens.analyze.grading.structures import compare_structures
 from mathlens.analyze.grading.symbolic import compare_answers
 from mathlens.analyze.grading.verdicts import (
     AnswerVerdict,
@@ -123,7 +125,37 @@ def compare_prepared(pred: str, ref: str, config: EquivalenceConfig, deadline: f
     if as_sets is not None:  # intervals with numeric endpoints: exact, no worker needed
         return EquivalenceResult(status="equal" if as_sets else "different", method="interval",
                                  predicted_form=pred, reference_form=ref)
+    if differ_as_sets(pred, ref) or _set_and_number(pred, ref):
+        return EquivalenceResult(status="different", method="interval", predicted_form=pred, reference_form=ref)
+
+    def entry(a: str, b: str) -> str:
+        return compare_prepared(prepare(a), prepare(b), config, deadline, allow_lists=False).status
+
+    structured = compare_structures(pred, ref, entry, _scalar)
+    if structured is not None:  # tuples and matrices entry by entry, sets in braces
+        return EquivalenceResult(status=structured[0], method=structured[1], predicted_form=pred,
+                                 reference_form=ref)
+    p_text, r_text = degrees_to_radians(pred), degrees_to_radians(ref)
+    quick = decide(p_text, r_text, config.rel_tol, config.min_digits)
+    if quick is not None:  # the worker's verdict, reached in this process
+        status, method, p_form, r_form = quick
+        return EquivalenceResult(status=status, method=method, predicted_form=p_form, reference_form=r_form)
     return _symbolic(pred, ref, config, deadline)
+
+
+def _set_and_number(pred: str, ref: str) -> bool:
+    """An interval, inequality or union against a constant: never equal (`x >= 5` is not `5`)."""
+    for one, other in ((pred, ref), (ref, pred)):
+        reading = read(other)
+        if read_set(one) is not None and reading is not None and not reading.names and len(reading.sides) == 1:
+            return True
+    return False
+
+
+def _scalar(text: str) -> bool:
+    """A single number or expression (not a tuple, a set, an equation or a relation)."""
+    reading = read(text)
+    return infinity(text) is not None or (reading is not None and len(reading.sides) == 1)
 
 
 def _symbolic(pred: str, ref: str, config: EquivalenceConfig, deadline: float) -> EquivalenceResult:

@@ -30,6 +30,7 @@ from mathlens.analyze.grading.statements import (
     split_equals,
     split_top_level,
 )
+from mathlens.analyze.grading.structures import split_brackets
 
 MAX_ITEMS = 24
 
@@ -134,6 +135,8 @@ def _set_body(s: str) -> str | None:
 
 def items(s: str) -> list[str]:
     """The members of a listed answer (one item when it is not a list); at most `MAX_ITEMS`."""
+    if s.strip().startswith("\\langle") and split_brackets(s) is not None:
+        return [s]  # one vector: its commas separate entries, not answers
     body = _set_body(s)
     pieces = alternatives(body if body is not None else s)
     if len(pieces) > 1 and all(_RELATION.search(p) for p in pieces):

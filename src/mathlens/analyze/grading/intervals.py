@@ -1,17 +1,20 @@
-"""Intervals of real numbers with numeric endpoints, compared exactly without SymPy.
+"""Intervals of real numbers with numeric endpoints, and unions of them, compared exactly without SymPy.
 
 An interval (`[2, 5)`, `(-\\infty, 3]`, `[0, oo)`), an inequality in one variable (`x > 5`,
-`-2 < x \\le 3`, `x ≥ 5`) or a membership (`x \\in [2, 5)`) whose endpoints are integers,
-fractions or infinity is read here, in the calling process, as one interval with `Fraction`
-endpoints. Two such answers are equal when the intervals are: the verdict the symbolic path gives
-for them (SymPy's `as_set`, then Math-Verify's interval comparison), without a round trip to the
-worker and about 30 ms of SymPy each.
+`-2 < x \\le 3`, `x ≥ 5`), a membership (`x \\in [2, 5)`), a union of intervals
+(`(-\\infty, -1) \\cup (2, \\infty)`, `(-oo, -2) U (2, oo)`) or inequalities joined by "or"
+(`x < -1 or x > 2`) whose endpoints are integers, fractions or infinity is read here, in the
+calling process, as a set: a sorted list of disjoint intervals with `Fraction` endpoints (touching
+or overlapping pieces are merged, as SymPy's `Union` does). Two such answers are equal when the
+sets are: the verdict the symbolic path gives for them (SymPy's `as_set` and `Union`, then
+Math-Verify's set comparison), without a round trip to the worker and about 30 ms of SymPy each.
 
-Only forms that the symbolic path reads as that same interval are read here, so that the verdict
-never changes: not a union or "or" (the symbolic path compares unions as written), not a decimal
-endpoint (it rounds them), not `oo` in LaTeX (two letters o) or `(2, oo)` in keyboard notation (a
-point), not a bare `(a, b)` with two finite ends (a point), not an empty or one-point interval, not
-symbolic endpoints (`\\pi`, `\\sqrt2`). Those return None and go on to the symbolic path.
+Only forms that the symbolic path reads as that same set are read here, so that the verdict
+never changes: not a decimal endpoint (it rounds them), not `oo` in LaTeX (two letters o) or a
+lone `(2, oo)` in keyboard notation (a point; inside a union it is an interval), not a lone
+`(a, b)` with two finite ends (a point), not an empty or one-point piece, not symbolic endpoints
+(`\\pi`, `\\sqrt2`), not inequalities joined by "and" or commas. Those return None and go on to the
+symbolic path.
 
 Each step is a regular expression without nested repetition, and texts over `MAX_CHARS` are not
 read: the cost is linear and bounded.
@@ -20,6 +23,8 @@ read: the cost is linear and bounded.
     True
     >>> same_set("-2 < x <= 3", "[-2, 3]")
     False
+    >>> same_set("x < -1 or x > 2", "(-oo, -1) U (2, oo)")
+    True
     >>> same_set("(1, 2)", "1 < x < 2") is None
     True
 """
@@ -49,7 +54,9 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 _NUM = r"[-+]?(?:∞|\d+(?:/\d+)?|\\frac\{\d+\}\{\d+\})"
 #: characters an interval or inequality may use (anything else: not read here)
-_ALLOWED = re.compile(r"[-+\w\s\\{}()\[\],.<>=/$≤≥∞∈⩽⩾!;:]*")
+_ALLOWED = re.compile(r"[-+\w\s\\{}()\[\],.<>=/$≤≥∞∈⩽⩾!;:∪]*")
+_UNION = re.compile(r"\\cup(?![A-Za-z])|∪|\s+U\s+")
+_OR = re.compile(r"\s+or\s+|\s*\\text\{\s*or\s*\}\s*|\s*\\lor(?![A-Za-z])\s*")
 _KEYBOARD_INF = re.compile(r"(?<!\\)\b(?:oo|inf|infinity|infty)\b|∞")
 _INTERVAL = re.compile(rf"([\[(])({_NUM}),({_NUM})([\])])")
 _VAR = r"[a-df-hj-zA-Z]"  # one letter, not e or i
@@ -140,29 +147,83 @@ def _degenerate(iv: Interval) -> bool:
     return lo is not None and hi is not None and lo >= hi
 
 
-def read_set(text: str) -> Interval | None:
-    """The interval an answer describes; None when the answer is not such a set (see the module
-    docstring)."""
-    if len(text) > MAX_CHARS or not _ALLOWED.fullmatch(text):
-        return None
-    latex = "\\" in text
+def _rewrite(text: str) -> str:
     t = text.strip()
     for pattern, repl in _REWRITES:
         t = pattern.sub(repl, t)
+    return t
+
+
+def _merged(pieces: list[Interval]) -> tuple[Interval, ...]:
+    """The union as sorted disjoint intervals (touching pieces joined, as SymPy's `Union`)."""
+    def low_key(iv: Interval) -> tuple[int, Fraction, int]:
+        return (0, Fraction(0), 0) if iv[0] is None else (1, iv[0], 0 if iv[1] else 1)
+
+    out: list[Interval] = []
+    for iv in sorted(pieces, key=low_key):
+        if out:
+            lo, lo_closed, hi, hi_closed = out[-1]
+            joins = hi is None or iv[0] is None or iv[0] < hi or (iv[0] == hi and (hi_closed or iv[1]))
+            if joins:
+                if hi is None or iv[2] is None:
+                    hi, hi_closed = None, False
+                elif iv[2] > hi:
+                    hi, hi_closed = iv[2], iv[3]
+                elif iv[2] == hi:
+                    hi_closed = hi_closed or iv[3]
+                out[-1] = (lo, lo_closed, hi, hi_closed)
+                continue
+        out.append(iv)
+    return tuple(out)
+
+
+def read_set(text: str, pairs_as_intervals: bool = False) -> tuple[Interval, ...] | None:
+    """The set an answer describes, as sorted disjoint intervals; None when the answer is not
+    such a set (see the module docstring). With `pairs_as_intervals`, a lone `(a, b)` is read as
+    the open interval (the symbolic path may read it as a point)."""
+    if len(text) > MAX_CHARS or not _ALLOWED.fullmatch(text):
+        return None
+    latex = "\\" in text
     if latex and _KEYBOARD_INF.search(text):
         return None  # `oo` in LaTeX is two letters o
-    if not latex and t.startswith("(") and t.endswith(")"):
-        return None  # the keyboard reader takes `(2, oo)` for a point
+    unions = _UNION.split(text)
+    alternatives = _OR.split(text) if len(unions) == 1 else [text]
     names: list[str] = []
-    found = _piece(t, names)
-    if found is None or len(set(names)) > 1 or _degenerate(found):
+    pieces: list[Interval] = []
+    for raw in unions if len(unions) > 1 else alternatives:
+        t = _rewrite(raw)
+        if len(unions) > 1:
+            m = _INTERVAL.fullmatch(t)
+            found = _interval(m) if m else None  # inside a union, `(a, b)` is an interval
+        elif len(alternatives) > 1:
+            if _INTERVAL.fullmatch(t) or "∈" in t:
+                return None  # "or" between intervals lists answers; only inequalities are a union
+            found = _piece(t, names)
+        elif pairs_as_intervals and (m := _INTERVAL.fullmatch(t)):
+            found = _interval(m)
+        else:
+            if not latex and t.startswith("(") and t.endswith(")"):
+                return None  # the keyboard reader takes `(2, oo)` for a point
+            found = _piece(t, names)
+        if found is None or _degenerate(found):
+            return None
+        pieces.append(found)
+    if len(set(names)) > 1:
         return None
-    return found
+    return _merged(pieces)
 
 
 def same_set(pred: str, ref: str) -> bool | None:
-    """True / False when both answers are intervals read here; None when either is not."""
+    """True / False when both answers are sets read here; None when either is not."""
     a, b = read_set(pred), read_set(ref)
     if a is None or b is None:
         return None
     return a == b
+
+
+def differ_as_sets(pred: str, ref: str) -> bool:
+    """True when the two answers are different sets even if a lone `(a, b)` is read as an
+    interval. A pair read as a point is never equal to a set either, so the answers differ under
+    both readings (`x <= 4` against `(-oo, 4)`; `(2, 5)` against `(2, 5]`)."""
+    a, b = read_set(pred, pairs_as_intervals=True), read_set(ref, pairs_as_intervals=True)
+    return a is not None and b is not None and a != b
