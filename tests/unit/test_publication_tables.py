@@ -19,11 +19,12 @@ from typer.testing import CliRunner
 
 from mathlens.analyze.ablation.analyzer import SENSITIVITY
 from mathlens.analyze.ablation.tables import MetricSummary
-from mathlens.analyze.adaptivity.agreement import TUTOR_AGREEMENT, AgreementRow, AgreementStats, AgreementSummary
+from mathlens.analyze.adaptivity.agreement import TUTOR_AGREEMENT
 from mathlens.analyze.adaptivity.tables import TUTOR_STATS
 from mathlens.analyze.flow.models import FLOW
 from mathlens.analyze.grading.agreement_report import AGREEMENT
 from mathlens.analyze.grading.tables import GRADE_TABLES, Table7Row
+from mathlens.analyze.judging.agreement import AgreementReport, AgreementRow
 from mathlens.analyze.maple.results import MAPLE
 from mathlens.cli.main import app
 from mathlens.report.export import FORMATS, TablesIndex, export_tables
@@ -339,12 +340,13 @@ def test_tutoring_agreement_and_annotator_tables(run_dir: Path, tmp_path: Path) 
         "performance x model": res.model_copy(update={"reported": "nonparametric"})}}})
     _rewrite(TUTOR_STATS, run, stats.summary.model_copy(update={"sources": [judge, human]}))
     ci = CI(estimate=0.5, low=0.25, high=0.75, n=4)
-    entries = [AgreementRow(a="judge:mock/judge", b="human:alice", scope="Q2", unit="response",
-                            stats=AgreementStats(n=4, percent=ci, kappa=CI(estimate=0.2, low=None, high=None, n=4),
-                                                 alpha=ci))]
+    rows = [AgreementRow(a="judge:mock/judge", b="human:alice", scope=scope, unit=unit, n=4, kappa_weights=weights,
+                         alpha_level="ordinal", percent=ci, kappa=CI(estimate=0.2, low=None, high=None, n=4), alpha=ci)
+            for scope, unit, weights in (("Q2", "response", "linear"), ("adaptivity", "response x item", "none"))]
     store = RunStore(run)
     TUTOR_AGREEMENT.write(run, run_id=store.manifest().run_id, records_sha256=records_digest(store.records_path),
-                          entries=entries, summary=AgreementSummary(sources=["judge:mock/judge", "human:alice"]))
+                          entries=[], summary=AgreementReport(rubric="v1", graders=["judge:mock/judge", "human:alice"],
+                                                              pairs=rows))
     folder = tmp_path / "out"
     index = export_tables(load_run(run), folder, ("csv",))
     ids = {t.id for t in index.tables}
@@ -354,9 +356,14 @@ def test_tutoring_agreement_and_annotator_tables(run_dir: Path, tmp_path: Path) 
     # the judge's ANOVA reports the usual analysis (no column); the annotator's the rank-based one
     assert "Reported" not in _csv(folder, "tutoring-anova")[0]
     assert _csv(folder, "tutoring-anova-human-alice")[0]["Reported"] == "nonparametric"
-    (row,) = _csv(folder, "tutoring-agreement")
-    assert (row["Item or dimension"], int(row["Units"]), _num(row["Cohen's κ"])) == ("Q2", 4, 0.2)
-    assert row["Cohen's κ CI low"] == "" and _num(row["Agreement (share) CI high"]) == 0.75
+    item, dimension = _csv(folder, "tutoring-agreement")
+    assert (item["Scope"], item["Unit"], int(item["n"]), _num(item["Cohen's κ"])) == ("Q2", "response", 4, 0.2)
+    assert (dimension["Scope"], dimension["Unit"]) == ("adaptivity", "response x item")
+    # the rows used different kappas, so the weights get their own column; alpha's level is one, in the header
+    assert (item["κ weights"], dimension["κ weights"]) == ("linear", "unweighted")
+    assert _num(item["Krippendorff's α (ordinal)"]) == 0.5
+    assert item["Cohen's κ CI low"] == "" and _num(item["Agreement (share) CI high"]) == 0.75
+    assert "Mean absolute error (points)" not in item  # an ordinal rubric has no MAE
 
 
 def test_a_second_export_removes_only_the_files_it_wrote_before(run_dir: Path, tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """Agreement tables: rubric grading (`agreement`: grader pairs and the judge against itself) and
-the tutoring rubric (`tutor_agreement`: score sources per item and dimension).
+the tutoring rubric (`tutor_agreement`: graders per item and dimension). Both documents hold the
+judging core's `AgreementReport`, so one table layout (`pairs_table`) serves both.
 
 Each statistic is shown as its estimate with the 95% bootstrap interval over the units both
 graders scored; the CSV gives estimate, bounds and n in separate columns.
@@ -10,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mathlens.analyze.adaptivity.agreement import TUTOR_AGREEMENT
-from mathlens.analyze.adaptivity.agreement import AgreementRow as TutorAgreementRow
 from mathlens.analyze.grading.agreement_report import AGREEMENT
 from mathlens.analyze.judging.agreement import AgreementRow, SelfAgreement
 from mathlens.report.export.builder import Col, TableBuilder, columns_table, constant, empty
@@ -84,23 +84,14 @@ def grading_self(run: RunData) -> list[PublicationTable]:
 
 
 def tutoring(run: RunData) -> list[PublicationTable]:
-    if run.document(TUTOR_AGREEMENT) is None:
+    doc = run.document(TUTOR_AGREEMENT)
+    if doc is None or not doc.summary.pairs:
         return []
-    rows = list(run.all_entries(TUTOR_AGREEMENT))
-    cols: list[Col[TutorAgreementRow]] = [
-        Col(Column("Source A"), lambda r: r.a),
-        Col(Column("Source B"), lambda r: r.b),
-        Col(Column("Item or dimension"), lambda r: r.scope),
-        Col(Column("Unit"), lambda r: r.unit),
-        Col(Column("Units", 0), lambda r: r.stats.n),
-        Col(Column("Agreement (share)", 2), lambda r: _ci(r.stats.percent)),
-        Col(Column("Cohen's κ", 2), lambda r: _ci(r.stats.kappa)),
-        Col(Column("Krippendorff's α (ordinal)", 2), lambda r: _ci(r.stats.alpha)),
-    ]
-    caption = ("Agreement between tutoring score sources per rubric item (kappa linearly weighted on three-point "
-               "items) and per dimension (items pooled), with 95% bootstrap intervals.")
-    return [columns_table("tutoring-agreement", "Tutoring rubric agreement between score sources",
-                          TUTOR_AGREEMENT.name, cols, rows, caption=caption, groups=2)] if rows else []
+    caption = ("Agreement between tutoring graders per rubric item (kappa linearly weighted on three-point items) "
+               "and per dimension (items pooled, one observation per response x item), with 95% bootstrap "
+               "intervals.")
+    return [pairs_table("tutoring-agreement", "Tutoring rubric agreement between graders", TUTOR_AGREEMENT.name,
+                        doc.summary.pairs, caption)]
 
 
 GRADING_PAIRS = TableBuilder("grading-agreement", "Grading agreement between graders", AGREEMENT, grading_pairs)
