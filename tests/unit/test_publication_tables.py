@@ -24,7 +24,7 @@ from mathlens.analyze.adaptivity.tables import TUTOR_STATS
 from mathlens.analyze.flow.models import FLOW
 from mathlens.analyze.grading.agreement_report import AGREEMENT
 from mathlens.analyze.grading.tables import GRADE_TABLES, Table7Row
-from mathlens.analyze.judging.agreement import AgreementReport, AgreementRow
+from mathlens.analyze.judging.agreement import AgreementReport, AgreementRow, SelfAgreement
 from mathlens.analyze.maple.results import MAPLE
 from mathlens.cli.main import app
 from mathlens.report.export import FORMATS, TablesIndex, export_tables
@@ -92,7 +92,7 @@ def test_index_lists_every_table_written_and_every_table_skipped(exported: tuple
     skipped = {s.id: s for s in index.skipped}
     # judged.yaml has no Table 7 rows, no self-agreement, no subject rows, no tutoring agreement document
     assert set(skipped) == {"calculus-table7-configurations", "grading-self-agreement", "maple-by-subject",
-                            "tutoring-agreement"}
+                            "tutoring-agreement", "tutoring-self-agreement"}
     assert "no rows" in skipped["maple-by-subject"].reason and skipped["maple-by-subject"].source == "maple"
     assert "no tutor_agreement analysis" in skipped["tutoring-agreement"].reason
     assert "mathlens tutor agreement RUN" in skipped["tutoring-agreement"].reason
@@ -340,13 +340,15 @@ def test_tutoring_agreement_and_annotator_tables(run_dir: Path, tmp_path: Path) 
         "performance x model": res.model_copy(update={"reported": "nonparametric"})}}})
     _rewrite(TUTOR_STATS, run, stats.summary.model_copy(update={"sources": [judge, human]}))
     ci = CI(estimate=0.5, low=0.25, high=0.75, n=4)
+    selfs = SelfAgreement(grader="judge:mock/judge", runs=3, scope="adaptivity", units=9, alpha_level="ordinal",
+                          alpha=CI(estimate=0.9, low=0.8, high=1.0, n=9), identical_share=0.75)
     rows = [AgreementRow(a="judge:mock/judge", b="human:alice", scope=scope, unit=unit, n=4, kappa_weights=weights,
                          alpha_level="ordinal", percent=ci, kappa=CI(estimate=0.2, low=None, high=None, n=4), alpha=ci)
             for scope, unit, weights in (("Q2", "response", "linear"), ("adaptivity", "response x item", "none"))]
     store = RunStore(run)
     TUTOR_AGREEMENT.write(run, run_id=store.manifest().run_id, records_sha256=records_digest(store.records_path),
                           entries=[], summary=AgreementReport(rubric="v1", graders=["judge:mock/judge", "human:alice"],
-                                                              pairs=rows))
+                                                              pairs=rows, self_agreement=[selfs]))
     folder = tmp_path / "out"
     index = export_tables(load_run(run), folder, ("csv",))
     ids = {t.id for t in index.tables}
@@ -364,6 +366,11 @@ def test_tutoring_agreement_and_annotator_tables(run_dir: Path, tmp_path: Path) 
     assert _num(item["Krippendorff's α (ordinal)"]) == 0.5
     assert item["Cohen's κ CI low"] == "" and _num(item["Agreement (share) CI high"]) == 0.75
     assert "Mean absolute error (points)" not in item  # an ordinal rubric has no MAE
+    (own,) = _csv(folder, "tutoring-self-agreement")
+    assert (own["Grader"], int(own["Runs"]), own["Scope"], int(own["Units"])) == (
+        "judge:mock/judge", 3, "adaptivity", 9)
+    assert (_num(own["Krippendorff's α (ordinal)"]), _num(own["Krippendorff's α (ordinal) CI low"]),
+            _num(own["Identical scores (share)"])) == (0.9, 0.8, 0.75)
 
 
 def test_a_second_export_removes_only_the_files_it_wrote_before(run_dir: Path, tmp_path: Path) -> None:

@@ -63,11 +63,8 @@ def grading_pairs(run: RunData) -> list[PublicationTable]:
                         doc.summary.pairs, caption)]
 
 
-def grading_self(run: RunData) -> list[PublicationTable]:
-    doc = run.document(AGREEMENT)
-    if doc is None or not doc.summary.self_agreement:
-        return []
-    rows = doc.summary.self_agreement
+def self_table(id: str, title: str, source: str, rows: Sequence[SelfAgreement]) -> PublicationTable:
+    """A judge against itself across its repeated runs, per unit or scope."""
     alpha, alpha_col = _named("Krippendorff's α", {s.alpha_level for s in rows})
     cols: list[Col[SelfAgreement]] = [
         Col(Column("Grader"), lambda s: s.grader),
@@ -78,9 +75,16 @@ def grading_self(run: RunData) -> list[PublicationTable]:
         *([Col[SelfAgreement](Column("α level"), lambda s: s.alpha_level)] if alpha_col else []),
         Col(Column("Identical scores (share)", 2), lambda s: s.identical_share),
     ]
-    caption = "The judge against itself across repeated grading runs, with 95% bootstrap intervals."
-    return [columns_table("grading-self-agreement", "Judge self-agreement across runs", AGREEMENT.name, cols,
-                          rows, caption=caption, groups=1)]
+    caption = "The judge against itself across repeated runs, with 95% bootstrap intervals."
+    return columns_table(id, title, source, cols, rows, caption=caption, groups=1)
+
+
+def grading_self(run: RunData) -> list[PublicationTable]:
+    doc = run.document(AGREEMENT)
+    if doc is None or not doc.summary.self_agreement:
+        return []
+    return [self_table("grading-self-agreement", "Judge self-agreement across grading runs", AGREEMENT.name,
+                       doc.summary.self_agreement)]
 
 
 def tutoring(run: RunData) -> list[PublicationTable]:
@@ -96,4 +100,14 @@ def tutoring(run: RunData) -> list[PublicationTable]:
 
 GRADING_PAIRS = TableBuilder("grading-agreement", "Grading agreement between graders", AGREEMENT, grading_pairs)
 GRADING_SELF = TableBuilder("grading-self-agreement", "Judge self-agreement", AGREEMENT, grading_self)
+def tutoring_self(run: RunData) -> list[PublicationTable]:
+    doc = run.document(TUTOR_AGREEMENT)
+    if doc is None or not doc.summary.self_agreement:
+        return []
+    return [self_table("tutoring-self-agreement", "Judge self-agreement across tutoring scoring runs",
+                       TUTOR_AGREEMENT.name, doc.summary.self_agreement)]
+
+
 TUTORING = TableBuilder("tutoring-agreement", "Tutoring rubric agreement", TUTOR_AGREEMENT, tutoring)
+TUTORING_SELF = TableBuilder("tutoring-self-agreement", "Tutoring judge self-agreement", TUTOR_AGREEMENT,
+                             tutoring_self)

@@ -33,6 +33,7 @@ BUILDERS: tuple[TableBuilder, ...] = (
     tutoring.POSTHOC,
     tutoring.LETTERS,
     agreement.TUTORING,
+    agreement.TUTORING_SELF,
 )
 
 
