@@ -72,10 +72,10 @@ def main() -> int:
         judged = [(r, scores[(r.key, item.id)]) for r in replies]
         unscored = sum(s.status != "ok" for _, s in judged)
         row = {"item": item.id, "dimension": m.dimension, "unscored": unscored,
-               "judge_scores": dict(Counter(s.score for _, s in judged if s.status == "ok"))}
+               "judge_scores": dict(Counter(s.value for _, s in judged if s.status == "ok"))}
         for mode in ("lenient", "strict"):
-            pairs = [(human_score(r, m, strict=mode == "strict"), s.score) for r, s in judged
-                     if s.status == "ok" and s.score is not None]
+            pairs = [(human_score(r, m, strict=mode == "strict"), s.value) for r, s in judged
+                     if s.status == "ok" and s.value is not None]
             pairs = [(h, j) for h, j in pairs if h is not None]
             humans = Counter(h for h, _ in pairs)
             majority = humans.most_common(1)[0][0] if humans else None

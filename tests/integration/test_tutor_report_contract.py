@@ -10,13 +10,16 @@ possible points under condition 1 (Q2 and Q3 score -1 at their lowest, Q1 and Q4
 
 from __future__ import annotations
 
+import csv
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from mathlens.analyze.adaptivity.agreement import TUTOR_AGREEMENT
 from mathlens.analyze.adaptivity.judge import TUTOR_SCORES
 from mathlens.analyze.adaptivity.rubric import load_rubric
 from mathlens.analyze.adaptivity.tables import TUTOR_STATS
@@ -27,7 +30,7 @@ from mathlens.report.context import ReportContext
 from mathlens.report.loader import load_runs, question_views
 from mathlens.report.registry import load_sections
 from mathlens.report.render import build_report
-from mathlens.report.sections import adaptivity, adaptivity_items
+from mathlens.report.sections import adaptivity, adaptivity_items, agreement
 from mathlens.runs.store import RunStore
 
 RUBRIC = load_rubric()
@@ -63,12 +66,21 @@ def scored_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_documents_hold_what_the_judge_said(scored_run: Path) -> None:
     doc = TUTOR_SCORES.read(scored_run)
-    assert doc is not None and doc.summary.responses == 12 and doc.envelope.entries == 12 * 19
+    # one judgement per response, each with its 19 item scores
+    assert doc is not None and doc.summary.responses == 12 and doc.envelope.entries == 12
+    assert doc.summary.counts == {"ok": 12 * 19}
     assert doc.envelope.options == {"items": [], "limit": None, "max_tokens": 160}
     for entry in TUTOR_SCORES.entries(scored_run):
-        item = RUBRIC.item(entry.item_id)
-        low = item.dimension == "adaptivity" and entry.record.configuration == "condition-1"
-        assert entry.score == (item.min_value if low else item.max_value), (entry.record.key, entry.item_id)
+        assert [s.unit for s in entry.scores] == [f"Q{i}" for i in range(1, 20)] and entry.status == "graded"
+        condition_1 = entry.record.configuration == "condition-1"
+        for score in entry.scores:
+            item = RUBRIC.item(score.unit)
+            low = item.dimension == "adaptivity" and condition_1
+            assert score.value == (item.min_value if low else item.max_value), (entry.record.key, score.unit)
+            assert score.rationale == f"scripted {item.id}"
+        # the total is the sum of the items, at most 9 + 4 + 7 = 20 (adaptivity, correctness, quality); under
+        # condition 1 the adaptivity items lose their 9 points, and Q2 and Q3 one more each
+        assert entry.total == (20 - 9 - 2 if condition_1 else 20) and entry.max_total == 20
     stats = TUTOR_STATS.read(scored_run)
     assert stats is not None and [s.source for s in stats.summary.sources] == ["judge:mock/judge"]
 
@@ -107,3 +119,35 @@ def test_rendered_page_carries_the_sections(scored_run: Path) -> None:
     html = report.html()
     assert 'id="sec-adaptivity"' in html and 'data-section="adaptivity_items"' in html
     assert f"{(100.0 + LOW_ADAPTIVITY) / 2:.1f}" in html
+
+
+def test_agreement_section_shows_the_stored_rows(scored_run: Path, tmp_path: Path) -> None:
+    """An annotator who copies the judge except on Q2 (where they give the opposite end of the scale):
+    the report's agreement table holds exactly the rows `mathlens tutor agreement` stored."""
+    run = tmp_path / "run"
+    shutil.copytree(scored_run, run)
+    sheet = tmp_path / "sheet.csv"
+    cli("tutor", "worksheet", "export", str(run), "-o", str(sheet), "--items", "Q1,Q2", "--with-judge")
+    with sheet.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for row in rows:
+        row["score"] = row["judge_score"] if row["item_id"] == "Q1" else str(-int(row["judge_score"]))
+    with sheet.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    cli("tutor", "worksheet", "import", str(run), str(sheet), "--annotator", "ana")
+    out = cli("tutor", "agreement", str(run), "--resamples", "20")
+    by_scope = {r["scope"]: r for r in out["rows"]}
+    assert set(by_scope) == {"Q1", "Q2", "adaptivity"} and out["graders"] == ["judge:mock/judge", "human:ana"]
+    assert by_scope["Q1"]["stats"]["percent"]["estimate"] == 1.0 and by_scope["Q2"]["percent"]["estimate"] == 0.0
+    assert (by_scope["adaptivity"]["n"], by_scope["adaptivity"]["percent"]["estimate"]) == (24, 0.5)
+
+    stored = TUTOR_AGREEMENT.read(run)
+    assert stored is not None
+    runs = load_runs([run])
+    data = agreement.build(ReportContext(runs=runs, views=question_views(runs)))
+    assert data is not None
+    [table] = [t for t in data.tables if t.title.startswith("Tutoring rubric agreement")]
+    assert [(r[0], r[1], r[2], r[3], r[4], r[5]) for r in table.rows] == [
+        (p.a, p.b, p.scope, p.unit, p.n, p.percent.estimate if p.percent else None) for p in stored.summary.pairs]

@@ -63,14 +63,15 @@ async def test_embedded_tutor_run_and_judge(embedded_model_path: Path, tmp_path:
     async with get_model("embedded", ONE_THREAD, retry=RetryPolicy(max_attempts=1, timeout_s=600)) as judge:
         scores = await score_run(AnalysisJob(store, ScoreOptions(items=("Q9", "Q13"), max_tokens=48)), judge)
     rubric = load_rubric()
-    assert len(scores.scores) == 2
-    for s in scores.scores:
+    [judged] = scores.judgements
+    assert [s.unit for s in judged.scores] == ["Q9", "Q13"] and judged.grader == "judge:embedded"
+    for s in judged.scores:
         assert s.status in ("ok", "unscored")
-        if s.status == "ok":
-            item = rubric.item(s.item_id)
-            assert s.score in item.values and s.label == item.label_of(s.score)  # type: ignore[arg-type]
+        if s.value is not None:
+            item = rubric.item(s.unit)
+            assert s.value in item.values and s.label == item.label_of(int(s.value))
         else:
             assert s.error
     st = compute_stats(store)
     sbs = [r for r in st.table2 if r.code == "SBS" and r.model == "embedded"]
-    assert sbs and sbs[0].n == sum(s.status == "ok" for s in scores.scores if s.item_id == "Q9")
+    assert sbs and sbs[0].n == sum(s.status == "ok" for s in judged.scores if s.unit == "Q9")

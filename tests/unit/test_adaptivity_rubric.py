@@ -10,6 +10,7 @@ import yaml
 
 from mathlens.analyze.adaptivity.judge import verdict_model
 from mathlens.analyze.adaptivity.rubric import RubricItem, load_rubric
+from mathlens.analyze.judging.units import Ordinal
 from mathlens.errors import UnknownNameError, UserError
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "adaptivity" / "rubric_scales.yaml"
@@ -76,3 +77,33 @@ def test_malformed_items_are_rejected() -> None:
     with pytest.raises(ValueError, match="lowest value"):
         RubricItem.model_validate({**base, "direction": "presence", "scale": [
             {"value": 1, "label": "yes", "meaning": "m"}, {"value": 0, "label": "no", "meaning": "m"}]})
+
+
+WORKSHEET = yaml.safe_load((CASES.parent / "worksheet_scores.yaml").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", WORKSHEET["accepted"], ids=lambda c: f"{c['item']}={c['text'].strip()}")
+def test_what_an_annotator_may_write(case: dict[str, Any]) -> None:
+    unit = load_rubric().item(case["item"]).unit
+    assert unit.scale.parse(case["text"], unit.id, "sheet.csv:2") == case["score"]
+
+
+@pytest.mark.parametrize("case", WORKSHEET["rejected"], ids=lambda c: f"{c['item']}={c['text']}")
+def test_what_an_annotator_may_not_write(case: dict[str, Any]) -> None:
+    unit = load_rubric().item(case["item"]).unit
+    with pytest.raises(UserError, match=rf"^sheet.csv:2: score .* for {case['item']} is not one of"):
+        unit.scale.parse(case["text"], unit.id, "sheet.csv:2")
+
+
+def test_items_are_ordinal_units_and_dimensions_pool_them() -> None:
+    rubric = load_rubric()
+    unit = rubric.item("Q13").unit
+    assert (unit.id, unit.code, unit.name) == ("Q13", rubric.item("Q13").code, rubric.item("Q13").name)
+    assert isinstance(unit.scale, Ordinal) and unit.scale.top == 1 and unit.scale.direction == "absence"
+    assert unit.scale.labels == ("yes", "no") and unit.scale.values == (0, 1)
+    assert rubric.item("Q13").criterion in unit.instruction and rubric.item("Q13").question in unit.instruction
+    assert [u.id for u in rubric.units(["SBS", "Q1"])] == ["Q1", "Q9"]
+    scopes = {s.name: s for s in rubric.scopes()}
+    assert list(scopes) == ["adaptivity", "correctness", "quality"]
+    assert scopes["correctness"].units == ("Q10", "Q11", "Q12") and scopes["correctness"].combine == "pool"
+    assert sum(u.scale.top for u in rubric.units()) == 20  # 9 + 4 + 7 possible points

@@ -124,8 +124,11 @@ async def test_scores_tables_and_anova(study: tuple[RunStore, dict[str, Any]], m
     scores = await score_run(AnalysisJob(store, ScoreOptions()), judge)
     assert scores.counts() == {"ok": 36 * 19}
     doc = TUTOR_SCORES.read(store.root)
-    assert doc is not None and doc.envelope.entries == 36 * 19 and doc.summary.counts == {"ok": 36 * 19}
-    assert doc.summary.judge is not None and doc.summary.judge["spec"] == "mock/judge"
+    # one judgement per response, holding its 19 item scores
+    assert doc is not None and doc.envelope.entries == 36 and doc.summary.counts == {"ok": 36 * 19}
+    assert doc.summary.judge is not None and doc.summary.judge.spec == "mock/judge"
+    assert doc.summary.judge.identity == judge.identity()
+    assert all(len(j.scores) == 19 and j.status == "graded" for j in TUTOR_SCORES.entries(store.root))
     # one count per (model, condition, profile) cell: 2 models x 2 conditions x 3 learners, 3 items each
     assert len(doc.summary.groups) == 12 and {g.responses for g in doc.summary.groups} == {3}
     keys = {r.key for r in store.records()}
@@ -173,9 +176,11 @@ async def test_worksheet_round_trip_and_agreement(study: tuple[RunStore, dict[st
         writer.writerows(rows)
     human = import_worksheet(sheet, "ana", RUBRIC, {c.key: c.ref for c in cells})
     assert human.counts() == {"ok": 180, "unscored": 10}
-    judged = {(s.key, s.item_id): s.score for s in judge_scores.scores}
-    assert all(judged[(s.key, s.item_id)] == s.score for s in human.scores if s.status == "ok")
-    assert {s.record for s in human.scores} == {c.ref for c in cells}
+    judged = {k: s.value for k, s in judge_scores.values().items()}
+    assert all(judged[k] == s.value for k, s in human.values().items() if s.status == "ok")
+    assert {j.record for j in human.judgements} == {c.ref for c in cells}
+    assert all((j.status, j.error, j.score("Q19").error) == ("ungraded", "1 items not scored", "left blank")  # type: ignore[union-attr]
+               for j in human.judgements)
     save_human(store, "ana", human, sheet)
     # a second annotator is kept beside the first; importing the first again replaces only theirs
     with pytest.raises(ValueError, match="cannot be saved as annotator 'bo'"):
@@ -184,21 +189,24 @@ async def test_worksheet_round_trip_and_agreement(study: tuple[RunStore, dict[st
     save_human(store, "ana", human, sheet)
     stored = TUTOR_HUMAN.read(store.root)
     assert stored is not None and [a.name for a in stored.summary.annotators] == ["bo", "ana"]
-    assert stored.envelope.entries == 2 * 190
+    assert stored.envelope.entries == 2 * 10  # one judgement per annotator and response
     assert set(load_human(store)) == {"ana", "bo"} and load_human(store)["ana"].counts() == human.counts()
     compute_stats(store, "human:ana")
     compute_stats(store)
     stats = TUTOR_STATS.read(store.root)
     assert stats is not None and [x.source for x in stats.summary.sources] == ["judge:mock/judge", "human:ana"]
     assert stats.summary.get("judge") is not None and stats.summary.get("human:bo") is None
-    rows_out = compute_agreement(store, n_resamples=50)
-    by_scope = {r.scope: r.stats for r in rows_out if (r.a, r.b) == ("judge:mock/judge", "human:ana")}
-    assert by_scope["Q1"].n == 10 and by_scope["Q1"].percent.estimate == 1.0
+    report = compute_agreement(store, n_resamples=50)
+    by_scope = {r.scope: r for r in report.pairs if (r.a, r.b) == ("judge:mock/judge", "human:ana")}
+    assert by_scope["Q1"].n == 10 and by_scope["Q1"].percent is not None and by_scope["Q1"].percent.estimate == 1.0
+    assert (by_scope["Q1"].kappa_weights, by_scope["Q2"].kappa_weights, by_scope["quality"].kappa_weights) == (
+        "none", "linear", "none")
     assert "Q19" not in by_scope  # nobody but the judge scored it
     assert by_scope["quality"].n == 60 and by_scope["adaptivity"].n == 90
+    assert by_scope["quality"].unit == "response x item" and by_scope["Q1"].unit == "response"
     agreement = TUTOR_AGREEMENT.read(store.root)
-    assert agreement is not None and agreement.summary.sources == ["judge:mock/judge", "human:bo", "human:ana"]
-    assert list(TUTOR_AGREEMENT.entries(store.root)) == rows_out
+    assert agreement is not None and agreement.summary.graders == ["judge:mock/judge", "human:bo", "human:ana"]
+    assert agreement.summary == report and agreement.options == {"resamples": 50, "seed": 0}
 
 
 KNOWN = {"k1": RecordRef(key="k1", model="m", configuration="condition-1", exam_id="e", question_id="q")}
@@ -215,6 +223,17 @@ def test_import_rejects_bad_rows(tmp_path: Path) -> None:
     sheet.write_text("response_key,score\nk1,1\n", encoding="utf-8")
     with pytest.raises(UserError, match="lacks the column"):
         import_worksheet(sheet, "x", RUBRIC, KNOWN)
+    sheet.write_text(header + "k1,Q1,\nk1,Q9,\n", encoding="utf-8")
+    with pytest.raises(UserError, match="holds no scores"):
+        import_worksheet(sheet, "x", RUBRIC, KNOWN)
+    sheet.write_text(header, encoding="utf-8")
+    with pytest.raises(UserError, match="has no rows"):
+        import_worksheet(sheet, "x", RUBRIC, KNOWN)
+    # the calculus worksheet's column names are read too, and codes name items
+    sheet.write_text("key,criterion,points,comment\nk1,SBS,yes,clear\nk1,Q2,-1,\n", encoding="utf-8")
+    [judged] = import_worksheet(sheet, "x", RUBRIC, KNOWN).judgements
+    assert [(s.unit, s.value, s.label, s.rationale) for s in judged.scores] == [("Q2", -1, "negative", ""),
+                                                                                ("Q9", 1, "yes", "clear")]
 
 
 def test_a_plain_run_is_not_a_tutoring_run(tmp_path: Path) -> None:

@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 
 from mathlens.analyze.adaptivity.design import Cell
-from mathlens.analyze.adaptivity.judge import ItemScore, ScoreSet
+from mathlens.analyze.adaptivity.judge import ScoreSet
 from mathlens.analyze.adaptivity.rubric import load_rubric
 from mathlens.analyze.adaptivity.study import StudyOptions, load_cells, new_manifest, run_study
 from mathlens.analyze.adaptivity.tables import dimension_scores, table1, table2
+from mathlens.analyze.judging.entries import Judgement, UnitScore, settle
 from mathlens.runs.store import RunStore
 
 RUBRIC = load_rubric()
@@ -28,9 +29,9 @@ async def two_cells(tmp_path: Path, mock_model: Any) -> list[Cell]:
     return load_cells(store)
 
 
-def scores_for(cell: Cell, values: dict[str, int | None]) -> list[ItemScore]:
-    return [ItemScore(record=cell.ref, item_id=i, source="human:x", status="ok" if v is not None else "unscored",
-                      score=v) for i, v in values.items()]
+def scores_for(cell: Cell, values: dict[str, int | None]) -> Judgement:
+    scores = [UnitScore(unit=i, value=v, error="" if v is not None else "left blank") for i, v in values.items()]
+    return settle(cell.ref, "human:x", scores, 21, expected=19)
 
 
 async def test_percentages_by_hand(two_cells: list[Cell]) -> None:
@@ -38,8 +39,9 @@ async def test_percentages_by_hand(two_cells: list[Cell]) -> None:
     adapt = {f"Q{k}": 0 for k in range(1, 10)} | {"Q2": -1, "Q3": 1, "Q6": 1, "Q9": 1}
     correct = {"Q10": 1, "Q11": 1, "Q12": 1}
     quality = {f"Q{k}": 1 for k in range(13, 20)} | {"Q15": None}
-    s = ScoreSet(source="human:x", rubric="v1", scores=tuple(scores_for(first, adapt | correct | quality)
-                                                             + scores_for(second, {"Q10": 0})))
+    s = ScoreSet(grader="human:x", rubric="v1", judgements=(scores_for(first, {**adapt, **correct, **quality}),
+                                                            scores_for(second, {"Q10": 0})))
+    assert s.counts() == {"ok": 19, "unscored": 1} and s.judgements[0].status == "ungraded"
     rows = {(r.record.key, r.dimension): r for r in dimension_scores(two_cells, s, RUBRIC)}
     a = rows[(first.key, "adaptivity")]
     # -1 + 1 + 1 + 1 = 2 points of 9 possible

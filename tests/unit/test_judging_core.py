@@ -177,7 +177,8 @@ def test_worksheets_import_under_either_column_names(tmp_path: Path) -> None:
     ("k9,Q2,1\n", r"x.csv:2: record 'k9' is not in this run"),
     ("k1,Q7,1\n", r"x.csv:2: unknown rubric item 'Q7'"),
     ("k1,Q2,1\nk1,Q2,0\n", r"x.csv:3: k1 Q2 is scored twice"),
-    ("k1,Q9,-1\n", r"x.csv:2: score '-1' for Q9 is not one of 0=no \| 1=yes"),
+    ("k1,Q9,-1\n", r"x.csv:2: score -1 for Q9 is not one of 0=no \| 1=yes"),
+    ("k1,Q9,maybe\n", r"x.csv:2: score 'maybe' for Q9 is not one of 0=no \| 1=yes"),
 ])
 def test_worksheet_rows_are_checked(tmp_path: Path, body: str, message: str) -> None:
     sheet = write(tmp_path / "x.csv", "response_key,item_id,score\n" + body)

@@ -14,7 +14,6 @@ from rich.table import Table
 from mathlens.analyze.adaptivity.analyzer import listening
 from mathlens.analyze.adaptivity.conditions import IMAGE_MODES, parse_conditions
 from mathlens.analyze.adaptivity.design import design_of
-from mathlens.analyze.adaptivity.judge import ItemScore
 from mathlens.analyze.adaptivity.study import (
     StudyOptions,
     compute_agreement,
@@ -29,6 +28,8 @@ from mathlens.analyze.adaptivity.study import (
 )
 from mathlens.analyze.adaptivity.tables import TutorStats
 from mathlens.analyze.adaptivity.worksheet import export_worksheet, import_worksheet, save_human
+from mathlens.analyze.judging.agreement import AgreementRow
+from mathlens.analyze.judging.entries import Judgement
 from mathlens.analyze.registry import run_one
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, user_errors
 from mathlens.cli.run import print_summary, summary_dict
@@ -152,7 +153,7 @@ def score_cmd(
     bar = _bar(not as_json and sys.stderr.isatty(), "judging")
     task_id = bar.add_task("j", total=None)
 
-    def on_score(_: ItemScore) -> None:
+    def on_score(_: Judgement) -> None:
         bar.update(task_id, advance=1)
 
     options: dict[str, Any] = {"items": _csv(items), "limit": limit, "max_tokens": max_tokens}
@@ -221,17 +222,25 @@ def agreement_cmd(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Agreement per item and dimension: judge vs annotators and annotators pairwise."""
-    rows = compute_agreement(RunStore(run_dir), seed=seed, n_resamples=resamples)
+    report = compute_agreement(RunStore(run_dir), seed=seed, n_resamples=resamples)
     if as_json:
-        emit_json({"rows": [r.model_dump(mode="json") for r in rows]})
+        emit_json({"graders": report.graders, "rows": [_json_row(r) for r in report.pairs],
+                   "self_agreement": report.self_agreement})
         return
     table = Table(title="agreement")
     for col in ("a", "b", "scope", "n", "% agree", "kappa", "alpha"):
         table.add_column(col)
-    for r in rows:
-        table.add_row(r.a, r.b, r.scope, str(r.stats.n), r.stats.percent.format(2), r.stats.kappa.format(2),
-                      r.stats.alpha.format(2))
+    for r in report.pairs:
+        table.add_row(r.a, r.b, r.scope, str(r.n), r.percent.format(2) if r.percent else "-", r.kappa.format(2),
+                      r.alpha.format(2))
     console.print(table)
+
+
+def _json_row(row: AgreementRow) -> dict[str, Any]:
+    """A row as stored, plus `stats` ({n, percent, kappa, alpha}), the shape `--json` has always had."""
+    out = row.model_dump(mode="json")
+    out["stats"] = {k: out[k] for k in ("n", "percent", "kappa", "alpha")}
+    return out
 
 
 @worksheet_app.command("export")
@@ -265,7 +274,7 @@ def worksheet_import(
     refs = {c.key: c.ref for c in load_cells(store)}
     scores = import_worksheet(worksheet, annotator, rubric_of(store), refs)
     save_human(store, annotator, scores, worksheet)
-    doc = {"annotator": annotator, "source": scores.source, "counts": scores.counts()}
+    doc = {"annotator": annotator, "source": scores.grader, "counts": scores.counts()}
     n_rows = sum(scores.counts().values())
     emit_json(doc) if as_json else console.print(f"imported {n_rows} rows for {escape(annotator)}")
 

@@ -1,36 +1,42 @@
-"""Agreement between score sources (judge vs each annotator, annotators with each other).
+"""Agreement between graders of the tutoring rubric (judge vs each annotator, annotators with each
+other), computed by the judging core (`mathlens.analyze.judging.agreement`).
 
-Per rubric item, over the responses both sources scored: percent agreement, Cohen's kappa
+Per rubric item, over the responses both graders scored: percent agreement, Cohen's kappa
 (unweighted for two-point items, linearly weighted for the three-point Q2, Q3 and Q12) and
 Krippendorff's alpha (ordinal), each with a percentile bootstrap CI over responses. Per dimension
 the item-level ratings are pooled (a unit is a response x item) and the same three statistics are
 computed, kappa unweighted. The statistics come from `mathlens.stats.agreement`.
 
 `mathlens tutor agreement` writes the document `TUTOR_AGREEMENT`
-(`RUN/analysis/tutor_agreement.jsonl`): one `AgreementRow` entry per pair of sources x item or
-dimension, and an `AgreementSummary` naming the sources compared and the bootstrap settings.
+(`RUN/analysis/tutor_agreement.jsonl`), schema version 2: everything is in its summary, an
+`AgreementReport` (the graders compared, one `AgreementRow` per pair of graders x item or
+dimension, and the judge's agreement with itself when it was asked more than once), the same shape
+as the calculus `agreement` document; the bootstrap settings are the envelope's options.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import combinations
-from typing import Literal
+from dataclasses import dataclass
 
-from pydantic import BaseModel, Field
-
+from mathlens.analyze.judging import agreement as core
+from mathlens.analyze.judging.agreement import AgreementOptions, AgreementReport, AgreementRow, Method
 from mathlens.runs.documents import DocumentSpec
-from mathlens.stats.agreement import cohen_kappa, krippendorff_alpha, percent_agreement
-from mathlens.stats.bootstrap import CI, bootstrap_ci
+from mathlens.stats.bootstrap import CI
 
 from .judge import ScoreSet
-from .rubric import DIMENSIONS, Rubric
+from .rubric import Rubric
 
-Pairs = Sequence[tuple[int, int]]
+__all__ = ["TUTOR_AGREEMENT", "AgreementOptions", "AgreementReport", "AgreementRow", "OrdinalStats",
+           "agreement_report", "pair_agreement"]
+
+TUTOR_AGREEMENT = DocumentSpec("tutor_agreement", 2, AgreementRow, AgreementReport,
+                               rerun="mathlens tutor agreement RUN")
 
 
-class AgreementStats(BaseModel):
-    """Three statistics with CIs over the units two sources both scored."""
+@dataclass(frozen=True)
+class OrdinalStats:
+    """Percent agreement, kappa and ordinal alpha over `n` paired ratings, with bootstrap CIs."""
 
     n: int
     percent: CI
@@ -38,81 +44,20 @@ class AgreementStats(BaseModel):
     alpha: CI
 
 
-class AgreementRow(BaseModel):
-    """Agreement of sources `a` and `b` on one rubric item or one dimension (`scope`)."""
-
-    a: str
-    b: str
-    scope: str
-    unit: str
-    stats: AgreementStats
-
-
-class AgreementSummary(BaseModel):
-    """The summary of `TUTOR_AGREEMENT`."""
-
-    sources: list[str] = Field(default_factory=list)
-    rubric: str = ""
-    seed: int = 0
-    n_resamples: int = 1000
-
-
-TUTOR_AGREEMENT = DocumentSpec("tutor_agreement", 1, AgreementRow, AgreementSummary,
-                               rerun="mathlens tutor agreement RUN")
-
-
-def pair_agreement(pairs: Pairs, scale: Sequence[int] | None = None, weighted: bool = False,
-                   seed: int = 0, n_resamples: int = 1000) -> AgreementStats:
-    """Percent agreement, kappa and ordinal alpha of paired ratings, with bootstrap CIs."""
-    items = list(pairs)
-    labels = list(scale) if scale is not None else None
-    weights: Literal["linear"] | None = "linear" if weighted else None
-
-    def pct(ps: Pairs) -> float | None:
-        return percent_agreement([p[0] for p in ps], [p[1] for p in ps])
-
-    def kap(ps: Pairs) -> float | None:
-        return cohen_kappa([p[0] for p in ps], [p[1] for p in ps], weights=weights, labels=labels)
-
-    def alp(ps: Pairs) -> float | None:
-        return krippendorff_alpha([[p[0] for p in ps], [p[1] for p in ps]], level="ordinal")
-
-    return AgreementStats(
-        n=len(items),
-        percent=bootstrap_ci(items, stat=pct, n_resamples=n_resamples, seed=seed),
-        kappa=bootstrap_ci(items, stat=kap, n_resamples=n_resamples, seed=seed),
-        alpha=bootstrap_ci(items, stat=alp, n_resamples=n_resamples, seed=seed),
-    )
-
-
-def _ok(scores: ScoreSet) -> dict[tuple[str, str], int]:
-    return {(s.record.key, s.item_id): s.score for s in scores.scores if s.status == "ok" and s.score is not None}
-
-
-def compare(a: ScoreSet, b: ScoreSet, rubric: Rubric, seed: int = 0, n_resamples: int = 1000) -> list[AgreementRow]:
-    """Item and dimension agreement between two score sources."""
-    sa, sb = _ok(a), _ok(b)
-    both = sorted(set(sa) & set(sb))
-    rows = []
-    for item in rubric.items:
-        pairs = [(sa[k], sb[k]) for k in both if k[1] == item.id]
-        if not pairs:
-            continue
-        rows.append(AgreementRow(a=a.source, b=b.source, scope=item.id, unit="response", stats=pair_agreement(
-            pairs, scale=item.values, weighted=len(item.values) > 2, seed=seed, n_resamples=n_resamples)))
-    for dim in DIMENSIONS:
-        ids = {i.id for i in rubric.by_dimension(dim)}
-        pairs = [(sa[k], sb[k]) for k in both if k[1] in ids]
-        if pairs:
-            rows.append(AgreementRow(a=a.source, b=b.source, scope=dim, unit="response x item",
-                                     stats=pair_agreement(pairs, seed=seed, n_resamples=n_resamples)))
-    return rows
+def pair_agreement(pairs: Sequence[tuple[float, float]], scale: Sequence[int] | None = None, weighted: bool = False,
+                   seed: int = 0, n_resamples: int = 1000) -> OrdinalStats:
+    """Percent agreement, kappa (linear when `weighted`) and ordinal alpha of paired ratings on
+    `scale`, with bootstrap CIs (for ratings from outside a run, such as MRBench's)."""
+    method = Method("ordinal", "linear" if weighted else "none", tuple(scale) if scale is not None else None)
+    stats = core.pair_stats(pairs, method, n_resamples, seed)
+    assert stats.percent is not None  # an ordinal method always gives percent agreement
+    return OrdinalStats(n=stats.n, percent=stats.percent, kappa=stats.kappa, alpha=stats.alpha)
 
 
 def agreement_report(sources: Sequence[ScoreSet], rubric: Rubric, seed: int = 0,
-                     n_resamples: int = 1000) -> list[AgreementRow]:
-    """Every pair of sources (judge first when present)."""
-    rows: list[AgreementRow] = []
-    for a, b in combinations(sources, 2):
-        rows += compare(a, b, rubric, seed=seed, n_resamples=n_resamples)
-    return rows
+                     n_resamples: int = 1000) -> AgreementReport:
+    """Every pair of graders (in the order given: the judge first when present), per item and per
+    dimension."""
+    judgements = [j for s in sources for j in s.judgements]
+    return core.agreement_report(judgements, rubric.units(), rubric.scopes(), rubric=rubric.name, noun="item",
+                                 n_resamples=n_resamples, seed=seed)

@@ -2,8 +2,9 @@
 
 `mathlens tutor score RUN` and `mathlens analyze RUN --only tutor_scores` both run it through
 `run_analyzers`, which resolves the judge (`--judge`, else the judge recorded with the run, else an
-error that says how to name one). Each response x rubric item is one judge request (`judge.py`);
-the scores are written to `TUTOR_SCORES` (`RUN/analysis/tutor_scores.jsonl`).
+error that says how to name one). Each response x rubric item is one judge request (`judge.py`,
+through the judging core); each response's scores are one `Judgement` entry of `TUTOR_SCORES`
+(`RUN/analysis/tutor_scores.jsonl`).
 
 Options (`-O tutor_scores.KEY=VALUE`): `items`, rubric item ids or codes to score (all 19 when
 empty); `limit`, score only the first N responses; `max_tokens`, the cap on each judge reply.
@@ -19,18 +20,20 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from mathlens.analyze.judging.entries import Judgement
 from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
 from mathlens.errors import UserError
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import Model, closing_all
 from mathlens.models.registry import get_model
+from mathlens.runs.records import ModelEntry
 
-from .judge import TUTOR_SCORES, ItemScore, ScoreSet, job_of, judge_config, judge_identity, judge_jobs
+from .judge import TUTOR_SCORES, ScoreSet, job_of, judge_cells, judge_config
 from .study import load_cells, rubric_of
 
-ScoreListener = Callable[[ItemScore], None]
+ScoreListener = Callable[[Judgement], None]
 
-#: Called with each item score as the judge returns it (the command line's progress bar).
+#: Called with each response's judgement as the judge completes it (the command line's progress bar).
 _LISTENER: ContextVar[ScoreListener | None] = ContextVar("tutor_score_listener", default=None)
 
 
@@ -52,7 +55,7 @@ class ScoreOptions(AnalyzerOptions):
 
 @contextmanager
 def listening(listener: ScoreListener | None) -> Iterator[None]:
-    """Within the block, `listener` hears of every item score the analyzer produces."""
+    """Within the block, `listener` hears of every judgement the analyzer produces."""
     token = _LISTENER.set(listener)
     try:
         yield
@@ -61,7 +64,8 @@ def listening(listener: ScoreListener | None) -> Iterator[None]:
 
 
 async def score_run(job: AnalysisJob[ScoreOptions], judge: Model) -> ScoreSet:
-    """Judge the run's responses item by item with `judge` and write `TUTOR_SCORES`."""
+    """Judge the run's responses item by item with `judge` and write `TUTOR_SCORES` (the summary
+    records the judge's spec and its backend's identity, what cache keys are built from)."""
     opts = job.options
     rubric = rubric_of(job.store)
     cells = load_cells(job.store)
@@ -70,11 +74,11 @@ async def score_run(job: AnalysisJob[ScoreOptions], judge: Model) -> ScoreSet:
     if not cells:
         raise UserError(f"{job.store.root}: the run has no responses to score")
     items = rubric.select(list(opts.items))
-    scores = await judge_jobs(judge, [job_of(c) for c in cells], items, judge_config(opts.max_tokens),
-                              _LISTENER.get())
-    result = ScoreSet(source=f"judge:{judge.spec}", rubric=rubric.name, scores=tuple(scores),
-                      judge=judge_identity(judge))
-    job.write(TUTOR_SCORES, result.scores, result.summary())
+    judgements = await judge_cells(judge, [job_of(c, items) for c in cells], judge_config(opts.max_tokens),
+                                   _LISTENER.get())
+    result = ScoreSet(grader=f"judge:{judge.spec}", rubric=rubric.name, judgements=tuple(judgements),
+                      judge=ModelEntry(spec=judge.spec, identity=judge.identity()))
+    job.write(TUTOR_SCORES, result.judgements, result.summary())
     return result
 
 
@@ -88,8 +92,8 @@ def run(job: AnalysisJob[ScoreOptions]) -> dict[str, Any]:
     finally:
         if cache is not None:
             cache.close()
-    return {"status": "ok", "path": str(TUTOR_SCORES.path(job.store.root)), "source": result.source,
-            "judge": entry.spec, "counts": result.counts(), "responses": len({s.key for s in result.scores}),
+    return {"status": "ok", "path": str(TUTOR_SCORES.path(job.store.root)), "source": result.grader,
+            "judge": entry.spec, "counts": result.counts(), "responses": len({j.record.key for j in result.judgements}),
             "items": result.items()}
 
 

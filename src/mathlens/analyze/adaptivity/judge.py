@@ -1,30 +1,34 @@
 """A judge model scores each rubric item of each response separately, with a rationale.
 
-Every item is its own request, constrained to a small JSON Schema: `{"rationale": str, "rating":
-one of the item's labels}`. A reply that still fails validation after the repair retry, or a
-failed model call, gives an `unscored` item with the reason; it never becomes a zero.
+This is the tutoring rubric's use of the judging core (`mathlens.analyze.judging`): every item is
+its own request (`per_unit`), constrained to a small JSON Schema, `{"rationale": str, "rating":
+one of the item's labels}`; the conversation is written by `item_messages` (who the learner is,
+what the tutor was given, the reference, the reply, the item). A reply that still fails
+validation after the repair retry, or a failed model call, leaves the item unscored with the
+reason; it never becomes a zero.
 
-The judge's scores are the document `TUTOR_SCORES` (`RUN/analysis/tutor_scores.jsonl`): one
-`ItemScore` entry per response x rubric item, each naming its run record (`record`), and a
-`ScoresSummary` with the judge, the items scored and the status counts per (model, context
-condition, learner profile).
+The judge's scores are the document `TUTOR_SCORES` (`RUN/analysis/tutor_scores.jsonl`), schema
+version 2: one `Judgement` entry per response (its `record`, and one `UnitScore` per item scored:
+value, label, rationale, or the reason it is unscored), and a `ScoresSummary` with the judge, the
+items scored and the item counts (`ok` / `unscored`) per (model, context condition, learner
+profile). Version 1 had one entry per response x item.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
-from typing import Any, Literal
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field
 
-from mathlens.models.base import GenerateConfig, Message
+from mathlens.analyze.judging.entries import Judgement, UnitScore
+from mathlens.analyze.judging.request import JudgeJob, RequestOptions, ask_unit, judge_jobs, unit_reply_model
+from mathlens.analyze.judging.units import Ordinal, Target, Unit
+from mathlens.models.base import Message
 from mathlens.models.model import Model
-from mathlens.models.structured import generate_structured
-from mathlens.runs.documents import DocumentSpec, RecordRef
+from mathlens.runs.documents import DocumentSpec
+from mathlens.runs.records import ModelEntry
 
 from .design import Cell
 from .rubric import RubricItem
@@ -39,36 +43,9 @@ JUDGE_SYSTEM = (
     "with exactly one of the allowed labels, after a short rationale. Judge only what the reply says."
 )
 
-ScoreStatus = Literal["ok", "unscored"]
-
-
-class ItemVerdict(BaseModel):
-    """One rubric item scored by a judge or a person, before it is tied to a run record."""
-
-    item_id: str
-    #: `judge:<model spec>` or `human:<annotator>`
-    source: str
-    status: ScoreStatus
-    score: int | None = None
-    label: str | None = None
-    rationale: str = ""
-    error: str | None = None
-    raw: list[str] = Field(default_factory=list)
-
-
-class ItemScore(ItemVerdict):
-    """One rubric item of one response of the run (an entry of `TUTOR_SCORES` and `TUTOR_HUMAN`)."""
-
-    record: RecordRef
-
-    @property
-    def key(self) -> str:
-        """The record key of the response."""
-        return self.record.key
-
 
 class ScoreGroup(BaseModel):
-    """Status counts of one (model, context condition, learner profile) cell of the design."""
+    """Item counts of one (model, context condition, learner profile) cell of the design."""
 
     model: str
     configuration: str
@@ -81,57 +58,68 @@ class ScoreGroup(BaseModel):
 class ScoresSummary(BaseModel):
     """The summary line of a scores document (judge or human)."""
 
-    source: str
+    grader: str
     rubric: str
-    judge: dict[str, Any] | None = Field(default=None, description="spec and identity of the judge model")
+    #: the judge model as named, with its backend's identity (None for people)
+    judge: ModelEntry | None = None
     items: list[str] = Field(default_factory=list)
     responses: int = 0
+    #: item scores by status: `ok`, `unscored`
     counts: dict[str, int] = Field(default_factory=dict)
     groups: list[ScoreGroup] = Field(default_factory=list)
 
 
-TUTOR_SCORES = DocumentSpec("tutor_scores", 1, ItemScore, ScoresSummary,
-                            rerun="mathlens tutor score RUN --judge MODEL")
+TUTOR_SCORES = DocumentSpec("tutor_scores", 2, Judgement, ScoresSummary, rerun="mathlens tutor score RUN --judge MODEL")
+
+
+def item_order(unit: str) -> tuple[int, str]:
+    """Q1, Q2, ..., Q19 (not Q1, Q10, ...)."""
+    return (int(unit[1:]) if unit[1:].isdigit() else 999, unit)
 
 
 @dataclass(frozen=True)
 class ScoreSet:
-    """All item scores from one source (`judge:<spec>` or `human:<name>`), in memory."""
+    """All judgements from one grader (`judge:<spec>` or `human:<name>`), in memory."""
 
-    source: str
+    grader: str
     rubric: str
-    scores: tuple[ItemScore, ...]
-    judge: dict[str, Any] | None = None
+    judgements: tuple[Judgement, ...]
+    judge: ModelEntry | None = None
+
+    def unit_scores(self) -> list[tuple[Judgement, UnitScore]]:
+        """Every item score with the judgement it belongs to."""
+        return [(j, s) for j in self.judgements for s in j.scores]
+
+    def values(self) -> dict[tuple[str, str], UnitScore]:
+        """(record key, item id) -> the item's score."""
+        return {(j.record.key, s.unit): s for j, s in self.unit_scores()}
 
     def counts(self) -> dict[str, int]:
-        """How many item scores have each status."""
-        out: dict[str, int] = {}
-        for s in self.scores:
-            out[s.status] = out.get(s.status, 0) + 1
-        return out
+        """How many item scores have each status (`ok`, `unscored`)."""
+        return dict(Counter(s.status for _, s in self.unit_scores()))
 
     def items(self) -> list[str]:
         """The rubric items scored, in rubric order (Q1, Q2, ..., Q19)."""
-        return sorted({s.item_id for s in self.scores}, key=lambda i: (len(i), i))
+        return sorted({s.unit for _, s in self.unit_scores()}, key=item_order)
 
     def summary(self) -> ScoresSummary:
-        """The typed summary of these scores, with counts per design cell."""
+        """The typed summary of these scores, with item counts per design cell."""
         keys: dict[tuple[str, str, str], set[str]] = defaultdict(set)
         status: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
-        for s in self.scores:
-            keys[s.record.group].add(s.record.key)
-            status[s.record.group][s.status] += 1
+        for j in self.judgements:
+            keys[j.record.group].add(j.record.key)
+            status[j.record.group].update(s.status for s in j.scores)
         rows = [ScoreGroup(model=m, configuration=c, variant=v, responses=len(keys[(m, c, v)]),
                            ok=status[(m, c, v)]["ok"], unscored=status[(m, c, v)]["unscored"])
                 for (m, c, v) in keys]
-        return ScoresSummary(source=self.source, rubric=self.rubric, judge=self.judge, items=self.items(),
-                             responses=len({s.record.key for s in self.scores}), counts=self.counts(),
+        return ScoresSummary(grader=self.grader, rubric=self.rubric, judge=self.judge, items=self.items(),
+                             responses=len({j.record.key for j in self.judgements}), counts=self.counts(),
                              groups=rows)
 
     @classmethod
-    def of(cls, summary: ScoresSummary, scores: Iterable[ItemScore]) -> ScoreSet:
+    def of(cls, summary: ScoresSummary, judgements: Iterable[Judgement]) -> ScoreSet:
         """Scores read back from a document."""
-        return cls(source=summary.source, rubric=summary.rubric, scores=tuple(scores), judge=summary.judge)
+        return cls(grader=summary.grader, rubric=summary.rubric, judgements=tuple(judgements), judge=summary.judge)
 
 
 @dataclass(frozen=True)
@@ -144,15 +132,9 @@ class JudgeContext:
     response: str
 
 
-@cache  # one class per item: building a pydantic model on every request is slow
 def verdict_model(item: RubricItem) -> type[BaseModel]:
     """The pydantic class (and so the JSON Schema) of a judge's reply to `item`."""
-    rating_type: Any = Literal[item.labels]  # a Literal over this item's labels only
-    return create_model(
-        f"Verdict{item.id}",
-        rationale=(str, Field(max_length=MAX_RATIONALE_CHARS, description="one or two sentences")),
-        rating=(rating_type, Field(description=f"one of: {', '.join(item.labels)}")),
-    )
+    return unit_reply_model(item.unit, MAX_RATIONALE_CHARS)
 
 
 def request_text(messages: Sequence[Message]) -> str:
@@ -188,19 +170,21 @@ def context_of(cell: Cell) -> JudgeContext:
                         reference=reference_text(cell), response=cell.record.response or "")
 
 
-def item_messages(item: RubricItem, ctx: JudgeContext) -> list[Message]:
+def item_messages(item: RubricItem | Unit, ctx: JudgeContext) -> list[Message]:
     """The judge request for one item of one response."""
+    unit = item.unit if isinstance(item, RubricItem) else item
     reply = ctx.response
     if len(reply) > MAX_RESPONSE_CHARS:
         reply = reply[:MAX_RESPONSE_CHARS] + "\n[... reply cut here for length]"
-    options = "\n".join(f'- "{o.label}" (score {o.value}): {o.meaning}' for o in item.scale)
+    scale = unit.scale
+    labels = scale.options if isinstance(scale, Ordinal) else ()
+    options = "\n".join(f'- "{o.label}" (score {o.value}): {o.meaning}' for o in labels)
     user = (
         f"Learner: {ctx.learner}\n\n"
         f"What the tutor was given:\n<<<\n{ctx.request}\n>>>\n\n"
         f"Reference:\n{ctx.reference}\n\n"
         f"The tutor's reply:\n<<<\n{reply}\n>>>\n\n"
-        f"Rubric question {item.id} ({item.name}): {item.question}\n"
-        f"Criterion: {item.criterion}\n"
+        f"Rubric question {unit.id} ({unit.name}): {unit.instruction}\n"
         f"Allowed labels:\n{options}\n\n"
         'Answer with one JSON object with two keys: "rationale", one or two sentences of your own about '
         'this reply, and "rating", one of the allowed labels.'
@@ -208,62 +192,39 @@ def item_messages(item: RubricItem, ctx: JudgeContext) -> list[Message]:
     return [Message(role="system", content=JUDGE_SYSTEM), Message(role="user", content=user)]
 
 
-def judge_config(max_tokens: int = 160) -> GenerateConfig:
-    """Greedy decoding with room for a short rationale (bounded in the schema too)."""
-    return GenerateConfig(max_tokens=max_tokens, temperature=0.0, repeat_penalty=1.1)
+def judge_config(max_tokens: int = 160) -> RequestOptions:
+    """Greedy decoding with room for a short rationale (bounded in the schema too), one request
+    per item."""
+    return RequestOptions(max_tokens=max_tokens, temperature=0.0, repeat_penalty=1.1, per_unit=True,
+                          max_rationale_chars=MAX_RATIONALE_CHARS, missing="items unscored")
+
+
+def prompt_for(ctx: JudgeContext) -> Callable[[Sequence[Unit]], list[Message]]:
+    """The core's prompt hook for one response: one item per request."""
+
+    def prompt(units: Sequence[Unit]) -> list[Message]:
+        (unit,) = units
+        return item_messages(unit, ctx)
+
+    return prompt
 
 
 async def judge_item(model: Model, item: RubricItem, ctx: JudgeContext,
-                     config: GenerateConfig | None = None) -> ItemVerdict:
-    """Score one item of one response; never raises for model trouble."""
-    source = f"judge:{model.spec}"
-    result = await generate_structured(model, item_messages(item, ctx), verdict_model(item),
-                                       config or judge_config())
-    if result.status != "ok" or result.value is None:
-        return ItemVerdict(item_id=item.id, source=source, status="unscored",
-                           error=f"{result.status}: {result.error}", raw=list(result.raw))
-    label = str(result.value.rating)  # type: ignore[attr-defined]
-    return ItemVerdict(item_id=item.id, source=source, status="ok", score=item.value_of(label), label=label,
-                       rationale=str(result.value.rationale),  # type: ignore[attr-defined]
-                       raw=list(result.raw))
+                     options: RequestOptions | None = None) -> UnitScore:
+    """Score one item of one response; never raises for model trouble (the item is unscored)."""
+    score, _ = await ask_unit(model, prompt_for(ctx), item.unit, options or judge_config())
+    return score
 
 
-@dataclass(frozen=True)
-class JudgeJob:
-    """One response to score, or the reason it cannot be scored."""
-
-    record: RecordRef
-    context: JudgeContext | None
-    skip_reason: str | None = None
-
-
-def job_of(cell: Cell) -> JudgeJob:
-    """A tutor record as a judge job; a failed request is not judged."""
-    ref = RecordRef.of(cell.record)
+def job_of(cell: Cell, items: Sequence[RubricItem]) -> JudgeJob:
+    """A tutor record as a judge job on `items`; a failed request is not judged."""
+    target = Target(record=cell.ref, units=tuple(i.unit for i in items))
     if cell.record.status != "ok" or cell.record.response is None:
-        return JudgeJob(ref, None, f"the tutoring request failed: {cell.record.error or 'no response'}")
-    return JudgeJob(ref, context_of(cell))
+        return JudgeJob(target, None, f"the tutoring request failed: {cell.record.error or 'no response'}")
+    return JudgeJob(target, prompt_for(context_of(cell)))
 
 
-async def judge_jobs(model: Model, jobs: Sequence[JudgeJob], items: Sequence[RubricItem],
-                     config: GenerateConfig | None = None,
-                     on_score: Callable[[ItemScore], None] | None = None) -> list[ItemScore]:
-    """Score every job on every item, in job-then-item order."""
-    source = f"judge:{model.spec}"
-
-    async def one(job: JudgeJob, item: RubricItem) -> ItemScore:
-        if job.context is None:
-            verdict = ItemVerdict(item_id=item.id, source=source, status="unscored", error=job.skip_reason)
-        else:
-            verdict = await judge_item(model, item, job.context, config)
-        score = ItemScore(record=job.record, **verdict.model_dump())
-        if on_score is not None:
-            on_score(score)
-        return score
-
-    return list(await asyncio.gather(*(one(j, i) for j in jobs for i in items)))
-
-
-def judge_identity(model: Model) -> dict[str, Any]:
-    """What a scores document records about its judge."""
-    return {"spec": model.spec, "identity": model.identity()}
+async def judge_cells(model: Model, jobs: Sequence[JudgeJob], options: RequestOptions | None = None,
+                      on_done: Callable[[Judgement], None] | None = None) -> list[Judgement]:
+    """Judge every job on its items: one judgement per response, in job order."""
+    return await judge_jobs(model, jobs, options or judge_config(), on_done)

@@ -4,6 +4,9 @@ Each item belongs to one dimension (adaptivity Q1-Q9, correctness Q10-Q12, quali
 scale of labelled values, and a direction: `presence` items ask about something good, `absence`
 items ask whether a failure occurs, and their "no" answer carries the value 1. Scores are therefore
 always "higher is better", and a dimension's percentage is the share of its possible points.
+
+For the judging core (`mathlens.analyze.judging`) each item is a scoring unit on an `Ordinal`
+scale (`RubricItem.unit`), and each dimension is a scope that pools its items (`Rubric.scopes`).
 """
 
 from __future__ import annotations
@@ -15,20 +18,13 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from mathlens.analyze.judging.units import Ordinal, ScaleOption, Scope, Unit
 from mathlens.errors import UnknownNameError, UserError
 
 Dimension = Literal["adaptivity", "correctness", "quality"]
 DIMENSIONS: tuple[Dimension, ...] = ("adaptivity", "correctness", "quality")
 
-
-class ScaleOption(BaseModel):
-    """One allowed answer: its numeric value, the label a judge writes, and what it means."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    value: int
-    label: str = Field(pattern=r"^[a-z_]+$")
-    meaning: str
+__all__ = ["DIMENSIONS", "Dimension", "Rubric", "RubricItem", "ScaleOption", "load_rubric"]
 
 
 class RubricItem(BaseModel):
@@ -88,9 +84,15 @@ class RubricItem(BaseModel):
                 return o.label
         raise UserError(f"{self.id}: {value} is not one of {', '.join(map(str, self.values))}")
 
-    def satisfied(self, value: int) -> bool:
+    def satisfied(self, value: float) -> bool:
         """Whether a score meets the criterion (the seed's Table 2 counts these): value >= 1."""
         return value >= 1
+
+    @property
+    def unit(self) -> Unit:
+        """The item as a scoring unit (id, code, its question and criterion, its ordinal scale)."""
+        return Unit(id=self.id, name=self.name, instruction=f"{self.question}\nCriterion: {self.criterion}",
+                    scale=Ordinal(options=self.scale, direction=self.direction), code=self.code)
 
 
 class Rubric(BaseModel):
@@ -129,6 +131,14 @@ class Rubric(BaseModel):
             return self.items
         wanted = {self.item(i).id for i in ids}
         return tuple(i for i in self.items if i.id in wanted)
+
+    def units(self, ids: list[str] | None = None) -> tuple[Unit, ...]:
+        """The items (`select`ed by ids or codes) as scoring units."""
+        return tuple(i.unit for i in self.select(ids))
+
+    def scopes(self) -> tuple[Scope, ...]:
+        """The dimensions, each pooling its items (agreement on a dimension is over response x item)."""
+        return tuple(Scope(name=d, units=tuple(i.id for i in self.by_dimension(d))) for d in DIMENSIONS)
 
 
 @cache

@@ -27,7 +27,7 @@ from mathlens.runs.snapshot import source_sha256
 from mathlens.runs.store import RunStore
 from mathlens.solve.tutoring import CONDITIONS, ImageMode, TutorDesign, condition_label
 
-from .agreement import TUTOR_AGREEMENT, AgreementRow, AgreementSummary, agreement_report
+from .agreement import TUTOR_AGREEMENT, AgreementOptions, AgreementReport, agreement_report
 from .design import Cell, cells_of, design_of, load_tutor_exams, resolve_items, tutor_generate_config
 from .judge import TUTOR_SCORES, ScoreSet
 from .profiles import grade_objectives, load_profiles
@@ -181,7 +181,7 @@ def compute_stats(store: RunStore, source: str = "judge", alpha: float = 0.05, s
     return stats
 
 
-def compute_agreement(store: RunStore, seed: int = 0, n_resamples: int = 1000) -> list[AgreementRow]:
+def compute_agreement(store: RunStore, seed: int = 0, n_resamples: int = 1000) -> AgreementReport:
     """Judge vs each annotator and annotators pairwise; writes `TUTOR_AGREEMENT`."""
     sources = []
     if TUTOR_SCORES.read(store.root) is not None:
@@ -190,9 +190,8 @@ def compute_agreement(store: RunStore, seed: int = 0, n_resamples: int = 1000) -
     if len(sources) < 2:
         raise UserError("agreement needs two score sources: judge scores and/or imported worksheets")
     rubric = rubric_of(store)
-    rows = agreement_report(sources, rubric, seed=seed, n_resamples=n_resamples)
+    report = agreement_report(sources, rubric, seed=seed, n_resamples=n_resamples)
     TUTOR_AGREEMENT.write(store.root, run_id=store.manifest().run_id,
-                          records_sha256=records_digest(store.records_path), entries=rows,
-                          summary=AgreementSummary(sources=[s.source for s in sources], rubric=rubric.name, seed=seed,
-                                                   n_resamples=n_resamples))
-    return rows
+                          records_sha256=records_digest(store.records_path), entries=(), summary=report,
+                          options=AgreementOptions(resamples=n_resamples, seed=seed))
+    return report

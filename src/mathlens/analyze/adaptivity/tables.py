@@ -10,9 +10,10 @@ Table 1: mean dimension percentage by model x learner performance level (with bo
 Table 2: for each adaptivity sub-metric (CK, CCS, DL, LA, SE, Expl, Exam, Prac, SBS), the
 percentage of scored responses meeting the criterion (score >= 1), by context condition and model.
 
-The document `TUTOR_STATS` (`RUN/analysis/tutor_stats.jsonl`) keeps one `TutorStats` per score
-source (the judge, each annotator) in its summary, and one `DimensionScore` entry per source x
-response x dimension, each naming its run record.
+The tables read the judging core's entries (`Judgement`s of the judge or of an annotator, grouped
+per grader in a `ScoreSet`). The document `TUTOR_STATS` (`RUN/analysis/tutor_stats.jsonl`) keeps
+one `TutorStats` per score source (the judge, each annotator) in its summary, and one
+`DimensionScore` entry per source x response x dimension, each naming its run record.
 """
 
 from __future__ import annotations
@@ -109,19 +110,19 @@ TUTOR_STATS = DocumentSpec("tutor_stats", 1, DimensionScore, TutorStatsSummary, 
 
 def dimension_scores(cells: Sequence[Cell], scores: ScoreSet, rubric: Rubric) -> list[DimensionScore]:
     """Every response x dimension with its points and completeness."""
-    got = {(s.record.key, s.item_id): s for s in scores.scores}
+    got = scores.values()
     out = []
     for cell in cells:
         for dim in DIMENSIONS:
             items = rubric.by_dimension(dim)
             scored = [(i, got[(cell.key, i.id)]) for i in items
-                      if (cell.key, i.id) in got and got[(cell.key, i.id)].status == "ok"]
-            points = sum(int(s.score or 0) for _, s in scored)
+                      if (cell.key, i.id) in got and got[(cell.key, i.id)].value is not None]
+            points = sum(int(s.value or 0) for _, s in scored)
             possible = sum(i.max_value for i, _ in scored)
             status: Literal["complete", "partial", "unscored"] = (
                 "complete" if len(scored) == len(items) else "partial" if scored else "unscored")
             out.append(DimensionScore(
-                record=cell.ref, source=scores.source, condition=cell.condition, profile_id=cell.profile.id,
+                record=cell.ref, source=scores.grader, condition=cell.condition, profile_id=cell.profile.id,
                 performance=cell.profile.performance, grade=cell.profile.grade, question_id=cell.question.id,
                 dimension=dim, points=points, possible=possible,
                 percent=100.0 * points / possible if status == "complete" and possible else None,
@@ -148,12 +149,12 @@ def table2(cells: Sequence[Cell], scores: ScoreSet, rubric: Rubric) -> list[Tabl
     by_key = {c.key: c for c in cells}
     counts: dict[tuple[str, int, str], list[bool]] = defaultdict(list)
     items = {i.id: i for i in rubric.by_dimension("adaptivity")}
-    for s in scores.scores:
-        cell = by_key.get(s.record.key)
-        item = items.get(s.item_id)
-        if cell is None or item is None or s.status != "ok" or s.score is None:
+    for judgement, s in scores.unit_scores():
+        cell = by_key.get(judgement.record.key)
+        item = items.get(s.unit)
+        if cell is None or item is None or s.value is None:
             continue
-        hit = item.satisfied(s.score)
+        hit = item.satisfied(s.value)
         counts[(cell.model, cell.condition, item.id)].append(hit)
         counts[("all", cell.condition, item.id)].append(hit)
     conditions = sorted({c.condition for c in cells})
@@ -192,7 +193,7 @@ def tutor_stats(cells: Sequence[Cell], scores: ScoreSet, rubric: Rubric, alpha: 
     for r in rows:
         if r.status != "complete":
             excluded[r.dimension] = excluded.get(r.dimension, 0) + 1
-    stats = TutorStats(source=scores.source, rubric=rubric.name, alpha=alpha, seed=seed, responses=len(cells),
+    stats = TutorStats(source=scores.grader, rubric=rubric.name, alpha=alpha, seed=seed, responses=len(cells),
                        excluded=excluded, table1=table1(rows, seed=seed), table2=table2(cells, scores, rubric),
                        anova=anovas(rows, alpha))
     return stats, rows

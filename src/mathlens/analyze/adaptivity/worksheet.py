@@ -1,26 +1,32 @@
 """Annotation worksheets: a CSV with one row per response x rubric item, exported and re-imported.
 
 An annotator fills the `score` column with a value of the item's scale (the number, or its label)
-and may leave a `note`; a blank score means "not scored" and is imported as `unscored`. Imported
-scores are the document `TUTOR_HUMAN` (`RUN/analysis/tutor_human.jsonl`): one `ItemScore` entry per
-annotator x response x item (its `source` is `human:<annotator>`), and a summary listing the
-annotators with their counts. Importing an annotator again replaces that annotator's scores only.
+and may leave a `note`; a blank score means "not scored" and is imported as unscored (a response
+with no score at all is left out). Reading is the judging core's (`mathlens.analyze.judging.worksheet`):
+unknown responses or items, values off the scale and items scored twice are errors naming the
+line, and the calculus sheets' column names (`key`, `criterion`, `points`, `comment`) are accepted
+too. Imported scores are the document `TUTOR_HUMAN` (`RUN/analysis/tutor_human.jsonl`), schema
+version 2: one `Judgement` entry per annotator x response (its `grader` is `human:<annotator>`),
+and a summary listing the annotators with their item counts. Importing an annotator again
+replaces that annotator's scores only.
 """
 
 from __future__ import annotations
 
-import csv
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from mathlens.analyze.judging.entries import Judgement
+from mathlens.analyze.judging.units import Target
+from mathlens.analyze.judging.worksheet import format_value, read_sheet, replace_graders, stored_judgements, write_sheet
 from mathlens.errors import UserError
 from mathlens.runs.documents import DocumentSpec, RecordRef, records_digest
 from mathlens.runs.store import RunStore
 
 from .design import Cell
-from .judge import ItemScore, ScoreSet, reference_text, request_text
+from .judge import ScoreSet, reference_text, request_text
 from .rubric import Rubric, RubricItem
 
 COLUMNS: tuple[str, ...] = (
@@ -28,16 +34,16 @@ COLUMNS: tuple[str, ...] = (
     "performance", "attitude", "self_efficacy", "question_id", "rubric_question", "allowed_scores",
     "request", "reference", "response", "judge_score", "judge_rationale", "score", "note",
 )
-REQUIRED: tuple[str, ...] = ("response_key", "item_id", "score")
 
 
 class Annotator(BaseModel):
     """One annotator whose worksheet was imported."""
 
     name: str
-    source: str
+    grader: str
     rubric: str
     worksheet: str = Field(description="the file imported")
+    #: item scores by status: `ok`, `unscored`
     counts: dict[str, int] = Field(default_factory=dict)
 
 
@@ -47,7 +53,7 @@ class HumanSummary(BaseModel):
     annotators: list[Annotator] = Field(default_factory=list)
 
 
-TUTOR_HUMAN = DocumentSpec("tutor_human", 1, ItemScore, HumanSummary,
+TUTOR_HUMAN = DocumentSpec("tutor_human", 2, Judgement, HumanSummary,
                            rerun="mathlens tutor worksheet import RUN SHEET --annotator NAME")
 
 
@@ -62,16 +68,14 @@ def export_worksheet(path: Path, cells: Sequence[Cell], rubric: Rubric, items: S
 
     Returns the number of rows written.
     """
-    items = list(items or rubric.items)
-    by_key = {(s.record.key, s.item_id): s for s in judge.scores} if judge else {}
-    rows = 0
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(COLUMNS))
-        writer.writeheader()
+    chosen = list(items or rubric.items)
+    by_key = judge.values() if judge else {}
+
+    def rows() -> Iterator[dict[str, object]]:
         for cell in cells:
-            for item in items:
+            for item in chosen:
                 js = by_key.get((cell.key, item.id))
-                writer.writerow({
+                yield {
                     "response_key": cell.key, "item_id": item.id, "item_code": item.code,
                     "dimension": item.dimension, "model": cell.model, "condition": cell.condition,
                     "profile_id": cell.profile.id, "grade": cell.profile.grade,
@@ -80,70 +84,29 @@ def export_worksheet(path: Path, cells: Sequence[Cell], rubric: Rubric, items: S
                     "rubric_question": item.question, "allowed_scores": allowed_scores(item),
                     "request": request_text(cell.record.messages), "reference": reference_text(cell),
                     "response": cell.record.response or "",
-                    "judge_score": "" if js is None or js.score is None else js.score,
+                    "judge_score": "" if js is None else format_value(js.value),
                     "judge_rationale": "" if js is None else js.rationale,
                     "score": "", "note": "",
-                })
-                rows += 1
-    return rows
+                }
 
-
-def _parse_score(item: RubricItem, text: str, where: str) -> int:
-    text = text.strip()
-    try:
-        value = int(text)
-    except ValueError:
-        try:
-            return item.value_of(text.lower())
-        except UserError:
-            raise UserError(f"{where}: score {text!r} for {item.id} is not one of "
-                            f"{allowed_scores(item)}") from None
-    if value not in item.values:
-        raise UserError(f"{where}: score {value} for {item.id} is not one of {allowed_scores(item)}")
-    return value
+    return write_sheet(path, COLUMNS, rows())
 
 
 def import_worksheet(path: Path, annotator: str, rubric: Rubric, records: Mapping[str, RecordRef]) -> ScoreSet:
-    """Read a filled worksheet; every problem names its line. Blank scores become `unscored`.
+    """Read a filled worksheet; every problem names its line. Blank scores are unscored items.
 
     `records` maps the record keys of the run to their identities (a row naming another key is refused).
     """
     if not annotator.strip():
         raise UserError("name the annotator (--annotator)")
-    try:
-        fh = path.open(encoding="utf-8-sig", newline="")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such worksheet") from None
-    source = f"human:{annotator}"
-    scores: list[ItemScore] = []
-    seen: set[tuple[str, str]] = set()
-    with fh:
-        reader = csv.DictReader(fh)
-        missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
-        if missing:
-            raise UserError(f"{path}: the worksheet lacks the column(s) {', '.join(missing)}")
-        for row in reader:
-            where = f"{path}:{reader.line_num}"
-            key, item_id = (row.get("response_key") or "").strip(), (row.get("item_id") or "").strip()
-            ref = records.get(key)
-            if ref is None:
-                raise UserError(f"{where}: response {key!r} is not in this run")
-            item = rubric.item(item_id)
-            if (key, item.id) in seen:
-                raise UserError(f"{where}: {key} {item.id} is scored twice")
-            seen.add((key, item.id))
-            raw = row.get("score") or ""
-            note = (row.get("note") or "").strip()
-            if not raw.strip():
-                scores.append(ItemScore(record=ref, item_id=item.id, source=source, status="unscored",
-                                        error="left blank", rationale=note))
-                continue
-            value = _parse_score(item, raw, where)
-            scores.append(ItemScore(record=ref, item_id=item.id, source=source, status="ok",
-                                    score=value, label=item.label_of(value), rationale=note))
-    if not scores:
+    units = rubric.units()
+    targets = {key: Target(record=ref, units=units) for key, ref in records.items()}
+    read = read_sheet(path, targets, grader=annotator, noun="rubric item", missing="items not scored")
+    if not read.rows:
         raise UserError(f"{path}: the worksheet has no rows")
-    return ScoreSet(source=source, rubric=rubric.name, scores=tuple(scores))
+    if not read.judgements:
+        raise UserError(f"{path}: the worksheet holds no scores (every score cell is blank)")
+    return ScoreSet(grader=f"human:{annotator}", rubric=rubric.name, judgements=tuple(read.judgements))
 
 
 def load_human(store: RunStore) -> dict[str, ScoreSet]:
@@ -151,28 +114,22 @@ def load_human(store: RunStore) -> dict[str, ScoreSet]:
     doc = TUTOR_HUMAN.read(store.root)
     if doc is None:
         return {}
-    by_source: dict[str, list[ItemScore]] = {a.source: [] for a in doc.summary.annotators}
-    for score in TUTOR_HUMAN.entries(store.root):
-        by_source.setdefault(score.source, []).append(score)
-    return {a.name: ScoreSet(source=a.source, rubric=a.rubric, scores=tuple(by_source[a.source]))
+    by_grader: dict[str, list[Judgement]] = {a.grader: [] for a in doc.summary.annotators}
+    for judgement in TUTOR_HUMAN.entries(store.root):
+        by_grader.setdefault(judgement.grader, []).append(judgement)
+    return {a.name: ScoreSet(grader=a.grader, rubric=a.rubric, judgements=tuple(by_grader[a.grader]))
             for a in doc.summary.annotators}
 
 
 def save_human(store: RunStore, annotator: str, scores: ScoreSet, worksheet: Path | str = "") -> Path:
-    """Add (or replace) one annotator's scores; the other annotators' are kept as they were."""
-    if scores.source != f"human:{annotator}":
-        raise ValueError(f"scores of {scores.source!r} cannot be saved as annotator {annotator!r}")
-    legacy = TUTOR_HUMAN.legacy_path(store.root)
-    if legacy.exists():
-        raise UserError(f"{legacy}: annotations stored in the layout of an older mathlens, which this version "
-                        "does not read; importing now would drop them. Move the file aside and import each "
-                        "annotator's worksheet again.")
+    """Add (or replace) one annotator's scores; the other annotators' are kept as they were. A
+    `TUTOR_HUMAN` this version cannot read is refused (importing would drop it)."""
+    if scores.grader != f"human:{annotator}":
+        raise ValueError(f"scores of {scores.grader!r} cannot be saved as annotator {annotator!r}")
+    entries = replace_graders(stored_judgements(TUTOR_HUMAN, store.root), scores.judgements)
     doc = TUTOR_HUMAN.read(store.root)
     kept = [a for a in (doc.summary.annotators if doc else []) if a.name != annotator]
-    others = {a.source for a in kept}
-    entries = [s for s in TUTOR_HUMAN.entries(store.root) if s.source in others]
-    entries += scores.scores
-    summary = HumanSummary(annotators=[*kept, Annotator(name=annotator, source=scores.source, rubric=scores.rubric,
+    summary = HumanSummary(annotators=[*kept, Annotator(name=annotator, grader=scores.grader, rubric=scores.rubric,
                                                         worksheet=str(worksheet), counts=scores.counts())])
     return TUTOR_HUMAN.write(store.root, run_id=store.manifest().run_id,
                              records_sha256=records_digest(store.records_path), entries=entries, summary=summary)

@@ -95,7 +95,8 @@ class Ordinal:
         except ValueError:
             value = self.value_of(text.lower())
         if value is None or value not in self.values:
-            raise UserError(f"{where}: score {text!r} for {unit} is not one of {self.allowed}")
+            shown = text if value is not None else repr(text)
+            raise UserError(f"{where}: score {shown} for {unit} is not one of {self.allowed}")
         return int(value)
 
 

@@ -78,16 +78,18 @@ def _grading(ctx: ReportContext, run: RunData, suffix: str) -> list[Table]:
 
 
 def _tutoring(ctx: ReportContext, run: RunData, suffix: str) -> list[Table]:
-    if run.document(TUTOR_AGREEMENT) is None:
+    doc = run.document(TUTOR_AGREEMENT)
+    if doc is None:
         return []
-    cols = ("a", "b", "scope", "unit", "n", *_ci_columns("percent agreement"), *_ci_columns("kappa"),
-            *_ci_columns("alpha (ordinal)"))
-    rows = tuple((r.a, r.b, r.scope, r.unit, r.stats.n, *_ci(r.stats.percent), *_ci(r.stats.kappa),
-                  *_ci(r.stats.alpha)) for r in run.all_entries(TUTOR_AGREEMENT))
-    if not rows:
-        return []
-    return [Table(ctx.uid("tutor_agreement", "rows", run.label), "Tutoring rubric agreement" + suffix, cols, rows,
-                  decimals={i: 3 for i in range(5, len(cols))})]
+    report = doc.summary
+    out = []
+    if report.pairs:
+        out.append(_pair_table(ctx, ("tutor_agreement", "rows", run.label), "Tutoring rubric agreement" + suffix,
+                               report.pairs, ordinal=True))
+    if report.self_agreement:
+        out.append(_self_table(ctx, ("tutor_agreement", "self", run.label),
+                               "Tutoring rubric agreement of the judge with itself across runs" + suffix, report))
+    return out
 
 
 def _human(ctx: ReportContext, run: RunData, suffix: str) -> list[Table]:
