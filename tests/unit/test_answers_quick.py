@@ -181,3 +181,56 @@ def test_a_pair_that_may_be_a_point_still_differs_from_another_set() -> None:
     assert differ_as_sets("(2, 5)", "(2, 5]")
     assert not differ_as_sets("x < 4", "(-oo, 4)")  # equal as sets: left to the symbolic path
     assert equivalent("x >= 5", "5").status == "different"
+
+
+# -- unit vectors, piecewise functions, mixed numbers ---------------------------------------------
+def test_unit_vectors_are_read_only_when_they_are_vectors() -> None:
+    from mathlens.analyze.grading.structures import unit_vector
+
+    assert unit_vector("-8i + j") == ["-8", "1"]
+    assert unit_vector("3\\mathbf{i} - 2\\mathbf{j} + \\mathbf{k}") == ["3", "-2", "1"]
+    assert unit_vector("2\\hat{i} + 5\\hat{j}") == ["2", "5"]
+    assert unit_vector("-j") == ["0", "-1"]
+    assert unit_vector("3 + 4i") is None  # a complex number
+    assert unit_vector("2\\mathbf{i}") == ["2", "0"]  # marked: a vector even alone
+    assert unit_vector("3i + 4i + j") is None  # a repeated unit is not read
+    assert equivalent("3k", "k + k + k").equal  # a variable k stays a variable
+
+
+def test_piecewise_forms_are_read() -> None:
+    from mathlens.analyze.grading.piecewise import read_piecewise
+
+    forms = ["\\begin{cases} x^2 & x < 0 \\\\ 2x & \\text{if } x \\ge 0 \\end{cases}", "x^2 if x < 0, 2x if x >= 0",
+             "x^2 for x < 0; 2x for x >= 0", "f(x) = x^2 if x < 0 and f(x) = 2x if x >= 0",
+             "x^2 (x < 0), 2x (x >= 0)", "\\{x^2 if x < 0, 2x otherwise\\}"]
+    readings = [read_piecewise(f) for f in forms]
+    assert all(r is not None for r in readings), forms
+    assert len({r.sets for r in readings if r is not None}) == 1
+    assert read_piecewise("x = 1, y = 2") is None
+    assert read_piecewise("5 if n is even, 3 if n is odd") is None  # not sets of reals
+    assert read_piecewise("2 for all x") is None  # one piece
+
+
+def test_piecewise_functions_compare_as_functions() -> None:
+    cases = "\\begin{cases} x^2 & x < 0 \\\\ 2x & x \\ge 0 \\end{cases}"
+    assert equivalent(cases, "x^2 if x <= 0, 2x if x > 0").equal  # both 0 at 0
+    assert not equivalent(cases, "x^2 if x < 0, 2x + 1 if x >= 0").equal
+    assert not equivalent(cases, "x^2 if x < 0").equal  # not a piecewise answer: no match
+    assert equivalent("\\begin{cases} -x & x < 0 \\\\ x & \\text{otherwise} \\end{cases}", "|x|").equal
+    # pieces that cannot be evaluated here are matched: the same sets, equal values
+    written = "\\begin{cases} x a^2 & x < 0 \\\\ b & x \\geq 0 \\end{cases}"
+    assert equivalent("a^2 x if x < 0, b if x >= 0", written).equal
+    assert not equivalent("a^2 x if x < 0, b if x >= 0", "a^2 x if x < 1, b if x >= 1").equal
+
+
+def test_many_pieces_stay_bounded() -> None:
+    text = ", ".join(f"{k}x if {k} <= x < {k + 1}" for k in range(40))
+    start = time.perf_counter()
+    equivalent(text, text.replace("1x", "x"))
+    assert time.perf_counter() - start < 2.0
+
+
+def test_a_space_between_digits_is_not_dropped() -> None:
+    assert not equivalent("2 1/2", "21/2").equal
+    assert equivalent("2 1/2", "5/2").equal
+    assert equivalent("1 234 567", "1234567").equal

@@ -55,6 +55,7 @@ _THEREFORE = re.compile(
     r"[ \t,:]*(?P<rest>[^\n]+)"
 )
 _NUMBER = re.compile(r"-?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?|-?\.\d+")
+_MIXED_NUMBER = re.compile(r"(?<![\d.,/])(-?\d+) (\d+)/(\d+)(?![\d/.])")  # `2 1/2`: two and a half
 _SENTENCE_END = re.compile(r"(?:\.(?=\s|$)|(?<![\d)}])!(?=\s|$)|[?;](?=\s|$))")
 _LEADING_FILLER = re.compile(
     r"(?i)^(?:(?:is|are|was|equals|=|:|approximately|approx\.?|about|roughly|≈|~)\s*)+"
@@ -251,11 +252,15 @@ def _locate(text: str, allow_whole: bool = True) -> tuple[str | None, How]:
         return math_tail, "last_statement"
     stripped = text.strip()
     if (allow_whole and stripped and "\n" not in stripped and len(stripped) <= 40
-            and (_MATHY.search(stripped) or answer_word(stripped))):
+            and (_MATHY.search(stripped) or answer_word(stripped)) and _prose_words(stripped) <= 2):
         return stripped, "whole"
-    numbers = _NUMBER.findall(text)
+    numbers = list(_NUMBER.finditer(text))
     if numbers:
-        return numbers[-1], "last_number"
+        last = numbers[-1]
+        mixed = [m for m in _MIXED_NUMBER.finditer(text) if int(m.group(2)) < int(m.group(3))]
+        if mixed and mixed[-1].end() == last.end():  # `2 1/2 cups`: the whole mixed number
+            return mixed[-1].group(0), "last_number"
+        return last.group(0), "last_number"
     return None, "none"
 
 

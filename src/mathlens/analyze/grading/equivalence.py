@@ -24,6 +24,7 @@ from mathlens.analyze.grading.intervals import differ_as_sets, read_set, same_se
 from mathlens.analyze.grading.lists import compare_lists
 from mathlens.analyze.grading.normalize import answer_word, normalize_answer, strip_text_wrappers
 from mathlens.analyze.grading.numeric import numbers_equal, read_number
+from mathlens.analyze.grading.piecewise import compare_piecewise
 from mathlens.analyze.grading.quick import decide, infinity, read
 from mathlens.analyze.grading.structures import compare_structures
 from mathlens.analyze.grading.symbolic import compare_answers
@@ -74,10 +75,27 @@ def equivalent(predicted: str, reference: str, config: EquivalenceConfig = DEFAU
         return EquivalenceResult(status="unparseable", method="none", error="predicted: too long to be an answer")
     if len(ref) > MAX_ANSWER_CHARS:
         return EquivalenceResult(status="unparseable", method="none", error="reference: too long to compare")
-    if normalize_answer(pred) == normalize_answer(ref):
+    if _same_text(pred, ref):
         return EquivalenceResult(status="equal", method="exact", predicted_form=pred, reference_form=ref)
+    deadline = time.monotonic() + config.timeout_s
+
+    def part(a: str, b: str) -> str:
+        return compare_prepared(prepare(a), prepare(b), config, deadline).status
+
+    piecewise = compare_piecewise(pred, ref, part)
+    if piecewise is not None:  # before `prepare`, which reads a `cases` system as a list
+        return EquivalenceResult(status=piecewise[0], method=piecewise[1], predicted_form=pred, reference_form=ref)
     pred, ref = drop_names(*decimal_commas(prepare(pred), prepare(ref)))
-    return compare_prepared(pred, ref, config, time.monotonic() + config.timeout_s)
+    return compare_prepared(pred, ref, config, deadline)
+
+
+_DIGIT_GAP = re.compile(r"(?<=\d)\s+(?=\d)")
+
+
+def _same_text(pred: str, ref: str) -> bool:
+    """The same text once spacing and delimiters are gone; a space between two digits stays a
+    gap (`2 1/2` is two and a half, not `21/2`; `1 234` is left to the number rules)."""
+    return normalize_answer(_DIGIT_GAP.sub("\u2423", pred)) == normalize_answer(_DIGIT_GAP.sub("\u2423", ref))
 
 
 def _words(pred: str, ref: str) -> EquivalenceResult | None:
@@ -109,7 +127,7 @@ def _numbers(pred: str, ref: str, config: EquivalenceConfig) -> EquivalenceResul
 def compare_prepared(pred: str, ref: str, config: EquivalenceConfig, deadline: float,
                      allow_lists: bool = True) -> EquivalenceResult:
     """Compare two prepared answers: words, numbers, lists, then the symbolic path."""
-    if normalize_answer(pred) == normalize_answer(ref):
+    if _same_text(pred, ref):
         return EquivalenceResult(status="equal", method="exact", predicted_form=pred, reference_form=ref)
     for decided in (_words(pred, ref), _numbers(pred, ref, config)):
         if decided is not None:

@@ -34,6 +34,7 @@ from mathlens.analyze.grading.structures import split_brackets
 
 MAX_ITEMS = 24
 
+_LATEX_SPACE = re.compile(r"(?<!\\)\\(?:[,;:]|\s)|~")
 _ROMAN_CONST = re.compile(r"\\(?:mathrm|operatorname|text|mathit)\s*\{\s*([ei])\s*\}")
 _ENVS = r"(?:cases|aligned|align\*?|gathered)"
 _CASES = re.compile(r"\\begin\{" + _ENVS + r"\}(.*?)\\end\{" + _ENVS + r"\}", re.S)
@@ -75,6 +76,7 @@ def prepare(s: str) -> str:
     """The form an answer is compared in; see the module docstring."""
     t = s.strip()
     t = _ROMAN_CONST.sub(lambda m: m.group(1), t)
+    t = _LATEX_SPACE.sub(" ", t)  # `2\,\frac{1}{2}`: a thin space, not a list comma
     t = re.sub(r"\\(?:left|right)(?=[()\[\]|.<>]|\\[{}])|\\displaystyle", "", t)
     if LINK.search(t) and not answer_word(t) and re.search(r"[A-Za-z]{3,}\s+[A-Za-z]{3,}", t):
         t = reduce_statement(t)

@@ -154,7 +154,7 @@ def _rewrite(text: str) -> str:
     return t
 
 
-def _merged(pieces: list[Interval]) -> tuple[Interval, ...]:
+def merge(pieces: list[Interval]) -> tuple[Interval, ...]:
     """The union as sorted disjoint intervals (touching pieces joined, as SymPy's `Union`)."""
     def low_key(iv: Interval) -> tuple[int, Fraction, int]:
         return (0, Fraction(0), 0) if iv[0] is None else (1, iv[0], 0 if iv[1] else 1)
@@ -210,7 +210,7 @@ def read_set(text: str, pairs_as_intervals: bool = False) -> tuple[Interval, ...
         pieces.append(found)
     if len(set(names)) > 1:
         return None
-    return _merged(pieces)
+    return merge(pieces)
 
 
 def same_set(pred: str, ref: str) -> bool | None:

@@ -591,6 +591,16 @@ def _evaluate(node: Node, env: dict[str, float]) -> tuple[float, float]:
     return ev.value(node), ev.peak
 
 
+def evaluate_at(node: Node, env: dict[str, float]) -> float | None:
+    """The real value of a tree at a point, or None when the guards refuse it."""
+    try:
+        value, peak = _evaluate(node, env)
+        _guarded([(value, peak)])
+        return value
+    except (_Refuse, KeyError, ZeroDivisionError, OverflowError, ValueError, RecursionError):
+        return None
+
+
 def _close(a: float, b: float, tol: float) -> bool:
     return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
 

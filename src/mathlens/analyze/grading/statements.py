@@ -181,8 +181,25 @@ def answerish(s: str) -> bool:
     return low in MATH_WORDS or bool(re.fullmatch(r"\(?[A-Za-z]\)?", t))
 
 
+_PIECEWISE_HINT = re.compile(r"(?i)\b(?:if|for|when)\b[^.]*[<>≤≥=]|\\begin\{cases\}")
+
+
+def _piecewise(s: str) -> str | None:
+    """A piecewise function stated by the sentence ("f(x) = x^2 if x < 0 and 2x otherwise"),
+    kept whole: its conditions are not trailing prose."""
+    if not _PIECEWISE_HINT.search(s):
+        return None
+    from mathlens.analyze.grading.piecewise import read_piecewise  # imports the evaluators
+
+    t = strip_leading_prose(s.strip().rstrip("."))
+    return t if read_piecewise(t) is not None else None
+
+
 def reduce_statement(s: str) -> str:
     """The answer stated by a sentence such as "the area is 12" or "x ≥ 5 is the solution"."""
+    piecewise = _piecewise(s)
+    if piecewise is not None:
+        return piecewise
     s = cut_trailing_prose(s.strip())
     links = list(LINK.finditer(s))
     if links:
