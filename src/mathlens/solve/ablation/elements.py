@@ -12,6 +12,8 @@ keyword        instruction verbs: find, compute, evaluate...   replaced by a syn
 notation       `∇f`, `dy/dx`, `f'(x)`, `∫`, `‖v‖`              dropped when the prose already names it
                                                                ("the gradient ∇f"), else put into words
 linguistic     punctuation, casing, sentence order             perturbed (marks dropped, lowered, rotated)
+word           single content words of the prose (optional,    removed (`words.py`; not part of `all`)
+               only when asked for)
 =============  ==============================================  ==========================================
 
 An element with the same text in several places (a point named in three parts) is one element
@@ -31,9 +33,12 @@ from typing import Literal
 from mathlens.solve.ablation.classify import MathType, classify, is_bare_number, normalize, notation_of
 from mathlens.solve.ablation.segments import Span, split_text
 
-ElementType = Literal["coordinate", "expression", "keyword", "notation", "linguistic"]
-#: Types in the order their variants are listed (the order of the seed's Table 1).
+ElementType = Literal["coordinate", "expression", "keyword", "notation", "linguistic", "word"]
+#: Typed elements in the order their variants are listed (the order of the seed's Table 1); what
+#: `--ablate all` means.
 ELEMENT_TYPES: tuple[ElementType, ...] = ("coordinate", "expression", "keyword", "notation", "linguistic")
+#: Element types sent only when named (`--ablate all,words`): single content words (`words.py`).
+OPTIONAL_TYPES: tuple[ElementType, ...] = ("word",)
 Action = Literal["remove", "substitute", "perturb"]
 
 #: Instruction verb -> a synonym that keeps the sentence grammatical.

@@ -2,8 +2,13 @@
 
 `question_variants(question, options)` is what the planner calls when `manifest.ablation` is set;
 `options` is that dict: ``{"elements": ["all"] | [types...], "pairs": bool, "paraphrases": bool}``
-(optionally ``"max_pairs"`` and ``"max_paraphrases"``). It is a pure, fast function of the question
-text, so `--dry-run` can count requests and every resume plans the same variants.
+(optionally ``"max_pairs"``, ``"max_paraphrases"`` and ``"max_words"``). It is a pure, fast function
+of the question text, so `--dry-run` can count requests and every resume plans the same variants.
+
+``all`` means the five typed elements (`ELEMENT_TYPES`). Single content words (type ``word``) are
+sent only when named, alone or beside ``all`` (``["all", "words"]``): a prompt has many more words
+than typed elements, so including them in ``all`` would multiply the requests of every existing
+ablation run and change the meaning of its robustness.
 """
 
 from __future__ import annotations
@@ -19,22 +24,27 @@ from mathlens.solve.ablation.elements import (
     _LABEL,
     ELEMENT_TYPES,
     KEYWORD_SYNONYMS,
+    OPTIONAL_TYPES,
     Edit,
     Element,
     ElementType,
     extract_elements,
 )
+from mathlens.solve.ablation.words import DEFAULT_MAX_WORDS, word_elements
 from mathlens.solve.variant import Variant
 
 #: Names accepted on the command line (`--ablate coordinates,keywords`) -> element type.
 TYPE_ALIASES: dict[str, ElementType] = {
-    **{t: t for t in ELEMENT_TYPES},
+    **{t: t for t in (*ELEMENT_TYPES, *OPTIONAL_TYPES)},
     "coordinates": "coordinate", "numbers": "coordinate", "numerical": "coordinate", "references": "coordinate",
     "expressions": "expression", "math": "expression", "functions": "expression", "function": "expression",
     "keywords": "keyword", "instructions": "keyword", "instruction": "keyword",
     "notations": "notation", "symbols": "notation", "symbol": "notation",
     "language": "linguistic", "linguistics": "linguistic",
+    "words": "word", "content_words": "word",
 }
+#: Every element type in the order variants are listed: typed elements, then the optional ones.
+_ORDER: dict[ElementType, int] = {t: i for i, t in enumerate((*ELEMENT_TYPES, *OPTIONAL_TYPES))}
 DEFAULT_MAX_PAIRS = 20
 DEFAULT_MAX_PARAPHRASES = 3
 
@@ -48,10 +58,13 @@ class AblationOptions:
     paraphrases: bool = False
     max_pairs: int = DEFAULT_MAX_PAIRS
     max_paraphrases: int = DEFAULT_MAX_PARAPHRASES
+    max_words: int = DEFAULT_MAX_WORDS
 
     @classmethod
     def from_dict(cls, options: dict[str, Any] | None) -> AblationOptions:
-        """Read the manifest's `ablation` dict; unknown element types raise a `UserError`."""
+        """Read the manifest's `ablation` dict; unknown element types raise a `UserError`.
+
+        `all` adds the typed elements and can stand beside `words` (`all,words`)."""
         options = dict(options or {})
         raw = options.get("elements") or ["all"]
         if isinstance(raw, str):
@@ -60,8 +73,8 @@ class AblationOptions:
         for name in raw:
             key = str(name).strip().lower()
             if key == "all":
-                types = list(ELEMENT_TYPES)
-                break
+                types.extend(t for t in ELEMENT_TYPES if t not in types)
+                continue
             if key not in TYPE_ALIASES:
                 raise UnknownNameError("element type", key, [*TYPE_ALIASES, "all"])
             if TYPE_ALIASES[key] not in types:
@@ -69,12 +82,12 @@ class AblationOptions:
         try:
             max_pairs = int(options.get("max_pairs", DEFAULT_MAX_PAIRS))
             max_para = int(options.get("max_paraphrases", DEFAULT_MAX_PARAPHRASES))
+            max_words = int(options.get("max_words", DEFAULT_MAX_WORDS))
         except (TypeError, ValueError):
-            raise UserError("ablation max_pairs and max_paraphrases must be whole numbers") from None
-        order = {t: i for i, t in enumerate(ELEMENT_TYPES)}
-        return cls(types=tuple(sorted(types, key=order.__getitem__)), pairs=bool(options.get("pairs")),
+            raise UserError("ablation max_pairs, max_paraphrases and max_words must be whole numbers") from None
+        return cls(types=tuple(sorted(types, key=_ORDER.__getitem__)), pairs=bool(options.get("pairs")),
                    paraphrases=bool(options.get("paraphrases")), max_pairs=max(0, max_pairs),
-                   max_paraphrases=max(0, max_para))
+                   max_paraphrases=max(0, max_para), max_words=max(0, max_words))
 
 
 def apply_edits(text: str, edits: list[Edit] | tuple[Edit, ...]) -> str:
@@ -137,7 +150,10 @@ def text_variants(text: str, options: AblationOptions | dict[str, Any] | None = 
     singles: list[tuple[Variant, Element]] = []
     seen = {text.strip()}
     counters: dict[str, int] = {}
-    for el in extract_elements(text):
+    elements = extract_elements(text)
+    if "word" in opts.types:
+        elements += word_elements(text, opts.max_words)
+    for el in elements:
         if el.type not in opts.types:
             continue
         new = apply_edits(text, el.edits)
