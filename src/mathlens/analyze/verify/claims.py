@@ -31,6 +31,7 @@ import sympy
 
 from mathlens.analyze.verify.context import Context, at_point, substitute, undefined_references
 from mathlens.analyze.verify.numbers import NumberInfo, compare_numbers, fmt, num
+from mathlens.analyze.verify.signs import PlusMinus
 
 ClaimStatus = Literal["valid", "invalid", "unverifiable", "definition"]
 
@@ -188,6 +189,8 @@ def check_relation(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, ctx: Context, inf
     lhs, rhs, where = _evaluate_at_point(lhs, rhs, used_l, used_r, ctx)
     if where:
         text = f"{text} (at {where})"
+    if isinstance(lhs, PlusMinus) != isinstance(rhs, PlusMinus):
+        return ClaimCheck(text, "unverifiable", reason="a ± expression compared with a single value")
     if isinstance(lhs, sympy.Tuple) or isinstance(rhs, sympy.Tuple):
         return _check_vectors(lhs, rhs, ctx, info, text)
     if isinstance(lhs, sympy.Set) or isinstance(rhs, sympy.Set):
@@ -241,6 +244,8 @@ def check_relation(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, ctx: Context, inf
         return ClaimCheck(text, "unverifiable", reason=method)
     if not calculus and _substitutes_relation(lhs - rhs):
         return ClaimCheck(text, "unverifiable", reason="uses a relation between the unknowns (a + b = 7)")
+    if not calculus and _replaces_part(lhs_raw, rhs_raw):
+        return ClaimCheck(text, "unverifiable", reason="puts a value in place of a part with unknowns (ω^3 = 1)")
     return ClaimCheck(text, "invalid", fmt(lhs), method)
 
 
@@ -352,6 +357,22 @@ def _evaluates_function(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, ctx: Context
         if tuple(call.args) != fn.params and any(a.free_symbols for a in call.args):
             return True
     return False
+
+
+def _replaces_part(left: sympy.Basic, right: sympy.Basic) -> bool:
+    """True when the two sides are written alike except in one place, where one side has a part
+    with unknowns and the other a number: ``ω^k/(ω^k + ω^1997) = ω^k/(ω^k + 1)`` uses a fact
+    about ω (``ω^1997 = 1``) rather than claiming an identity."""
+    for _ in range(50):
+        if left == right:
+            return False
+        if type(left) is not type(right) or len(left.args) != len(right.args) or not left.args:
+            break
+        differ = [(a, b) for a, b in zip(left.args, right.args, strict=True) if a != b]
+        if len(differ) != 1:
+            return False
+        left, right = differ[0]
+    return bool((left.free_symbols and right.is_number) or (right.free_symbols and left.is_number))
 
 
 def _never_holds(diff: sympy.Basic) -> bool:

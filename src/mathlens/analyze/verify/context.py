@@ -23,6 +23,7 @@ import sympy
 from sympy.core.function import AppliedUndef
 
 from mathlens.analyze.verify.reading import DEFAULT_READING, Reading
+from mathlens.analyze.verify.signs import PlusMinus
 
 # Letters that usually stand for unknowns: a value stated for them ("x = 2") solves an equation
 # and is checked against it, but is not substituted into later relations, where the same letter
@@ -233,6 +234,8 @@ def definition_of(lhs: sympy.Basic, rhs: sympy.Basic, ctx: Context) -> Context |
         if rhs.has(lhs):
             return None
         value, _ = substitute(rhs, ctx)
+        if isinstance(value, PlusMinus):
+            return ctx  # x = 2 ± √3: two values, neither of which the name keeps
         ctx = _as_function(name, value, ctx)
         if name in UNKNOWN_NAMES and not (value.is_number or isinstance(value, sympy.Tuple)):
             return ctx  # u = x^2 + 1: a definition, but u stays a variable of its own

@@ -107,6 +107,27 @@ def rewrite_check(previous: sympy.Basic, lhs: sympy.Basic, rhs: sympy.Basic, lea
                       f"not equivalent to {fmt(old)} = 0")
 
 
+def equivalent_form(previous: sympy.Basic, lhs: sympy.Basic, rhs: sympy.Basic) -> bool:
+    """True when ``lhs = rhs`` is the equation `previous` (``lhs - rhs`` of the one before it)
+    written another way: the numerators of the two differences are proportional by a nonzero
+    constant (``1/(z+w) = (z+w)/(zw)`` after ``1/(z+w) = 1/z + 1/w``). An equation that holds
+    for no value (its difference is a nonzero number, ``4a = 4(a - 3)``) may be written as a
+    false relation between numbers (``0 = -12``)."""
+    unknowns = lhs.free_symbols | rhs.free_symbols
+    if previous.is_number:
+        return bool(previous != 0 and not unknowns and sympy.simplify(lhs - rhs) != 0)
+    if unknowns != previous.free_symbols:
+        return False
+    old, new = _numerator(previous), _numerator(lhs - rhs)
+    if old is None or new is None or new == 0 or old == 0:
+        return False
+    try:
+        ratio = sympy.cancel(old / new)
+    except (TypeError, ValueError, sympy.PolynomialError):
+        return False
+    return not ratio.free_symbols and ratio != 0
+
+
 def implicit_derivative(derivative: sympy.Basic, other: sympy.Basic, ctx: Context, text: str) -> ClaimCheck | None:
     """``y' = -x/y`` after the equation ``x^2 + y^2 = 25`` in x and y (``dy/dx`` by implicit
     differentiation), or None when there is no such equation."""

@@ -35,6 +35,7 @@ from mathlens.analyze.verify.extract import MathSpan, extract_math
 from mathlens.analyze.verify.latex_fast import to_plain
 from mathlens.analyze.verify.limits import DEFAULT_LIMITS, ParseLimits, check_text, check_tree
 from mathlens.analyze.verify.reading import DEFAULT_READING, Reading
+from mathlens.analyze.verify.signs import SIGN, PlusMinus, latex_signs, readings
 from mathlens.analyze.verify.text import find_close, split_relations, split_top_level, strip_delimiters
 
 __all__ = ["MathSpan", "Parsed", "detect_notation", "extract_math", "parse_math", "parse_math_unbounded"]
@@ -192,7 +193,7 @@ def _parse(text: str, notation: Notation, limits: ParseLimits, reading: Reading 
             norm = _PLAIN_VECTOR.sub(lambda m: f"zzqvec({m.group(1)})", norm)
             reader = "plain"
         else:
-            norm = latex_reader.normalize(s, reading)
+            norm = latex_signs(latex_reader.normalize(s, reading))
             if "zzqop" in norm:
                 return Parsed("unparseable", error="a named operation (gcd, lcm, max...)", notation=which)
             reader = "latex"
@@ -240,6 +241,11 @@ def _latex_names(sides: list[sympy.Basic], reader: str, reading: Reading) -> lis
 
 def _parse_side(text: str, which: str, reading: Reading = DEFAULT_READING) -> sympy.Basic:
     s = text.strip()
+    if SIGN.search(s):  # "(4 ± √112)/16": both readings
+        if len(SIGN.findall(s)) > 1:  # "±1/±2" lists every choice of signs
+            raise ValueError("several ± signs")
+        upper, lower = readings(s)
+        return PlusMinus(_parse_side(upper, which, reading), _parse_side(lower, which, reading))
     container = _container(s, which, reading)
     if container is not None:
         return container

@@ -11,7 +11,7 @@ of 50 = 10" gives the span "50 = 10") and whether it is a supposition ("when x =
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 
 from mathlens.analyze.verify.extract import extract_math
@@ -43,8 +43,14 @@ _DISOWNED = re.compile(r"[\s,.]*(?:but|which|that|this)?\s*(?:this|which)?\s*(?:
                        r"does not hold|doesn't hold|not hold)", re.I)
 # Words announcing that the next relation rewrites an expression ("Expanding, we have").
 REWRITE_WORDS = re.compile(r"expand|simplif|rewrit|factori[sz]|factoring|rearrang|combin|like terms|becomes", re.I)
-_STARTS_WITH_RELATION = re.compile(r"\s*(?:=|\\approx|\\le|\\ge)(?![a-zA-Z])")
-_SEPARATOR = re.compile(r"\\\\|\\q?quad|\\text\{\s*(?:and|or|so|then)\s*\}|;")
+_STARTS_WITH_RELATION = re.compile(r"\s*(?:=|<|>|≈|≤|≥|\\approx|\\leq?|\\geq?|\\lt|\\gt)(?![a-zA-Z])")
+_ENDS_WITH_RELATION = re.compile(r"(?:=|≈|\\approx|\\leq?|\\geq?)\s*$")
+# "A = B \\implies C = D": an implication arrow ends one statement and starts the next, which
+# rewrites it ("⇒" is then the lead of the next piece).
+_ARROW = r"\\(?:Rightarrow|Longrightarrow|implies|iff|Leftrightarrow|Longleftrightarrow|therefore)(?![a-zA-Z])|⟹|⇒|⟺|⇔"
+_PLAIN_ARROW = r"<=>|=>|⟹|⇒|⟺|⇔|∴"
+_SEPARATOR = re.compile(rf"\\\\|\\q?quad|\\text\{{\s*(?i:and|or|so|then)\s*\}}|;|{_ARROW}|{_PLAIN_ARROW}")
+_ARROW_ROW = re.compile(rf"(?:{_ARROW}|{_PLAIN_ARROW})")
 _DELIMITERS = re.compile(r"\\[\[\]()]|\$+")
 # A plain span that starts with a binary operator: its left side is in the words before it.
 _LEADING_OPERATOR = re.compile(r"\s*[+*/^=×÷·]")
@@ -103,24 +109,26 @@ def pieces(text: str) -> list[Piece]:
         disowned = bool(_DISOWNED.match(_DELIMITERS.sub(" ", after)))
         # "\&" is a custom operation ("9 \& 2"), not an alignment mark; "\!" is no gap.
         body = span.text.replace("\\&", "\\star ").replace("&", " ").replace("{,}", "").replace("\\!", "")
-        if out and out[-1].display and span.display and span.notation == "latex" and \
-                _STARTS_WITH_RELATION.match(body):
-            # A display that goes on from the previous one ("\\[ = \\sqrt{6336} \\]"): its left
-            # side is where the previous one ended.
-            sides, _ = split_relations(out[-1].text, latex=True)
-            body = f"{sides[-1]} {body}"
-            continued = False
+        # A display that goes on from the previous one ("\\[ = \\sqrt{6336} \\]") continues its
+        # chain, and so does a row of a display that starts with "=" ("&= x^2 - 1" after "\\\\").
+        joinable = bool(out and out[-1].display and span.display and span.notation == "latex")
         body = _THOUSANDS.sub(lambda m: m.group().replace(",", ""), body)
         if span.notation == "latex":
             body = re.sub(r"\\[,;:!]", " ", body)  # thin spaces: "\," is not a separating comma
         if span.notation == "plain":
             body = _RUN_ON.sub("; ", body)
         # The separators are kept: "\text{or}" between two equations makes them alternatives.
-        rows = re.split(r"(\\\\|\\q?quad|\\text\{\s*(?:and|or|so|then)\s*\}|;)", body) \
-            if span.notation == "latex" else body.split(";")
+        rows = re.split(rf"(\\\\|\\q?quad|\\text\{{\s*(?i:and|or|so|then)\s*\}}|;|{_ARROW})", body) \
+            if span.notation == "latex" else re.split(f"(;|{_PLAIN_ARROW})", body)
         for row in rows:
-            if _SEPARATOR.fullmatch(row):
-                lead = f"{lead} {row}".strip() if "text" in row else lead
+            if row is None:
+                continue
+            if _SEPARATOR.fullmatch(row.strip()) and row.strip():
+                joinable = row.strip() == "\\\\" and bool(out) and out[-1].notation == "latex"
+                if _ARROW_ROW.fullmatch(row.strip()):
+                    lead = "⇒"  # the next statement follows from this one
+                elif "text" in row:
+                    lead = f"{lead} {row}".strip()
                 continue
             # Commas inside an angle-bracket vector <a, b> do not separate claims.
             row = _ANGLE_VECTOR.sub(lambda m: m.group().replace(",", "\x01"), row)
@@ -133,13 +141,20 @@ def pieces(text: str) -> list[Piece]:
                 else:
                     merged.append(part)
             for part in merged:
-                if part.strip():
+                if not part.strip():
+                    continue
+                if joinable and (_STARTS_WITH_RELATION.match(part) or _ENDS_WITH_RELATION.search(out[-1].text)):
+                    # "A &= B \\\\ &= C" is the chain "A = B = C".
+                    out[-1] = replace(out[-1], text=f"{out[-1].text} {part.strip()}")
+                else:
                     out.append(Piece(part.strip(), span.notation, continued, supposed, lead, span.display,
                                      hypothetical, disowned))
                     continued = supposed = False
-                    lead = ","
+                lead = ","
+                joinable = False
             if row.strip():
                 lead = ""
+                joinable = False
     return out
 
 
@@ -157,12 +172,14 @@ def link_units(piece: Piece, links: int) -> list[str]:
     if len(sides) != links + 1:
         return [""] * links
     units = [_units(side) for side in sides]
-    if any(" " in word.strip() or "'" in word for side in units for word in side):
-        # "\text{Jamal's apples} + 8": a quantity named in words, not a number
-        return ["a quantity named in words"] * links
+    # "\text{Jamal's apples} + 8": a quantity named in words, not a number; the links that do
+    # not touch it are arithmetic ("= 12 + 8 = 20").
+    worded = [any(" " in word.strip() or "'" in word for word in side) for side in units]
     out = []
-    for left, right in pairwise(units):
-        if any("remainder" in word or word == "r" for word in left | right):
+    for k, (left, right) in enumerate(pairwise(units)):
+        if worded[k] or worded[k + 1]:
+            out.append("a quantity named in words")
+        elif any("remainder" in word or word == "r" for word in left | right):
             out.append("a quotient with a remainder")
         elif left and left != right:
             out.append(f"a conversion between units ({', '.join(sorted(left | right))})")

@@ -24,7 +24,7 @@ from sympy.core.function import AppliedUndef
 from mathlens.analyze.verify.budget import run_bounded
 from mathlens.analyze.verify.claims import EQUATION_REASON, ClaimCheck, PairInfo, check_relation
 from mathlens.analyze.verify.context import Context, definition_of, given, substitute
-from mathlens.analyze.verify.equations import implicit_derivative, rewrite_check, solves_pending
+from mathlens.analyze.verify.equations import equivalent_form, implicit_derivative, rewrite_check, solves_pending
 from mathlens.analyze.verify.limits import tree_depth
 from mathlens.analyze.verify.numbers import carried_error
 from mathlens.analyze.verify.parse import Parsed, parse_math_unbounded
@@ -39,6 +39,8 @@ from mathlens.analyze.verify.pieces import (
     pieces,
 )
 from mathlens.analyze.verify.reading import DEFAULT_READING, Reading, reading_for
+from mathlens.analyze.verify.signs import PlusMinus
+from mathlens.analyze.verify.text import split_relations
 
 StepStatus = Literal["ok", "timeout", "error", "skipped"]
 
@@ -109,7 +111,8 @@ def _cues(parsed: Parsed, text: str) -> set[str]:
     for cls, cue in ((sympy.Integral, "integral"), (sympy.Limit, "limit"), (sympy.Sum, "sum")):
         if raw.has(cls):
             cues.add(cue)
-    if any(isinstance(side, sympy.Tuple | sympy.MatrixBase) for side in parsed.sides or (raw,)):
+    if any(isinstance(side, sympy.Tuple | sympy.MatrixBase) and not isinstance(side, PlusMinus)
+           for side in parsed.sides or (raw,)):
         cues.add("vector")
     if any(a.args and all(x.is_number for x in a.args) for a in raw.atoms(AppliedUndef)):
         cues.add("substitution")
@@ -208,6 +211,10 @@ def _piece(acc: _Acc, item: Piece) -> None:
     parsed = parse_math_unbounded(piece, notation, reading=acc.ctx.reading)  # type: ignore[arg-type]
     # Only the statement right before an equation can be what it rewrites.
     previous, acc.ctx = acc.ctx.last_equation, replace(acc.ctx, last_equation=None)
+    named = False
+    if parsed.status == "unparseable":
+        rest, parsed = _after_name(piece, notation, acc.ctx.reading)
+        item, named = replace(item, text=rest), True
     if not parsed.ok:
         return
     acc.parsed += 1
@@ -218,7 +225,7 @@ def _piece(acc: _Acc, item: Piece) -> None:
         acc.mentions |= _mentions(side, acc.ctx)
     if not parsed.relations:
         acc.notes.extend(_unreduced(parsed.raw))
-        if piece.lstrip().startswith("(") and isinstance(parsed.value, sympy.Tuple) and \
+        if piece.lstrip().startswith("(") and _point(parsed.value) and \
                 all(getattr(v, "is_number", False) for v in parsed.value):
             acc.ctx = acc.ctx.with_point(tuple(parsed.value))
         return
@@ -247,7 +254,7 @@ def _piece(acc: _Acc, item: Piece) -> None:
             if not (item.hypothetical and isinstance(sides[0], sympy.Symbol)):
                 acc.ctx = new_ctx
             start = 1
-    chain_identity = start == 1
+    chain_identity = start == 1 or named
     # "x^4 = 3x^3 - ..." derives a power from a relation: a chain of forms starts with a sum.
     forms = start == 0 and len(sides) >= 3 and _same_unknowns(raw_sides) and not _lone_power(raw_sides[0])
     units = link_units(item, len(parsed.relations))
@@ -272,6 +279,16 @@ def _piece(acc: _Acc, item: Piece) -> None:
         is_equation = verdict.reason == EQUATION_REASON
         if is_equation and i == start and previous is not None:
             verdict = _as_rewrite(acc, previous, item, (sides[i], sides[i + 1]), label) or verdict
+        elif verdict.status == "invalid" and i == start and previous is not None and \
+                _restates(acc, previous, (sides[i], sides[i + 1])):
+            # "We can rewrite this equation as 1/(z+w) = (z+w)/(zw)": not an identity, but the
+            # equation just stated, written another way; "4a = 4(a - 3) ⇒ 0 = -12" finds that the
+            # equation has no solution.
+            if parsed.sides[i].free_symbols or parsed.sides[i + 1].free_symbols:
+                verdict = ClaimCheck(label, "valid", method="an equivalent form of the previous equation")
+                is_equation = True
+            else:
+                verdict = ClaimCheck(label, "unverifiable", reason="the equation before it holds for no value")
         acc.claims.append(verdict)
         if i == start:
             chain_identity = verdict.status == "valid" or chain_identity
@@ -280,6 +297,9 @@ def _piece(acc: _Acc, item: Piece) -> None:
         if is_equation:
             chain_identity = False
             acc.ctx = acc.ctx.with_equation(sides[i], sides[i + 1])
+            if i == start and _ALTERNATIVE_LEAD.search(item.lead):
+                # "x - 4 = 1 or x - 4 = 11": the next equation is not a rewriting of this one.
+                acc.ctx = replace(acc.ctx, last_equation=None)
     if item.disowned:  # "..., which is not true": the solution tests the claim and rejects it
         for k in range(first_claim, len(acc.claims)):
             if acc.claims[k].status == "invalid":
@@ -289,6 +309,20 @@ def _piece(acc: _Acc, item: Piece) -> None:
         acc.ctx = definition_of(sides[0], sides[-1], acc.ctx) or acc.ctx  # the name keeps the chain's result
     last, _ = substitute(sides[-1], acc.ctx)
     acc.produces.append(_key(last))
+
+
+def _after_name(piece: str, notation: str, reading: Reading) -> tuple[str, Parsed]:
+    """``Total\\ Sum = 24 \\times 24 = 576``: a chain whose left side does not parse (a name in
+    words) read from its second side on, where it states forms of one value."""
+    sides, ops = split_relations(piece, latex=notation == "latex")
+    if len(ops) < 2 or any(op != "=" for op in ops):
+        return piece, Parsed("unparseable")
+    for k in range(1, min(3, len(ops))):
+        rest = " = ".join(sides[k:])
+        parsed = parse_math_unbounded(rest, notation, reading=reading)  # type: ignore[arg-type]
+        if parsed.ok:
+            return rest, parsed
+    return piece, Parsed("unparseable")
 
 
 def _as_rewrite(acc: _Acc, previous: sympy.Basic, item: Piece, sides: tuple[sympy.Basic, sympy.Basic],
@@ -307,6 +341,23 @@ def _as_rewrite(acc: _Acc, previous: sympy.Basic, item: Piece, sides: tuple[symp
 
 # "... or 1/x = -1/(5 - x)": one of several cases, which may have no solution.
 _ALTERNATIVE = re.compile(r"\bor\b")
+# An equation listed after another ("x = 1 or x - 4 = 11", "and"): one of a list.
+_ALTERNATIVE_LEAD = re.compile(r"\b(?:or|and)\b[\s{}:,]*$", re.I)
+
+
+def _restates(acc: _Acc, previous: sympy.Basic, sides: tuple[sympy.Basic, sympy.Basic]) -> bool:
+    """True when the relation is the previous equation written another way."""
+    try:
+        left, _ = substitute(sides[0], acc.ctx)
+        right, _ = substitute(sides[1], acc.ctx)
+        return equivalent_form(previous, left, right)
+    except Exception:
+        return False
+
+
+def _point(value: sympy.Basic) -> bool:
+    """A point or vector written as a tuple (not the two values of a ± expression)."""
+    return isinstance(value, sympy.Tuple) and not isinstance(value, PlusMinus)
 
 
 def _lone_power(side: sympy.Basic) -> bool:
@@ -363,7 +414,7 @@ def context_from_question(question: str | None, reading: Reading = DEFAULT_READI
         if parsed.ok and parsed.relations[:1] == ("=",) and len(parsed.sides) == 2:
             ctx = definition_of(parsed.sides[0], parsed.sides[1], ctx) or ctx
         elif parsed.ok and not parsed.relations and piece.lstrip().startswith("(") and \
-                isinstance(parsed.value, sympy.Tuple) and all(getattr(v, "is_number", False) for v in parsed.value):
+                _point(parsed.value) and all(getattr(v, "is_number", False) for v in parsed.value):
             ctx = ctx.with_point(tuple(parsed.value))
     return given(ctx)
 
