@@ -57,8 +57,6 @@ class Ordinal:
     options: tuple[ScaleOption, ...]
     direction: Literal["presence", "absence"] = "presence"
 
-    kind = "ordinal"
-
     @property
     def values(self) -> tuple[int, ...]:
         return tuple(o.value for o in self.options)
@@ -105,8 +103,6 @@ class Points:
     """A number of points from 0 to `max`."""
 
     max: float
-
-    kind = "points"
 
     @property
     def top(self) -> float:
