@@ -156,3 +156,17 @@ def test_constant_groups_give_no_test_not_nan() -> None:
     assert rk.H is None and rk.p is None and rk.note
     dh = dunn_holm([1, 2, 3, 4, 5, 6], ["a", "a", "b", "b", "c", "c"])
     assert len(dh.pairs) == len(list(combinations("abc", 2)))
+
+
+def test_an_empty_cell_leaves_the_inestimable_term_empty_not_nan() -> None:
+    """With one (a, b) cell empty the B term cannot be estimated: its sum of squares is None (a
+    NaN would make the stored tutoring statistics unreadable), and the result still serialises."""
+    rng = random.Random(1)
+    rows = [{"a": a, "b": b, "y": rng.random() + (a == "x")}
+            for a in ("x", "y", "z") for b in ("p", "q") if (a, b) != ("z", "q") for _ in range(4)]
+    res = two_way_anova(rows, "y", "a", "b")
+    assert res.status == "ok"
+    b = res.effect("b")
+    assert b.sum_sq is None and b.F is None and b.partial_eta_sq is None
+    assert res.effect("a").sum_sq is not None and res.effect("a").sum_sq > 0
+    assert "NaN" not in res.model_dump_json()

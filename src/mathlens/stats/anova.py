@@ -40,7 +40,7 @@ class Effect(Frozen):
     """One ANOVA term."""
 
     term: str
-    sum_sq: float
+    sum_sq: float | None
     df: float
     F: float | None
     p: float | None
@@ -327,10 +327,11 @@ def two_way_anova(rows: Sequence[Mapping[str, Any]] | pd.DataFrame, dv: str, a: 
         if raw not in table.index:
             continue
         row = table.loc[raw]
-        ss = float(row["sum_sq"])
-        denom = ss + ss_res
+        ss = _num(row["sum_sq"])  # NaN for a term the design cannot estimate (an empty cell)
+        denom = ss + ss_res if ss is not None and math.isfinite(ss_res) else None
         effects.append(Effect(term=term, sum_sq=ss, df=float(row["df"]), F=_num(row["F"]),
-                              p=_num(row["PR(>F)"]), partial_eta_sq=ss / denom if denom > 0 else None))
+                              p=_num(row["PR(>F)"]),
+                              partial_eta_sq=ss / denom if ss is not None and denom else None))
     levene = _levene(df, alpha)
     normality = _normality(np.asarray(fit.resid, dtype=float), alpha)
     checks = [c.passed for c in (levene, normality) if c.passed is not None]
