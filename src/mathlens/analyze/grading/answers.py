@@ -62,6 +62,14 @@ _LEADING_FILLER = re.compile(
 )
 _LABEL_PREFIX = re.compile(r"^[A-Za-z][A-Za-z ]{2,30}:\s+(?=\S)")  # "Limit: 3", "Total cost: 12"
 _PART_MARKER = r"(?:\*\*|__)?\s*(?:part\s*)?(?:\(\s*(?P<l1>{labels})\s*\)|(?P<l2>{labels})\s*[).:])(?:\*\*|__)?"
+_SHORT_WORDS = re.compile(r"\(?[A-Za-z]\)?|[A-Za-z]+(?:\s[A-Za-z]+)?")
+_CLAUSE_BREAK = re.compile(r",\s+")
+_EMPHASIS = re.compile(r"\*\*|__|`")
+_FACTORIAL_END = re.compile(r"[\d)}]!$")
+_LETTER_IN_BRACKETS = re.compile(r"\(([A-Za-z])\)")
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+_STATEMENT_BREAK = re.compile(r"(?<=[.!?])\s+|\n")
 
 
 class PartAnswer(BaseModel):
@@ -180,7 +188,7 @@ def _single_math_line(text: str) -> str | None:
     if not stripped or "\n" in stripped or len(stripped) > 2000 or _FOREIGN.search(stripped):
         return None
     if len(stripped) <= 40 and not _MATHY.search(stripped):
-        short = answer_word(stripped) or re.fullmatch(r"\(?[A-Za-z]\)?|[A-Za-z]+(?:\s[A-Za-z]+)?", stripped)
+        short = answer_word(stripped) or _SHORT_WORDS.fullmatch(stripped)
         return stripped if short else None
     bare = _ENVIRONMENT.sub(" ", stripped)
     return strip_leading_prose(stripped) if _MATHY.search(bare) and _prose_words(bare) <= 1 else None
@@ -191,8 +199,8 @@ def _closing_word(text: str) -> str | None:
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
     if not lines:
         return None
-    sentences = [s for s in re.split(r"(?<=[.!?])\s+", lines[-1]) if s.strip()]
-    clause = re.split(r",\s+", sentences[-1])[-1] if sentences else ""
+    sentences = [s for s in _SENTENCE_BREAK.split(lines[-1]) if s.strip()]
+    clause = _CLAUSE_BREAK.split(sentences[-1])[-1] if sentences else ""
     word = answer_word(clause)
     if word is None:
         low = re.sub(r"(?i)^(?:so\s+|thus\s+|hence\s+)?(?:the\s+)?(?:function|series|sequence|integral|it)\s+"
@@ -206,7 +214,7 @@ def _prose_then_math(text: str) -> str | None:
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
     if not lines:
         return None
-    sentences = [s for s in re.split(r"(?<=[.!?])\s+", lines[-1]) if s.strip()]
+    sentences = [s for s in _SENTENCE_BREAK.split(lines[-1]) if s.strip()]
     last = cut_trailing_prose(_first_sentence(sentences[-1])) if sentences else ""
     tail = strip_leading_prose(last)
     return tail if tail and tail != last and _MATHY.search(tail) and _prose_words(tail) <= 1 else None
@@ -242,7 +250,7 @@ def _locate(text: str, allow_whole: bool = True) -> tuple[str | None, How]:
     eq_lines = [ln for ln in text.splitlines() if len(parts := split_equals(ln)) > 1 and parts[-1].strip()]
     if eq_lines:
         return reduce_statement(_first_sentence(eq_lines[-1])), "last_equation"
-    statements = [sn for sn in re.split(r"(?<=[.!?])\s+|\n", text) if LINK.search(sn)]
+    statements = [sn for sn in _STATEMENT_BREAK.split(text) if LINK.search(sn)]
     if statements:
         stated = reduce_statement(_first_sentence(statements[-1]))
         if answerish(stated) and _prose_words(stated) <= 2:
@@ -285,11 +293,11 @@ def clean_answer(text: str) -> str:
     inner = final_boxes(s)
     if inner is not None:
         s = inner
-    s = re.sub(r"\*\*|__|`", "", s).strip()
+    s = _EMPHASIS.sub("", s).strip()
     for _ in range(3):
         before = s
         s = s.strip().rstrip(".,;:").strip()
-        if s.endswith("!") and not re.search(r"[\d)}]!$", s):
+        if s.endswith("!") and not _FACTORIAL_END.search(s):
             s = s.rstrip("!").strip()  # an exclamation; `5!` and `(n+1)!` are factorials
         for left, right in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
             if s.startswith(left) and s.endswith(right) and len(s) > len(left) + len(right) - 1:
@@ -301,7 +309,7 @@ def clean_answer(text: str) -> str:
         if s == before:
             break
     s = s.strip()
-    letter = re.fullmatch(r"\(([A-Za-z])\)", s)
+    letter = _LETTER_IN_BRACKETS.fullmatch(s)
     return letter.group(1) if letter else s
 
 

@@ -46,6 +46,10 @@ _DECIMAL_COMMA = re.compile(r"^-?\d+,(?!\d{3}$)\d+$")  # `0,25`; `1,000` is a th
 _PM = re.compile(r"^(.*?)(?:±|\\pm|\+/-|\+-)\s*(.+)$")
 _RELATION = re.compile(r"<=|>=|≤|≥|\\[lg]eq?\b|\\[lg]t\b|(?<![-<])<(?![-=])|(?<![->])>(?!=)")
 _DEGREE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|°|\\degree)")
+_LEFT_RIGHT = re.compile(r"\\(?:left|right)(?=[()\[\]|.<>]|\\[{}])|\\displaystyle")
+_TWO_WORDS = re.compile(r"[A-Za-z]{3,}\s+[A-Za-z]{3,}")
+_DIGIT_OR_BRACE = re.compile(r"[\d}]")
+_INFINITY_WORD = re.compile(r"(?i)^(?:infinity|infty|inf)$")
 
 
 def _unit_words_gone(s: str) -> str:
@@ -77,8 +81,8 @@ def prepare(s: str) -> str:
     t = s.strip()
     t = _ROMAN_CONST.sub(lambda m: m.group(1), t)
     t = _LATEX_SPACE.sub(" ", t)  # `2\,\frac{1}{2}`: a thin space, not a list comma
-    t = re.sub(r"\\(?:left|right)(?=[()\[\]|.<>]|\\[{}])|\\displaystyle", "", t)
-    if LINK.search(t) and not answer_word(t) and re.search(r"[A-Za-z]{3,}\s+[A-Za-z]{3,}", t):
+    t = _LEFT_RIGHT.sub("", t)
+    if LINK.search(t) and not answer_word(t) and _TWO_WORDS.search(t):
         t = reduce_statement(t)
     t = cases_as_list(t)
     mixed = _MIXED.match(t)
@@ -88,9 +92,9 @@ def prepare(s: str) -> str:
     letter = _LETTER.match(t)
     if letter:
         return letter.group(1) or letter.group(2)
-    t = _TRAILING_TEXT.sub("", t) if re.search(r"[\d}]", _TRAILING_TEXT.sub("", t)) else t
+    t = _TRAILING_TEXT.sub("", t) if _DIGIT_OR_BRACE.search(_TRAILING_TEXT.sub("", t)) else t
     t = _unit_words_gone(t)
-    return re.sub(r"(?i)^(?:infinity|infty|inf)$", "oo", t.strip())
+    return _INFINITY_WORD.sub("oo", t.strip())
 
 
 def decimal_commas(pred: str, ref: str) -> tuple[str, str]:

@@ -31,6 +31,7 @@ read: the cost is linear and bounded.
 
 from __future__ import annotations
 
+import functools
 import re
 from fractions import Fraction
 
@@ -177,6 +178,7 @@ def merge(pieces: list[Interval]) -> tuple[Interval, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=2048)
 def read_set(text: str, pairs_as_intervals: bool = False) -> tuple[Interval, ...] | None:
     """The set an answer describes, as sorted disjoint intervals; None when the answer is not
     such a set (see the module docstring). With `pairs_as_intervals`, a lone `(a, b)` is read as

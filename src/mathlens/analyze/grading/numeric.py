@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -53,6 +54,7 @@ def _places(text: str) -> tuple[int | None, int]:
     return len(frac), digits
 
 
+@functools.lru_cache(maxsize=2048)
 def read_number(text: str, decimal_comma: bool = True) -> NumberForm | None:
     """The number an answer states, or None when it is not a plain number.
 

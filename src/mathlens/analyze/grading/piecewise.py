@@ -26,6 +26,7 @@ pieces are matched instead: equal conditions, and values equal by the caller's c
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Callable
@@ -142,6 +143,7 @@ def _empty(iv: Interval) -> bool:
     return lo > hi or (lo == hi and not (lo_closed and hi_closed))
 
 
+@functools.lru_cache(maxsize=1024)
 def read_piecewise(text: str) -> Piecewise | None:
     """The pieces of a piecewise answer, or None when `text` is not one (see the module
     docstring)."""

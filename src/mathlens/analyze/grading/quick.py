@@ -86,6 +86,9 @@ _TOKEN = re.compile(r"[ \t]*(?:(\d+(?:\.\d+)?|\.\d+)|([A-Za-z_]+)|([-+*/^()!=]))
 # After a number: Python would read `2e5`, `2e+5`, `2j` as one literal (and `0x1F`, `0b1`, `0o7`).
 _NUMBER_SUFFIX = re.compile(r"[eE][-+]?\d|[jJ]")
 _RADIX = ("x", "X", "o", "O", "b", "B")
+_E_OR_I = re.compile(r"(?<![\\A-Za-z])[EI](?![A-Za-z])")
+_CAPITAL = re.compile(r"(?<![\\A-Za-z])([A-Z])(?![A-Za-z])")
+_NOT_PLAIN = re.compile(r"[\\'\"`$#@;,\[\]{}<>]")
 
 
 class _Refuse(Exception):
@@ -290,9 +293,9 @@ def _mv_rewrite(body: str) -> str:
     `\\sin x` and `\\ln 2` become `\\sin(x)` and `\\ln(2)`; capital letters are lower-cased as
     Math-Verify does, except `E` and `I`, which it reads as a name and the imaginary unit."""
     body = _BARE_CALL.sub(lambda m: f"\\{m.group(1)}({m.group(2)})", body)
-    if re.search(r"(?<![\\A-Za-z])[EI](?![A-Za-z])", body):
+    if _E_OR_I.search(body):
         raise _Refuse("E or I in Math-Verify's reading")
-    return re.sub(r"(?<![\\A-Za-z])([A-Z])(?![A-Za-z])", lambda m: m.group(1).lower(), body)
+    return _CAPITAL.sub(lambda m: m.group(1).lower(), body)
 
 
 def _plain_of(text: str) -> str:
@@ -313,7 +316,7 @@ def _plain_of(text: str) -> str:
     s = strip_delimiters(text)
     if not s or check_text(s, DEFAULT_LIMITS) is not None or _UNION.search(s):
         raise _Refuse("not read here")
-    if re.search(r"[\\'\"`$#@;,\[\]{}<>]", s):
+    if _NOT_PLAIN.search(s):
         raise _Refuse("character")
     norm = normalize(s)
     if "zzq" in norm or "'" in norm or "|" in norm or "%" in norm or "!=" in norm:

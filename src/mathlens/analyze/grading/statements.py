@@ -45,6 +45,12 @@ _DERIVATIVE_NAME = re.compile(r"^(?:d\^?\d*[A-Za-z]?\s*/\s*d[A-Za-z]\^?\d*|"
 _OPERATION = re.compile(r"^(?:\\(?:sum|int|iint|prod|lim|oint)(?![A-Za-z])|(?:lim|sum|int|integral|limit)\b|"
                         r"d\s*/\s*d[a-z])",
                         re.I)
+_LEADING_WORD = re.compile(r"\s*([A-Za-z]{2,})(?=[\s,:])[ \t]*[,:]?[ \t]*")
+_LETTER = re.compile(r"[A-Za-z]")
+_SUBSCRIPT_NAME = re.compile(r"^[A-Za-z]_\{[^{}]*=[^{}]*\}$")
+_EXPRESSION = re.compile(r"[+\-*/^]|\d[A-Za-z]|[A-Za-z]\s*\(.*\)\s*[A-Za-z(]")
+_CALL_ARGUMENTS = re.compile(r"\([^()]*\)")
+_ONE_LETTER = re.compile(r"\(?[A-Za-z]\)?")
 _OPEN, _CLOSE = "([{", ")]}"
 
 
@@ -111,7 +117,7 @@ def strip_leading_prose(s: str) -> str:
     s = _STEP_LABEL.sub("", s)
     s = _SUBJECT_LEAD.sub("", s)
     while True:
-        m = re.match(r"\s*([A-Za-z]{2,})(?=[\s,:])[ \t]*[,:]?[ \t]*", s)
+        m = _LEADING_WORD.match(s)
         if not m or m.group(1).lower() in FUNCTION_NAMES:
             return s.strip()
         rest = s[m.end():]
@@ -127,22 +133,22 @@ def lhs_kind(lhs: str) -> str:
     a `name` (`f'(3)`, `Area`, `dy/dx`) or a `value` (`2 + 3`) only labels its right side.
     """
     t = strip_leading_prose(lhs.strip())
-    if not re.search(r"[A-Za-z]", t):
+    if not _LETTER.search(t):
         return "value"
-    if re.match(r"^[A-Za-z]_\{[^{}]*=[^{}]*\}$", t):
+    if _SUBSCRIPT_NAME.match(t):
         return "name"
     if _VARIABLE.match(t):
         return "variable"
     if _DERIVATIVE_NAME.match(t) or _OPERATION.match(t):
         return "name"
-    if re.search(r"[+\-*/^]|\d[A-Za-z]|[A-Za-z]\s*\(.*\)\s*[A-Za-z(]", _strip_calls(t)):
+    if _EXPRESSION.search(_strip_calls(t)):
         return "expression"
     return "name"
 
 
 def _strip_calls(t: str) -> str:
     """`f'(x)` -> `f'` so that a function's argument is not read as an expression."""
-    return re.sub(r"\([^()]*\)", "", t)
+    return _CALL_ARGUMENTS.sub("", t)
 
 
 def reduce_equation(s: str) -> str:
@@ -178,7 +184,7 @@ def answerish(s: str) -> bool:
     if _MATHY.search(t) or answer_word(t):
         return True
     low = t.lower()
-    return low in MATH_WORDS or bool(re.fullmatch(r"\(?[A-Za-z]\)?", t))
+    return low in MATH_WORDS or bool(_ONE_LETTER.fullmatch(t))
 
 
 _PIECEWISE_HINT = re.compile(r"(?i)\b(?:if|for|when)\b[^.]*[<>≤≥=]|\\begin\{cases\}")
