@@ -543,50 +543,48 @@ class _Real:
         return self._seen(v)
 
 
-def _mp_value(node: Node) -> Any:
-    """The value at 50 digits (only for constant trees that the float evaluation accepted)."""
+@functools.cache
+def _context() -> Any:
+    """A private 50-digit mpmath context: its precision is never changed after this, so threads
+    comparing answers at the same time cannot change each other's (as `mpmath.workdps` would)."""
     import mpmath
 
-    mp = mpmath.mp
+    ctx = mpmath.MPContext()
+    ctx.dps = 50
+    return ctx
+
+
+def _mp(node: Node) -> Any:
+    """The value at 50 digits (only for constant trees that the float evaluation accepted)."""
+    mp = _context()
     op = node[0]
     if op == "num":
         return mp.mpf(node[1].numerator) / node[1].denominator
     if op == "const":
         return +mp.pi if node[1] == "pi" else mp.e
     if op == "neg":
-        return -_mp_value(node[1])
+        return -_mp(node[1])
     if op in ("add", "sub", "mul", "div"):
-        a, b = _mp_value(node[1]), _mp_value(node[2])
+        a, b = _mp(node[1]), _mp(node[2])
         return a + b if op == "add" else a - b if op == "sub" else a * b if op == "mul" else a / b
     if op == "pow":
         whole = exact(node[2])
-        base = _mp_value(node[1])
-        return base ** whole.numerator if whole is not None and whole.denominator == 1 else \
-            base ** _mp_value(node[2])
+        base = _mp(node[1])
+        return base ** whole.numerator if whole is not None and whole.denominator == 1 else base ** _mp(node[2])
     if op == "fact":
         n = exact(node[1])
         assert n is not None
         return mp.mpf(math.factorial(n.numerator))
-    fn, x = node[1], _mp_value(node[2])
+    fn, x = node[1], _mp(node[2])
     table = {"sin": mp.sin, "cos": mp.cos, "tan": mp.tan, "cot": mp.cot, "sec": mp.sec, "csc": mp.csc,
              "arcsin": mp.asin, "arccos": mp.acos, "arctan": mp.atan, "log": mp.log, "sqrt": mp.sqrt,
              "exp": mp.exp, "sinh": mp.sinh, "cosh": mp.cosh, "tanh": mp.tanh, "abs": abs}
     return table[fn](x)
 
 
-def _mp(node: Node) -> Any:
-    import mpmath
-
-    with mpmath.workdps(50):
-        return _mp_value(node)
-
-
 def _constants_agree(p: Node, r: Node) -> bool:
-    import mpmath
-
-    with mpmath.workdps(50):
-        a, b = _mp_value(p), _mp_value(r)
-        return bool(abs(a - b) <= mpmath.mpf(10) ** -30 * max(1, abs(a), abs(b)))
+    a, b = _mp(p), _mp(r)
+    return bool(abs(a - b) <= _context().mpf(10) ** -30 * max(1, abs(a), abs(b)))
 
 
 def _evaluate(node: Node, env: dict[str, float]) -> tuple[float, float]:
