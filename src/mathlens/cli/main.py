@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "kb": ("kb", "Build, list and query knowledge bases for retrieval configurations."),
     "maple": ("maple", "MAPLE error labels and scores for a run."),
     "maple-audit": ("maple", "Audit a step judge against human first-error labels."),
+    "maple-agreement": ("maple", "Agreement of the MAPLE step judge with human step labels of a run."),
     "tutor": ("tutor", "Learner-adaptivity study: run, score, statistics, worksheets."),
     "report": ("report", "Write the self-contained HTML report of one or more runs."),
     "view": ("report", "Serve the runs and their reports on 127.0.0.1."),

@@ -1,4 +1,5 @@
-"""`mathlens maple RUN` (MAPLE score of a run) and `mathlens maple-audit DATA` (judge vs human labels)."""
+"""`mathlens maple RUN` (MAPLE score of a run), `mathlens maple-audit DATA` (judge vs human first
+errors) and `mathlens maple-agreement RUN` (judge vs human step labels of a run)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import typer
 from rich.table import Table
 
 from mathlens.analyze.maple.aggregate import BootstrapConfig
+from mathlens.analyze.maple.agreement import AgreementTable, LabelSource
+from mathlens.analyze.maple.agreement import MapleAgreementSummary as AgreementSummary
 from mathlens.analyze.maple.audit import AuditReport, load_audit_data, run_audit
 from mathlens.analyze.maple.labels import LabelSet, default_labels, load_label_set
 from mathlens.analyze.maple.pipeline import MapleOptions
@@ -250,7 +253,95 @@ def maple_audit(
         _print_audit(report)
 
 
+def _agreement_table(title: str, table: AgreementTable) -> Table:
+    out = Table(title=title)
+    for col in ("label", "steps", "judge", "human", "both", "agreement", "kappa [95% CI]"):
+        out.add_column(col)
+    for row in [*table.labels, table.any_label]:
+        pct = "n/a" if row.percent_agreement is None else f"{100 * row.percent_agreement:.1f}%"
+        out.add_row(escape(row.label), str(row.n), str(row.judge_yes), str(row.human_yes), str(row.both_yes), pct,
+                    row.kappa.format())
+    return out
+
+
+def _print_agreement(doc: Document[AgreementSummary]) -> None:
+    s = doc.summary
+    console.print(f"[bold]step-label agreement[/] of judge {escape(s.judge)} ({s.labels_from} labels, "
+                  f"{escape(s.label_set)}) with {escape(s.human_file)}: {s.n_compared} solution(s) compared of "
+                  f"{s.n_annotated} annotated")
+    for reason, n in s.skipped.items():
+        console.print(f"  skipped: {n} {escape(reason)}")
+    if s.n_judged_not_annotated:
+        console.print(f"  {s.n_judged_not_annotated} judged solution(s) have no human labels")
+    o = s.overall
+    out_console.print(_agreement_table(f"All compared solutions ({o.n_steps} steps)", o))
+    console.print(f"identical label set: {o.identical_steps.format()} of steps, "
+                  f"{o.identical_labelled_steps.format()} of the {o.n_labelled_steps} labelled steps; "
+                  f"same first erroneous step: {o.first_error_agreement.format()} of solutions")
+    if len(s.cells) > 1:
+        cells = Table(title="by model, configuration and variant")
+        for col in ("model", "configuration", "variant", "solutions", "identical steps", "same first error",
+                    "kappa (any label)"):
+            cells.add_column(col)
+        for t in s.cells:
+            cell = t.cell or ("", "", "")
+            cells.add_row(*(escape(c) for c in cell), str(t.n_solutions), t.identical_steps.format(),
+                          t.first_error_agreement.format(), t.any_label.kappa.format())
+        out_console.print(cells)
+    console.print(f"written: {escape(doc.path)}")
+
+
+@user_errors
+def maple_agreement(
+    run_dir: Path = typer.Argument(..., help="A run scored with `mathlens maple`."),
+    human: Path = typer.Option(None, "--human", help="Human step labels (.jsonl or .csv) to compare with."),
+    worksheet: Path = typer.Option(None, "--worksheet",
+                                   help="Write a file (.jsonl or .csv) of the judged solutions to label by hand."),
+    labels_from: str = typer.Option("merged", "--labels-from",
+                                    help="merged: the labels the score counts (judge and detectors); judge: the "
+                                         "judge's own."),
+    resamples: int = typer.Option(2000, "--resamples", min=0, help="Bootstrap resamples per CI."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Agreement of the MAPLE step judge with human step labels: per label, per step, first error."""
+    from mathlens.analyze.maple.agreement import LABEL_SOURCES, MAPLE_AGREEMENT, import_human_labels
+    from mathlens.analyze.maple.human import write_worksheet
+
+    if (human is None) == (worksheet is None):
+        raise UserError("give exactly one of --human FILE (compare) and --worksheet FILE (write a file to label)")
+    if labels_from not in LABEL_SOURCES:
+        raise UserError(f"--labels-from must be one of {', '.join(LABEL_SOURCES)}, not {labels_from!r}")
+    store = RunStore(run_dir)
+    store.manifest()  # a clear error first when RUN is not a run
+    if worksheet is not None:
+        if MAPLE.read(store.root) is None:
+            raise UserError(f"{store.root}: no MAPLE document; run `mathlens maple {store.root}` first")
+        questions = store.questions()
+        judged = [s for s in MAPLE.entries(store.root) if s.judgement is not None and s.judgement.status == "ok"]
+        prompts = {s.record.key: q.prompt_text() for s in judged
+                   if (q := questions.get((s.record.exam_id, s.record.question_id))) is not None}
+        n = write_worksheet(worksheet, judged, prompts)
+        if as_json:
+            emit_json({"status": "ok", "worksheet": str(worksheet), "solutions": n})
+        else:
+            console.print(f"{n} judged solution(s) written to {escape(worksheet)}; label the erroneous steps and "
+                          f"run `mathlens maple-agreement {escape(run_dir)} --human {escape(worksheet)}`")
+        return
+    assert human is not None
+    path = import_human_labels(store, human, cast(LabelSource, labels_from), n_resamples=resamples, seed=seed)
+    doc = MAPLE_AGREEMENT.read(store.root)
+    if doc is None:
+        raise UserError(f"{store.root}: no {path.name} was written")
+    if as_json:
+        emit_json({"status": "ok", "path": str(doc.path), "run_id": doc.envelope.run_id,
+                   **doc.summary.model_dump(mode="json")})
+    else:
+        _print_agreement(doc)
+
+
 def register(app: typer.Typer) -> None:
-    """Add `maple` and `maple-audit` to the CLI."""
+    """Add `maple`, `maple-audit` and `maple-agreement` to the CLI."""
     app.command("maple")(maple)
     app.command("maple-audit")(maple_audit)
+    app.command("maple-agreement")(maple_agreement)

@@ -7,7 +7,8 @@
 See docs/maple.md. Entry points: the `maple` analyzer (`analyzer.py`; run it with
 `mathlens.analyze.registry.run_one(store, "maple", options, judge=...)`) for a run, whose results
 are the `MAPLE` document (`results.py`); `run_audit(load_audit_data(path), judge, labels)` for the
-judge audit.
+judge audit; `import_human_labels(store, path)` for the step-label agreement of the judge with
+people (`agreement.py`, the `MAPLE_AGREEMENT` document; the file formats in `human.py`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mathlens.analyze.maple.agreement import MAPLE_AGREEMENT, import_human_labels
     from mathlens.analyze.maple.audit import AuditMetrics, audit_metrics, load_audit_data, run_audit
     from mathlens.analyze.maple.discover import Discovery, discover_clusters, draft_label_set
     from mathlens.analyze.maple.judge import StepJudgement, judge_steps, reflect
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 # Exports are loaded on first use, so that importing one light module of the package (for example
 # `detect`, used by the output-quality flags) does not pull in the judge and model machinery.
 _EXPORTS = {
+    "MAPLE_AGREEMENT": "agreement", "import_human_labels": "agreement",
     "AuditMetrics": "audit", "audit_metrics": "audit", "load_audit_data": "audit", "run_audit": "audit",
     "Discovery": "discover", "discover_clusters": "discover", "draft_label_set": "discover",
     "StepJudgement": "judge", "judge_steps": "judge", "reflect": "judge",
@@ -45,8 +48,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "MAPLE", "AuditMetrics", "Discovery", "Label", "LabelSet", "MapleOptions", "MapleParts", "MapleResult",
-    "MapleSummary", "SolutionMaple", "StepJudgement", "audit_metrics", "default_labels", "discover_clusters",
-    "draft_label_set", "error_rate", "judge_steps", "load_audit_data", "load_label_set", "maple_score", "reflect",
-    "run_audit", "save_label_set", "score_run",
+    "MAPLE", "MAPLE_AGREEMENT", "AuditMetrics", "Discovery", "Label", "LabelSet", "MapleOptions", "MapleParts",
+    "MapleResult", "MapleSummary", "SolutionMaple", "StepJudgement", "audit_metrics", "default_labels",
+    "discover_clusters", "draft_label_set", "error_rate", "import_human_labels", "judge_steps", "load_audit_data",
+    "load_label_set", "maple_score", "reflect", "run_audit", "save_label_set", "score_run",
 ]
