@@ -13,13 +13,14 @@ the expected verdict per category and overall, the total time of each checker, t
 budget (`EquivalenceConfig.timeout_s`). These are in-sample figures: the rules were written
 against these cases. The worker is started before timing (its start-up is not counted).
 
-Measured on 2 shared cores, 592 cases, 3 runs: mathlens 0.22-0.37 s against Math-Verify
-0.96-1.61 s, ratio median 0.23x (0.23-0.25x); slowest mathlens case 0.03-0.04 s (`x = 3` against
-`y = 3`, one of the few pairs still sent to the worker); none over the 3 s budget. Agreement with
-the expected verdicts: mathlens 592/592, Math-Verify 331/592 (55.9%), 408/592 with `$...$`. On
-the earlier 516 cases, before the verdicts reached in the calling process (`grading.quick`,
-`grading.structures`, unions in `grading.intervals`), 3 runs gave a median of 1.90x (1.69-2.61x)
-with the slowest case about 0.1 s; after them 0.25x (5 runs, 0.23-0.28x).
+Measured on 2 shared cores (load 4-6 from other work), 592 cases, 3 runs: mathlens 0.31-0.40 s
+against Math-Verify 1.46-1.83 s, ratio median 0.22x (0.21-0.22x); slowest mathlens case
+0.05-0.06 s (`x = 3` against `y = 3`, one of the few pairs still sent to the worker); none over
+the 3 s budget. Agreement with the expected verdicts: mathlens 592/592, Math-Verify 331/592
+(55.9%), 408/592 with `$...$`. On the earlier 516 cases, before the verdicts reached in the
+calling process (`grading.quick`, `grading.structures`, unions in `grading.intervals`), 3 runs
+gave a median of 1.90x (1.69-2.61x) with the slowest case about 0.1 s; after them 0.25x (5 runs,
+0.23-0.28x).
 
     .venv/bin/python bench/bench_answers_vs_mathverify.py [--show-misses]
 """
