@@ -50,8 +50,10 @@ def test_audit_missing_data_is_a_user_error(tmp_path: Path) -> None:
 
 
 def test_maple_rejects_bad_options_before_doing_anything(tmp_path: Path) -> None:
-    res = runner.invoke(app, ["maple", str(tmp_path), "--variant", "inverse"])
-    assert res.exit_code == 2 and "--variant must be one of printed, prose" in res.output
+    res = runner.invoke(app, ["maple", str(tmp_path), "--formula", "inverse"])
+    assert res.exit_code == 2 and "--formula must be one of printed, prose" in res.output
+    res = runner.invoke(app, ["maple", str(tmp_path), "--variant", "inverse"])  # the older name still works
+    assert res.exit_code == 2 and "--formula must be one of printed, prose" in res.output
     res = runner.invoke(app, ["maple", str(tmp_path), "--vr", "magic"])
     assert res.exit_code == 2 and "--vr must be one of" in res.output
     res = runner.invoke(app, ["maple", str(tmp_path)])

@@ -107,7 +107,7 @@ def test_full_analysis(run_dir: Path) -> None:
     assert summary.statuses == {"ok": 3, "unjudged": 1} and summary.judge == "mock/judge"
     # Files: one document (the options in its envelope), CSV tables, no untyped figure files.
     doc = MAPLE.read(run_dir)
-    assert doc is not None and doc.options["variant"] == "printed" and doc.options["boot"]["n_resamples"] == 200
+    assert doc is not None and doc.options["formula"] == "printed" and doc.options["boot"]["n_resamples"] == 200
     assert doc.envelope.analysis == "maple" and doc.envelope.schema_version == MAPLE.version
     rows = list(csv.DictReader((store.analysis_dir / "maple_by_subject.csv").open()))
     assert [r["group"] for r in rows] == ["Prealgebra", "Algebra"]
@@ -147,13 +147,13 @@ def test_prose_variant_and_judge_estimated_vr(run_dir: Path) -> None:
         return json.dumps({"erroneous_steps": [{"step": 1, "labels": ["incorrect_method"], "reason": "r"}],
                            "validity": 0.5, "redundancy": 0.25})
 
-    summary, sols = analyze(run_dir, judge_vr, variant="prose", vr_source="judge", reflect=False)
+    summary, sols = analyze(run_dir, judge_vr, formula="prose", vr_source="judge", reflect=False)
     q2 = sols["q2"]
     assert (q2.v, q2.r, q2.vr_source) == (0.5, 0.25, "judge")
     e = 4 * math.log(2) / WEIGHT_SUM
     assert q2.maple == pytest.approx(math.tanh(e * 0.25 / 0.5))
     assert q2.reflection is None
-    assert summary.score_variant == "prose" and summary.vr_source == "judge"
+    assert summary.formula == "prose" and summary.vr_source == "judge"
 
 
 def test_weights_change_the_score(run_dir: Path) -> None:

@@ -1,4 +1,4 @@
-"""MAPLE score: hand-computed cases, monotonicity, bounds and both variants."""
+"""MAPLE score: hand-computed cases, monotonicity, bounds and both formulas."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ FLAT = [(group, c) for group, cases in CASES.items() for c in cases]
 @pytest.mark.parametrize(("group", "case"), FLAT, ids=[f"{g}:{c['name']}" for g, c in FLAT])
 def test_hand_computed(group: str, case: dict[str, Any]) -> None:
     s = maple_score(
-        case["counts"], case["weights"], case["v"], case["r"], variant=case.get("variant", "printed")
+        case["counts"], case["weights"], case["v"], case["r"], formula=case.get("formula", "printed")
     )
     assert s.e == pytest.approx(case["e"], abs=1e-12)
     assert s.maple == pytest.approx(case["maple"], abs=1e-8)
@@ -33,9 +33,9 @@ WEIGHTS = {"calc": 1.0, "method": 4.0, "junk": 7.0}
 
 
 @pytest.mark.parametrize("label", sorted(WEIGHTS))
-@pytest.mark.parametrize("variant", ["printed", "prose"])
-def test_strictly_increasing_in_each_frequency(label: str, variant: Any) -> None:
-    scores = [maple_score({"calc": 1, label: f}, WEIGHTS, 0.6, 0.4, variant).maple for f in range(1, 8)]
+@pytest.mark.parametrize("formula", ["printed", "prose"])
+def test_strictly_increasing_in_each_frequency(label: str, formula: Any) -> None:
+    scores = [maple_score({"calc": 1, label: f}, WEIGHTS, 0.6, 0.4, formula).maple for f in range(1, 8)]
     assert all(b > a for a, b in itertools.pairwise(scores)), scores
 
 
@@ -53,7 +53,7 @@ def test_weight_of_the_only_label_that_occurs_increases_e_monotonically() -> Non
     assert es[-1] < math.log(3)  # a weighted mean never exceeds its largest term
 
 
-def test_validity_and_redundancy_move_the_variants_in_opposite_directions() -> None:
+def test_validity_and_redundancy_move_the_formulas_in_opposite_directions() -> None:
     counts, w = {"calc": 2}, {"calc": 1.0}
     printed = [maple_score(counts, w, v, 0.5).maple for v in (0.2, 0.5, 0.9)]
     prose = [maple_score(counts, w, v, 0.5, "prose").maple for v in (0.2, 0.5, 0.9)]
@@ -67,8 +67,8 @@ def test_validity_and_redundancy_move_the_variants_in_opposite_directions() -> N
 def test_score_stays_in_unit_interval_at_the_extremes() -> None:
     for v in (0.0, 1.0):
         for r in (0.0, 1.0):
-            for variant in ("printed", "prose"):
-                s = maple_score({"junk": 1000}, WEIGHTS, v, r, variant)  # type: ignore[arg-type]
+            for formula in ("printed", "prose"):
+                s = maple_score({"junk": 1000}, WEIGHTS, v, r, formula)  # type: ignore[arg-type]
                 assert 0.0 <= s.maple <= 1.0
 
 
@@ -98,6 +98,6 @@ def test_bad_inputs_raise(
         maple_score(counts, weights, v, r)
 
 
-def test_unknown_variant_is_refused() -> None:
-    with pytest.raises(ValueError, match="unknown MAPLE variant"):
-        maple_score({}, {"a": 1.0}, 1.0, 1.0, variant="inverse")  # type: ignore[arg-type]
+def test_unknown_formula_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown MAPLE formula"):
+        maple_score({}, {"a": 1.0}, 1.0, 1.0, formula="inverse")  # type: ignore[arg-type]

@@ -18,7 +18,7 @@ from mathlens.analyze.maple.audit import AuditReport, load_audit_data, run_audit
 from mathlens.analyze.maple.labels import LabelSet, default_labels, load_label_set
 from mathlens.analyze.maple.pipeline import MapleOptions
 from mathlens.analyze.maple.results import MAPLE, GroupRow, MapleSummary
-from mathlens.analyze.maple.score import VARIANTS, Variant
+from mathlens.analyze.maple.score import FORMULAS, Formula
 from mathlens.analyze.maple.vr import VR_SOURCES, ValidityMode, VRSource
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
 from mathlens.errors import UserError
@@ -75,7 +75,7 @@ def _table(title: str, rows: list[GroupRow]) -> Table:
 def _print_result(doc: Document[MapleSummary], store: RunStore) -> None:
     s = doc.summary
     console.print(
-        f"[bold]MAPLE[/] of run {escape(doc.envelope.run_id)}: judge {escape(s.judge)}, variant {s.score_variant}, "
+        f"[bold]MAPLE[/] of run {escape(doc.envelope.run_id)}: judge {escape(s.judge)}, formula {s.formula}, "
         f"v/r from {s.vr_source}, labels {escape(s.labels.id)} v{s.labels.version}"
     )
     console.print(f"solutions: {s.statuses}; answers: {s.answers}")
@@ -112,7 +112,8 @@ def maple(
     weight: list[str] = typer.Option(None, "--weight", help="Override a penalty weight: label_id=number."),
     discover: str = typer.Option(None, "--discover-labels", help="Cluster reflections: K clusters, or 'auto'."),
     embedder: str = typer.Option(None, "--embedder", help="Embedder for label discovery [local MiniLM]."),
-    variant: str = typer.Option("printed", "--variant", help="printed: tanh(e·v/r); prose: tanh(e·r/v)."),
+    formula: str = typer.Option("printed", "--formula", "--variant",
+                                help="printed: tanh(e·v/r); prose: tanh(e·r/v)."),
     vr: str = typer.Option("flow", "--vr", help="Source of v and r: flow, judge or reasoneval."),
     validity_mode: str = typer.Option("share", "--validity", help="flow validity: share or min."),
     step_judge: str = typer.Option(None, "--step-judge",
@@ -136,8 +137,8 @@ def maple(
     """Error labels, step judging and the MAPLE score for every solution of a run, by level and subject."""
     from mathlens.analyze.registry import run_one
 
-    if variant not in VARIANTS:
-        raise UserError(f"--variant must be one of {', '.join(VARIANTS)}, not {variant!r}")
+    if formula not in FORMULAS:
+        raise UserError(f"--formula must be one of {', '.join(FORMULAS)}, not {formula!r}")
     if vr not in VR_SOURCES:
         raise UserError(f"--vr must be one of {', '.join(VR_SOURCES)}, not {vr!r}")
     if validity_mode not in ("share", "min"):
@@ -150,7 +151,7 @@ def maple(
     options = MapleOptions(
         reflector=reflector,
         labels=_labels(labels, weight),
-        variant=cast(Variant, variant),
+        formula=cast(Formula, formula),
         vr_source=cast(VRSource, vr),
         validity_mode=cast(ValidityMode, validity_mode),
         reasoneval_path=str(reasoneval) if reasoneval else None,

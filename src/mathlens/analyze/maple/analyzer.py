@@ -45,7 +45,7 @@ def brief(summary: MapleSummary, path: Path) -> dict[str, Any]:
         "status": "ok",
         "path": str(path),
         "judge": summary.judge,
-        "variant": summary.score_variant,
+        "formula": summary.formula,
         "vr_source": summary.vr_source,
         "labels": f"{summary.labels.id} v{summary.labels.version}",
         "solutions": sum(summary.statuses.values()),

@@ -41,7 +41,7 @@ from mathlens.analyze.maple.detect import IncoherenceConfig, has_final_answer
 from mathlens.analyze.maple.judge import judge_steps, reflect
 from mathlens.analyze.maple.labels import LabelSet, default_labels, load_label_set
 from mathlens.analyze.maple.results import DiscoveryOutcome, MapleSummary, SolutionMaple
-from mathlens.analyze.maple.score import DEFAULT_FLOOR, Variant, maple_score
+from mathlens.analyze.maple.score import DEFAULT_FLOOR, Formula, maple_score
 from mathlens.analyze.maple.steplabels import detector_labels, label_counts, merge_labels
 from mathlens.analyze.maple.vr import VR, ValidityMode, VRSource, vr_from_flow
 from mathlens.analyze.protocol import AnalyzerOptions
@@ -68,7 +68,7 @@ class MapleOptions(AnalyzerOptions):
 
     reflector: str | None = Field(None, description="model that reflects on wrong answers [the solver]")
     labels: LabelSet | None = Field(None, description="label set, or the path of a label set file [the defaults]")
-    variant: Variant = Field("printed", description="printed: tanh(e·v/r); prose: tanh(e·r/v)")
+    formula: Formula = Field("printed", description="printed: tanh(e·v/r); prose: tanh(e·r/v)")
     vr_source: VRSource = "flow"
     validity_mode: ValidityMode = "share"
     reasoneval_path: str | None = None
@@ -262,7 +262,7 @@ async def score_record(ctx: _Context, rec: RunRecord, q: Question | None) -> Sol
     }
     if vr.v is None or vr.r is None:
         return sol.model_copy(update={**update, "status": "error", "error": vr.error or "no v/r"})
-    parts = maple_score(counts, ctx.labels.weights(), vr.v, vr.r, opts.variant, opts.floor)
+    parts = maple_score(counts, ctx.labels.weights(), vr.v, vr.r, opts.formula, opts.floor)
     return sol.model_copy(
         update={
             **update,
@@ -366,7 +366,7 @@ async def score_run(store: RunStore, options: MapleOptions, judge: ModelEntry, *
         labels=labels,
         judge=judge.spec,
         reflector=options.reflector or "the solving model",
-        score_variant=options.variant,
+        formula=options.formula,
         vr_source=options.vr_source,
         floor=options.floor,
         include_degenerate=options.include_degenerate,

@@ -131,7 +131,7 @@ class MapleSummary(BaseModel):
     labels: LabelSet
     judge: str = Field(description="the step judge's model spec")
     reflector: str = Field(description="the reflecting model's spec, or 'the solving model'")
-    score_variant: str = Field(description="printed: tanh(e·v/r); prose: tanh(e·r/v)")
+    formula: str = Field(description="printed: tanh(e·v/r); prose: tanh(e·r/v)")
     vr_source: str
     floor: float
     include_degenerate: bool = False
@@ -152,4 +152,4 @@ class MapleSummary(BaseModel):
         return list(dict.fromkeys(row.cell for row in self.overall))
 
 
-MAPLE = DocumentSpec("maple", 1, SolutionMaple, MapleSummary, rerun="mathlens maple RUN")
+MAPLE = DocumentSpec("maple", 2, SolutionMaple, MapleSummary, rerun="mathlens maple RUN")

@@ -3,12 +3,13 @@
 With f_l the number of steps of a solution that carry label l and w_l the label's penalty weight,
 
     e = Σ_l w_l · log(1 + f_l) / Σ_l w_l            (natural logarithm, sum over every label in the set)
-    MAPLE = tanh(e · v / r)                           variant "printed" (the default)
-    MAPLE = tanh(e · r / v)                           variant "prose"
+    MAPLE = tanh(e · v / r)                           formula "printed" (the default)
+    MAPLE = tanh(e · r / v)                           formula "prose"
 
 where v is the solution's validity and r its redundancy, both in [0, 1]. The seed prints the first
 formula, but its text says the score falls as validity rises and grows with redundancy, which is
-what the second one does; both are offered and the variant used is stored with every score.
+what the second one does; both are offered and the formula used is stored with every score (it is called
+the formula, not a variant, so as not to be confused with a prompt variant).
 
 Whichever of v and r is the divisor is raised to at least `floor` (default 0.05) so the score is
 defined for a solution with no redundant step (r = 0) or no valid step (v = 0); the value actually
@@ -29,8 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-Variant = Literal["printed", "prose"]
-VARIANTS: tuple[Variant, ...] = ("printed", "prose")
+Formula = Literal["printed", "prose"]
+FORMULAS: tuple[Formula, ...] = ("printed", "prose")
 
 DEFAULT_FLOOR = 0.05
 
@@ -45,7 +46,7 @@ class MapleParts:
     r: float
     v_used: float
     r_used: float
-    variant: Variant
+    formula: Formula
     floor: float
     counts: dict[str, int] = field(default_factory=dict)
     weights: dict[str, float] = field(default_factory=dict)
@@ -75,19 +76,19 @@ def maple_score(
     weights: Mapping[str, float],
     v: float,
     r: float,
-    variant: Variant = "printed",
+    formula: Formula = "printed",
     floor: float = DEFAULT_FLOOR,
 ) -> MapleParts:
     """The MAPLE score of one solution with its parts (see the module docstring for the formulas)."""
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown MAPLE variant {variant!r}; known: {', '.join(VARIANTS)}")
+    if formula not in FORMULAS:
+        raise ValueError(f"unknown MAPLE formula {formula!r}; known: {', '.join(FORMULAS)}")
     for name, value in (("v", v), ("r", r)):
         if not (0.0 <= value <= 1.0) or math.isnan(value):
             raise ValueError(f"{name} must lie in [0, 1], got {value}")
     if not 0.0 < floor <= 1.0:
         raise ValueError(f"floor must lie in (0, 1], got {floor}")
     e = error_rate(counts, weights)
-    if variant == "printed":
+    if formula == "printed":
         v_used, r_used = v, max(r, floor)
         ratio = v_used / r_used
     else:
@@ -100,7 +101,7 @@ def maple_score(
         r=r,
         v_used=v_used,
         r_used=r_used,
-        variant=variant,
+        formula=formula,
         floor=floor,
         counts={k: int(c) for k, c in counts.items() if c},
         weights=dict(weights),

@@ -18,7 +18,7 @@ from mathlens.stats.bootstrap import CI
 
 
 def _caption(summary: MapleSummary) -> str:
-    formula = "tanh(e·r/v)" if summary.score_variant == "prose" else "tanh(e·v/r)"
+    formula = "tanh(e·r/v)" if summary.formula == "prose" else "tanh(e·v/r)"
     return (f"Accuracy is the share of checked answers that are correct; MAPLE = {formula}, averaged over scored "
             "solutions (a correct answer scores 0) and over those with a wrong answer; e is the weighted mean of "
             "log(1 + label frequency). Intervals are 95% bootstrap intervals.")

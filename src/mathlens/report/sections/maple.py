@@ -105,7 +105,7 @@ def build(ctx: ReportContext) -> MapleData | None:
         s = doc.summary
         sfx = f" · {run.label}" if ctx.multi_run else ""
         settings += [(f"judge{sfx}", s.judge), (f"reflector{sfx}", s.reflector),
-                     (f"score variant{sfx}", s.score_variant), (f"v/r source{sfx}", s.vr_source),
+                     (f"formula{sfx}", s.formula), (f"v/r source{sfx}", s.vr_source),
                      (f"floor{sfx}", f"{s.floor:g}"),
                      (f"degenerate responses{sfx}", "included" if s.include_degenerate else
                       f"{s.excluded_degenerate} left out of every figure")]
