@@ -16,11 +16,13 @@ from rich.table import Table
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, user_errors
 from mathlens.cli.run_args import (
     RunNumbers,
+    check_exam_mode,
     check_model_options,
     check_out_dir,
     check_resume_dir,
+    check_resume_options,
     check_url,
-    read_system_role,
+    resolve_system_role,
 )
 from mathlens.errors import UserError
 from mathlens.items.loaders import ITEM_FORMATS
@@ -35,7 +37,7 @@ from mathlens.runs.runner import Progress as RunProgress
 from mathlens.runs.runner import RunResult, base_manifest, build_models, execute, now_utc
 from mathlens.runs.snapshot import source_sha256
 from mathlens.runs.store import RunStore
-from mathlens.solve.prompts import DEFAULT_STOP, EXAM_SYSTEM_ROLE
+from mathlens.solve.prompts import DEFAULT_STOP, SYSTEM_ROLES
 
 
 def _split_csv(values: list[str] | None) -> list[str]:
@@ -249,7 +251,10 @@ def run(
     concurrency: int = typer.Option(None, "--concurrency", help="Requests in flight per model."),
     timeout: float = typer.Option(300.0, "--timeout", help="Seconds per request before a retry."),
     retries: int = typer.Option(4, "--attempts", help="Attempts per request on transient failures."),
-    system_role: Path = typer.Option(None, "--system-role", help="A text file replacing the exam system role."),
+    system_role: str = typer.Option(None, "--system-role", help=f"A named system role ({', '.join(SYSTEM_ROLES)}) "
+                                    "or a text file replacing it (default: exam)."),
+    exam_mode: str = typer.Option(None, "--exam-mode", help="per-question (each question a request of its own, "
+                                  "the default) or sequential (an exam's questions in order in one conversation)."),
     out: Path = typer.Option(None, "--out", help="Run directory [runs/<run id>]."),
     resume: Path = typer.Option(None, "--resume", help="Continue an interrupted run in this directory."),
     retry_errors: bool = typer.Option(False, "--retry-errors",
@@ -277,6 +282,7 @@ def run(
         if sources:
             raise UserError("--resume takes the run directory only; the sources are in its manifest")
         check_resume_dir(resume)
+        check_resume_options(system_role, exam_mode)
         store = RunStore(resume)
         _start(store, store.manifest(), how, resumed=True)
         return
@@ -291,6 +297,8 @@ def run(
     if top_k:
         conf_opts["top_k"] = top_k
     ablation = {"elements": _split_csv([ablate]), "pairs": pairs, "paraphrases": paraphrases} if ablate else None
+    role_text, role_name = resolve_system_role(system_role)
+    mode = check_exam_mode(exam_mode)
     manifest = base_manifest(
         items=[ItemSource(source=s, format=fmt, mapping=mapping, limit=limit, sample=sample, seed=seed)
                for s in sources],
@@ -299,7 +307,7 @@ def run(
         configurations=_split_csv(configurations) or ["baseline"], configuration_options=conf_opts, runs=runs,
         seed=seed, generate=GenerateConfig(temperature=temperature, seed=seed, max_tokens=max_tokens,
                                            stop=DEFAULT_STOP),
-        system_role=read_system_role(system_role) if system_role else EXAM_SYSTEM_ROLE,
+        system_role=role_text, system_role_name=role_name, exam_mode=mode,
         ablation=ablation,
     )
     store = RunStore(out or Path("runs") / manifest.run_id)

@@ -10,10 +10,12 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast, get_args
 from urllib.parse import urlsplit
 
-from mathlens.errors import UserError
+from mathlens.errors import UnknownNameError, UserError
+from mathlens.runs.records import ExamMode
+from mathlens.solve.prompts import DEFAULT_SYSTEM_ROLE, SYSTEM_ROLES, named_system_role
 
 #: Largest system-role file read (it is sent with every request).
 MAX_SYSTEM_ROLE_BYTES = 64 * 1024
@@ -112,3 +114,41 @@ def read_system_role(path: Path) -> str:
     if not text.strip():
         raise UserError(f"--system-role {path}: the file is empty")
     return text
+
+
+def resolve_system_role(value: str | None) -> tuple[str, str | None]:
+    """(text, name) of the `--system-role` given: a named role (`SYSTEM_ROLES`), else a text file
+    (name None); the default role when none is given. A name wins over a file of the same name
+    (write `./calculus-study` for the file). A value that is no known name, names no file and looks
+    like a name (no path separator, no dot) is an error listing the named roles."""
+    if value is None:
+        return named_system_role(DEFAULT_SYSTEM_ROLE), DEFAULT_SYSTEM_ROLE
+    if value in SYSTEM_ROLES:
+        return SYSTEM_ROLES[value], value
+    path = Path(value)
+    if not path.exists() and "/" not in value and "\\" not in value and "." not in value:
+        try:
+            named_system_role(value)
+        except UnknownNameError as exc:
+            raise UserError(f"--system-role: {exc} (or give the path of a text file)") from None
+    return read_system_role(path), None
+
+
+#: The values `--exam-mode` takes.
+EXAM_MODES: tuple[str, ...] = get_args(ExamMode)
+
+
+def check_exam_mode(value: str | None) -> ExamMode:
+    """The `--exam-mode` given (`per-question` when none), else `UserError` naming the modes."""
+    if value is None:
+        return "per-question"
+    if value not in EXAM_MODES:
+        raise UserError(f"--exam-mode must be one of {', '.join(EXAM_MODES)} (not {value!r})")
+    return cast(ExamMode, value)
+
+
+def check_resume_options(system_role: str | None, exam_mode: str | None) -> None:
+    """`--resume` continues a run as its manifest says; a role or exam mode given with it is refused."""
+    for name, value in (("--system-role", system_role), ("--exam-mode", exam_mode)):
+        if value is not None:
+            raise UserError(f"{name} cannot change a run being resumed (--resume uses the one in its manifest)")

@@ -1,4 +1,10 @@
-"""Turn a manifest into the exact list of requests a run makes (the same list on every resume)."""
+"""Turn a manifest into the exact list of requests a run makes (the same list on every resume).
+
+In the sequential exam mode (`manifest.exam_mode`) the tasks of one (model, configuration, exam,
+repeat) form a conversation: each task carries its `conversation` and `turn` (the question's
+place in the exam), its messages hold that question's turn only, and the runner puts the earlier
+questions and the model's answers before it (`runs/runner.py`). `conversations` groups them.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+from mathlens.errors import UserError
 from mathlens.items.loaders import load_items
 from mathlens.items.schema import Exam, Question
 from mathlens.runs.records import Manifest, Task, Variant
@@ -32,12 +39,21 @@ def task_key(model: str, configuration: str, exam_id: str, question_id: str, var
     return f"{model}|{configuration}|{exam_id}|{question_id}|{variant}|r{repeat}"
 
 
+def conversation_key(model: str, configuration: str, exam_id: str, repeat: int) -> str:
+    return f"{model}|{configuration}|{exam_id}|r{repeat}"
+
+
 def plan_tasks(manifest: Manifest, exams: list[Exam] | None = None) -> list[Task]:
     """Every request of the run, in a fixed order: model, configuration, exam, question, variant, repeat.
 
     Repeat k (for `--runs N`) uses seed `seed + k`, so repeats are distinct requests (and cache
     entries); at temperature 0 a deterministic backend may still answer them identically.
+    In the sequential exam mode every task also names its conversation and turn.
     """
+    sequential = manifest.exam_mode == "sequential"
+    if sequential and manifest.tutor:
+        raise UserError("the sequential exam mode puts an exam to a model; a tutoring run has no exam order "
+                        "(use the per-question mode)")
     exams = exams if exams is not None else load_exams(manifest)
     variant_fn = _variant_fn() if manifest.ablation else None
     configs = [get_configuration(c, manifest.configuration_options) for c in manifest.configurations]
@@ -45,7 +61,7 @@ def plan_tasks(manifest: Manifest, exams: list[Exam] | None = None) -> list[Task
     for model in manifest.models:
         for conf in configs:
             for exam in exams:
-                for q in exam.questions:
+                for turn, q in enumerate(exam.questions):
                     # a tutoring run puts each question to every learner paired with it (profile variants)
                     variants = profile_variants(manifest.tutor, q) if manifest.tutor else [Variant()]
                     if variant_fn is not None and manifest.ablation is not None:
@@ -61,6 +77,9 @@ def plan_tasks(manifest: Manifest, exams: list[Exam] | None = None) -> list[Task
                                 question_id=q.id, variant=v, repeat=r, messages=built.messages,
                                 config=manifest.generate.with_(seed=manifest.generate.seed + r),
                                 retrieval=built.retrieval,
+                                conversation=conversation_key(model.spec, conf.name, exam.id, r) if sequential
+                                else None,
+                                turn=turn if sequential else None,
                             ))
     keys = [t.key for t in tasks]
     if len(keys) != len(set(keys)):
@@ -69,6 +88,37 @@ def plan_tasks(manifest: Manifest, exams: list[Exam] | None = None) -> list[Task
     return tasks
 
 
+def conversations(tasks: list[Task]) -> list[list[list[Task]]]:
+    """The conversations of a sequential plan: each a list of turns in exam order, each turn the
+    original question's task first, then its variants' (which branch off the conversation)."""
+    grouped: dict[str, dict[int, list[Task]]] = {}
+    for t in tasks:
+        if t.conversation is None or t.turn is None:
+            raise ValueError(f"task {t.key} is not part of a conversation")
+        grouped.setdefault(t.conversation, {}).setdefault(t.turn, []).append(t)
+    out = []
+    for turns in grouped.values():
+        ordered = [sorted(turns[k], key=lambda t: t.variant.kind != "original") for k in sorted(turns)]
+        out.append(ordered)
+    return out
+
+
+def _tokens(text: str) -> int:
+    return len(text) // 4
+
+
 def estimate_prompt_tokens(tasks: list[Task]) -> int:
-    """A rough count (4 characters a token) for `--dry-run`."""
-    return sum(sum(len(m.content) for m in t.messages) // 4 + 4 * len(t.messages) for t in tasks)
+    """A rough count (4 characters a token) for `--dry-run`.
+
+    A sequential task also sends the earlier questions of its conversation and the answers to them;
+    an answer is counted at the token cap, so that share is an upper bound."""
+    total = sum(sum(_tokens(m.content) for m in t.messages) + 4 * len(t.messages) for t in tasks)
+    if any(t.conversation is not None for t in tasks):
+        for conv in conversations(tasks):
+            before = 0
+            for turn in conv:
+                original = turn[0]
+                total += before * len(turn)
+                asked = sum(_tokens(m.content) + 4 for m in original.messages if m.role != "system")
+                before += asked + original.config.max_tokens + 4
+    return total

@@ -18,9 +18,12 @@ from mathlens.solve.configurations import Retrieval
 from mathlens.solve.tutoring import TutorDesign
 from mathlens.solve.variant import Variant
 
-__all__ = ["ItemSource", "Manifest", "ModelEntry", "RunRecord", "Status", "Task", "Variant"]
+__all__ = ["ExamMode", "ItemSource", "Manifest", "ModelEntry", "RunRecord", "Status", "Task", "Variant"]
 
 Status = Literal["ok", "error"]
+#: How an exam is put to a model: each question in a request of its own, or every question in
+#: order within one conversation (docs/exam-setup.md).
+ExamMode = Literal["per-question", "sequential"]
 
 
 class Task(BaseModel):
@@ -36,6 +39,11 @@ class Task(BaseModel):
     messages: list[Message]
     config: GenerateConfig
     retrieval: Retrieval | None = None
+    #: sequential exam mode: the conversation this request belongs to (None: a request of its own)
+    conversation: str | None = None
+    #: sequential exam mode: the question's place in its exam (0 for the first); `messages` then
+    #: hold this question's turn only, and the runner puts the earlier turns before it
+    turn: int | None = None
 
 
 class RunRecord(BaseModel):
@@ -60,6 +68,10 @@ class RunRecord(BaseModel):
     status: Status = "ok"
     error: str | None = None
     retrieval: Retrieval | None = None
+    #: sequential exam mode: the conversation and the question's place in it (`messages` then hold
+    #: the whole conversation sent, earlier questions and answers included)
+    conversation: str | None = None
+    turn: int | None = None
     created_at: datetime
 
     @property
@@ -104,6 +116,11 @@ class Manifest(BaseModel):
     seed: int = 1234
     generate: GenerateConfig
     system_role: str
+    #: the named role whose text `system_role` holds (`--system-role NAME`); None for a role read
+    #: from a file, and in manifests written before roles had names
+    system_role_name: str | None = None
+    #: how each exam was put to the model; manifests written before the option are per-question
+    exam_mode: ExamMode = "per-question"
     ablation: dict[str, Any] | None = None
     #: a tutoring run's learners, context conditions and image handling (`mathlens.solve.tutoring`)
     tutor: TutorDesign | None = None

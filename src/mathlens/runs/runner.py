@@ -1,4 +1,19 @@
-"""Execute a run: plan, skip what is done, send the rest, append one record per request."""
+"""Execute a run: plan, skip what is done, send the rest, append one record per request.
+
+Per-question mode: every task is a request of its own, sent concurrently. Sequential exam mode
+(`manifest.exam_mode`, docs/exam-setup.md): the tasks of one conversation are sent in exam order,
+each question with the earlier questions and the model's answers before it; conversations run
+concurrently with one another. The choices that keep a conversation consistent:
+
+- A question whose request failed is recorded (`status="error"`) and left out of the later
+  turns: the next question follows the last answered one, so the messages always alternate
+  question, answer and hold only what the model really said.
+- A resume rebuilds each conversation from its records (the question turn each record sent, and
+  its answer), so a run cut after question k continues with question k+1 exactly as an
+  uninterrupted run would have sent it.
+- Ablation variants of question k branch off the conversation: each is one request with the same
+  earlier turns as question k and the variant in its place; their answers never enter later turns.
+"""
 
 from __future__ import annotations
 
@@ -15,10 +30,11 @@ from typing import Any
 
 from mathlens import __version__
 from mathlens.errors import ModelError, redact_secrets
+from mathlens.models.base import Message
 from mathlens.models.cache import ResponseCache, content_hash
 from mathlens.models.model import Model, RetryPolicy
 from mathlens.models.registry import get_model
-from mathlens.runs.plan import plan_tasks
+from mathlens.runs.plan import conversations, plan_tasks
 from mathlens.runs.records import Manifest, RunRecord, Task
 from mathlens.runs.store import RunStore
 
@@ -89,6 +105,7 @@ async def _one(task: Task, model: Model) -> RunRecord:
         "key": task.key, "model": task.model, "configuration": task.configuration, "exam_id": task.exam_id,
         "question_id": task.question_id, "variant": task.variant, "repeat": task.repeat,
         "messages": task.messages, "config": task.config, "retrieval": task.retrieval,
+        "conversation": task.conversation, "turn": task.turn,
         "request_hash": model.key(task.messages, task.config),
         "content_hash": content_hash(task.messages, task.config),
     }
@@ -102,56 +119,141 @@ async def _one(task: Task, model: Model) -> RunRecord:
                      latency_s=out.latency_s, cached=out.cached, status="ok", created_at=now_utc())
 
 
+@dataclass
+class _Sink:
+    """Where finished records go: appended to the store (fsync'd), counted, reported."""
+
+    store: RunStore
+    progress: Progress
+    written: int = 0
+    errors: int = 0
+
+    def add(self, rec: RunRecord) -> None:
+        self.store.append(rec)
+        self.written += 1
+        self.errors += rec.status == "error"
+        self.progress.on_record(rec)
+
+
+def in_conversation(task: Task, history: list[Message]) -> Task:
+    """`task` with the conversation so far (`history`: earlier question turns and answers) placed
+    after its system role and before its own question turn."""
+    lead = [m for m in task.messages if m.role == "system"]
+    own = [m for m in task.messages if m.role != "system"]
+    return task.model_copy(update={"messages": [*lead, *history, *own]})
+
+
+def answered_turn(rec: RunRecord | None) -> list[Message]:
+    """What a recorded question adds to its conversation: the question turn it sent and the
+    model's answer; nothing for a failed (or missing) request."""
+    if rec is None or rec.status != "ok" or rec.response is None or not rec.messages:
+        return []
+    return [rec.messages[-1], Message(role="assistant", content=rec.response)]
+
+
+async def _send_turn(tasks: list[Task], model: Model, sink: _Sink) -> dict[str, RunRecord]:
+    """Send one turn's requests (a question and its variants) together; record each as it ends."""
+    running = [asyncio.create_task(_one(t, model)) for t in tasks]
+    out: dict[str, RunRecord] = {}
+    try:
+        for fut in asyncio.as_completed(running):
+            rec = await fut
+            sink.add(rec)
+            out[rec.key] = rec
+    finally:
+        for job in running:
+            job.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+    return out
+
+
+async def _conversation(turns: list[list[Task]], model: Model, done: dict[str, RunRecord], sink: _Sink) -> None:
+    """Put one exam to a model in order; `done` holds the records an earlier invocation wrote."""
+    history: list[Message] = []
+    for turn in turns:
+        todo = [in_conversation(t, history) for t in turn if t.key not in done]
+        sent = await _send_turn(todo, model, sink) if todo else {}
+        original = turn[0].key
+        history += answered_turn(sent.get(original) or done.get(original))
+
+
+async def _run_window(jobs: list[Callable[[], Any]], window: int) -> None:
+    """Run the coroutines `jobs` make, at most `window` at a time; the first exception stops all."""
+    pending: set[asyncio.Task[Any]] = set()
+    it = iter(jobs)
+    try:
+        while True:
+            while len(pending) < window:
+                make = next(it, None)
+                if make is None:
+                    break
+                pending.add(asyncio.create_task(make()))
+            if not pending:
+                break
+            finished, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            failed = [exc for fut in finished if (exc := fut.exception()) is not None]
+            if failed:
+                raise failed[0]
+    finally:
+        for fut in pending:
+            fut.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+
+
 async def execute(store: RunStore, manifest: Manifest, models: dict[str, Model],
                   progress: Progress | None = None, tasks: list[Task] | None = None) -> RunResult:
     """Send every planned task not yet recorded; records are appended as they complete.
 
     Takes the run's lock first (`RunInUseError` if another process writes the run). A record that
     cannot be written (a full disk) stops the run with `RunStoreWriteError`; the records written
-    before it are intact and a resume completes the run.
+    before it are intact and a resume completes the run. Tasks that name a conversation (the
+    sequential exam mode) are sent conversation by conversation, in order.
     """
     progress = progress or Progress()
     took_lock = not store.locked
     store.acquire_lock()
-    tasks = tasks if tasks is not None else plan_tasks(manifest, store.exams())
-    done = store.done_keys()
-    todo = [t for t in tasks if t.key not in done]
-    progress.on_start(len(tasks), len(tasks) - len(todo))
-    written = errors = 0
-    # Bound the number of in-flight coroutines; each Model also limits its own concurrency.
-    window = max(8, 4 * sum((m.concurrency or m.provider.default_concurrency) for m in models.values()))
-    pending: set[asyncio.Task[RunRecord]] = set()
-    it = iter(todo)
+    sink = _Sink(store, progress)
     try:
-        while True:
-            while len(pending) < window:
-                t = next(it, None)
-                if t is None:
-                    break
-                pending.add(asyncio.create_task(_one(t, models[t.model])))
-            if not pending:
-                break
-            finished, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for fut in finished:
-                rec = fut.result()
-                store.append(rec)
-                written += 1
-                errors += rec.status == "error"
-                progress.on_record(rec)
+        tasks = tasks if tasks is not None else plan_tasks(manifest, store.exams())
+        sequential = any(t.conversation is not None for t in tasks)
+        # a conversation is rebuilt from its records; a request of its own needs only the key
+        done: dict[str, RunRecord] = {r.key: r for r in store.records()} if sequential else {}
+        done_keys = set(done) if sequential else store.done_keys()
+        todo = [t for t in tasks if t.key not in done_keys]
+        progress.on_start(len(tasks), len(tasks) - len(todo))
+        # Bound the number of in-flight coroutines; each Model also limits its own concurrency.
+        window = max(8, 4 * sum((m.concurrency or m.provider.default_concurrency) for m in models.values()))
+        jobs: list[Callable[[], Any]]
+        if sequential:
+            jobs = [_conversation_job(conv, models[conv[0][0].model], done, sink) for conv in conversations(tasks)
+                    if any(t.key not in done_keys for turn in conv for t in turn)]
+        else:
+            jobs = [_task_job(t, models[t.model], sink) for t in todo]
+        await _run_window(jobs, window)
     finally:
-        for fut in pending:
-            fut.cancel()
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
         store.close()
         if took_lock:
             store.release_lock()
     return RunResult(
-        root=store.root, total=len(tasks), skipped=len(tasks) - len(todo), written=written, errors=errors,
-        model_calls=sum(m.stats.calls for m in models.values()),
+        root=store.root, total=len(tasks), skipped=len(tasks) - len(todo), written=sink.written,
+        errors=sink.errors, model_calls=sum(m.stats.calls for m in models.values()),
         cache_hits=sum(m.stats.cache_hits for m in models.values()),
         stats={spec: vars(m.stats).copy() for spec, m in models.items()},
     )
+
+
+def _task_job(task: Task, model: Model, sink: _Sink) -> Callable[[], Any]:
+    async def job() -> None:
+        sink.add(await _one(task, model))
+    return job
+
+
+def _conversation_job(turns: list[list[Task]], model: Model, done: dict[str, RunRecord],
+                      sink: _Sink) -> Callable[[], Any]:
+    async def job() -> None:
+        await _conversation(turns, model, done, sink)
+    return job
 
 
 def base_manifest(**fields: Any) -> Manifest:

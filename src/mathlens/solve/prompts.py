@@ -6,10 +6,16 @@ It also asks for numbered steps and a closing "Final answer:" line, which makes 
 easier to find. The closing-line request is placed after the work on purpose: worded as "end with
 a line that starts with 'Final answer:'", small instruction-tuned models (Qwen2.5 0.5B) often reply
 with that line alone and nothing before it.
+
+`CALCULUS_STUDY_ROLE` is the seed's Table 5 itself, restated in our words with its three
+instructions (role, notation, format) and nothing added: no numbered steps, no closing line.
+`SYSTEM_ROLES` names both for `mathlens run --system-role NAME`; docs/exam-setup.md says how the
+choice changes step counts and segmentation.
 """
 
 from __future__ import annotations
 
+from mathlens.errors import UnknownNameError
 from mathlens.items.schema import Question
 from mathlens.models.base import Message
 
@@ -22,6 +28,35 @@ EXAM_SYSTEM_ROLE = (
     "Number your steps. After your work, write one last line that starts with 'Final answer:' and "
     "gives your answers."
 )
+
+CALCULUS_STUDY_ROLE = (
+    "You are an undergraduate student taking an exam. Answer each question thoroughly and completely, "
+    "showing all of your steps.\n"
+    "Do not use LaTeX or any kind of math markup. Write math only in plain notation a person can read, "
+    "for example f(x)=x^2/4 rather than \\frac{x^2}{4}.\n"
+    "Do not write $$, \\( \\) or backslashes. Write math the way it would look on paper, using the "
+    "characters on a keyboard."
+)
+
+#: The system roles `--system-role` knows by name.
+SYSTEM_ROLES: dict[str, str] = {
+    "exam": EXAM_SYSTEM_ROLE,
+    "calculus-study": CALCULUS_STUDY_ROLE,
+}
+#: The role a run uses when `--system-role` is not given.
+DEFAULT_SYSTEM_ROLE = "exam"
+
+
+def named_system_role(name: str) -> str:
+    """The text of the system role called `name`; `UnknownNameError` (listing the known names) else.
+
+    >>> named_system_role("calculus-study").startswith("You are an undergraduate student")
+    True
+    """
+    if name not in SYSTEM_ROLES:
+        raise UnknownNameError("system role", name, SYSTEM_ROLES)
+    return SYSTEM_ROLES[name]
+
 
 #: Stop sequences that end a turn of the Gemma chat template, or a new question being invented.
 DEFAULT_STOP: tuple[str, ...] = ("<end_of_turn>", "<start_of_turn>", "\nQuestion:")
