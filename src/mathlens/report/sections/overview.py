@@ -71,7 +71,9 @@ def build(ctx: ReportContext) -> Overview:
             ("configuration options", ", ".join(f"{k}={v}" for k, v in m.configuration_options.items()) or "none"),
             ("ablation", ", ".join(f"{k}={v}" for k, v in (m.ablation or {}).items()) or "none"),
             ("analyses", ", ".join(run.analysis_names) or "none"),
-            ("mathlens", m.mathlens_version), ("system role", m.system_role),
+            ("mathlens", m.mathlens_version),
+            ("system role", f"{m.system_role_name}: {m.system_role}" if m.system_role_name else m.system_role),
+            ("exam mode", m.exam_mode),
         ]))
     runs = Table(ctx.uid("runs"), "Runs compared",
                  ("run", "models", "configurations", "items", "repeats", "records", "planned", "started",
