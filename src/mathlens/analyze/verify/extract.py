@@ -62,7 +62,7 @@ _MATH_PHRASES = re.compile(
 _TOKEN = re.compile(
     r"(?P<num>\d+(?:[.,]\d+)*(?:\.\d+)?)"
     r"|(?P<word>[A-Za-z]+(?:_\{?[A-Za-z0-9]+\}?)?'*)"
-    r"|(?P<op>->|<=|>=|!=|[-+*/^=<>!|∫√∂∇π≤≥≠×·÷−→²³°%≈'∞±∓])"
+    r"|(?P<op>->|<=|>=|!=|[-+*/^=<>!|∫√∂∇π≤≥≠×·÷−→²³°%≈'∞±∓≡])"
     r"|(?P<cmd>\\[a-zA-Z]+|\\[,;!{}|]|[_&])"
     r"|(?P<open>[(\[{⟨])|(?P<close>[)\]}⟩])"
     r"|(?P<comma>,)|(?P<space>[ \t]+)|(?P<other>.|\n)",
@@ -72,7 +72,7 @@ _PART_LABEL = re.compile(r"(?:(?<=^)|(?<=[\s,;:.]))\([a-hA-H]\)(?=\s)|(?:(?<=^)|
 _CAPITAL_NAME = re.compile(r"[A-Z]{2,3}")
 _BULLET = re.compile(r"(?m)^[ \t]*[-*•][ \t]+")
 _POINT = re.compile(r"\(\s*-?\d+(?:\.\d+)?(?:\s*,\s*-?\d+(?:\.\d+)?)+\s*\)")
-_STRONG_OPS = set("+*/^=<>!|∫√∂∇≤≥≠×·÷−→²³≈%") | {"->", "<=", ">=", "!="}
+_STRONG_OPS = set("+*/^=<>!|∫√∂∇≤≥≠×·÷−→²³≈%≡") | {"->", "<=", ">=", "!="}
 
 
 def extract_math(text: str, max_spans: int = 2000) -> list[MathSpan]:

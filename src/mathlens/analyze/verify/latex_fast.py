@@ -16,6 +16,10 @@ _SIMPLE = {
     "left": "", "right": "", "big": "", "Big": "", "bigg": "", "Bigg": "", "displaystyle": "",
     "langle": "<", "rangle": ">", "theta": " theta ", "alpha": " alpha ", "beta": " beta ",
     "phi": " phi ", "mu": " mu ", "sigma": " sigma ", "lambda": " lambda_ ",
+    # Greek letters are names (latex2sympy2 would read \gamma as Euler's constant).
+    "gamma": " gamma ", "delta": " delta ", "epsilon": " epsilon ", "varepsilon": " epsilon ",
+    "omega": " omega ", "rho": " rho ", "tau": " tau ", "psi": " psi ", "chi": " chi ", "zeta": " zeta ",
+    "eta": " eta ", "xi": " xi ", "nu": " nu ", "kappa": " kappa ", "varphi": " phi ", "vartheta": " theta ",
 }
 _FUNCTIONS = {"sin", "cos", "tan", "sec", "csc", "cot", "ln", "log", "exp", "arcsin", "arccos", "arctan",
               "sinh", "cosh", "tanh"}

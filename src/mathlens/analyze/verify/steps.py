@@ -26,6 +26,13 @@ from mathlens.analyze.verify.claims import EQUATION_REASON, ClaimCheck, PairInfo
 from mathlens.analyze.verify.context import Context, definition_of, given, substitute
 from mathlens.analyze.verify.equations import equivalent_form, implicit_derivative, rewrite_check, solves_pending
 from mathlens.analyze.verify.limits import tree_depth
+from mathlens.analyze.verify.modular import (
+    check_congruence,
+    check_mod_chain,
+    congruence,
+    has_mod_operator,
+    remainder_claims,
+)
 from mathlens.analyze.verify.numbers import carried_error
 from mathlens.analyze.verify.parse import Parsed, parse_math_unbounded
 from mathlens.analyze.verify.pieces import (
@@ -177,6 +184,7 @@ def analyze_step(text: str, ctx: Context) -> tuple[StepMath, Context]:
             del acc.claims[before[0]:]
             acc.ctx = before[1]
             acc.notes.append(f"could not check {piece.text[:60]!r} ({type(exc).__name__})")
+    acc.claims.extend(remainder_claims(text))
     if acc.solved:
         acc.ctx = replace(acc.ctx, equations=())
     return StepMath("ok", tuple(acc.claims), acc.depth, tuple(sorted(acc.cues)), tuple(acc.defines),
@@ -208,6 +216,8 @@ def _second_reading(acc: _Acc, piece: Piece, first: int, ctx: Context) -> None:
 
 def _piece(acc: _Acc, item: Piece) -> None:
     piece, notation, continued = item.text, item.notation, item.continued
+    if _modular(acc, item):
+        return
     parsed = parse_math_unbounded(piece, notation, reading=acc.ctx.reading)  # type: ignore[arg-type]
     # Only the statement right before an equation can be what it rewrites.
     previous, acc.ctx = acc.ctx.last_equation, replace(acc.ctx, last_equation=None)
@@ -309,6 +319,29 @@ def _piece(acc: _Acc, item: Piece) -> None:
         acc.ctx = definition_of(sides[0], sides[-1], acc.ctx) or acc.ctx  # the name keeps the chain's result
     last, _ = substitute(sides[-1], acc.ctx)
     acc.produces.append(_key(last))
+
+
+def _modular(acc: _Acc, item: Piece) -> bool:
+    """Check a congruence (``56 ≡ 6 (mod 17)``) or a chain with ``A mod N`` sides; False when
+    the piece is neither."""
+    def read(text: str) -> sympy.Basic | None:
+        got = parse_math_unbounded(text, item.notation, reading=acc.ctx.reading)  # type: ignore[arg-type]
+        return got.value if got.ok and not got.relations else None
+
+    latex = item.notation == "latex"
+    found = congruence(item.text)
+    if found is not None:
+        claims = check_congruence(*found, latex, read)
+    elif has_mod_operator(item.text):
+        claims = check_mod_chain(item.text, latex, read)
+    else:
+        return False
+    if item.disowned or item.continued:
+        claims = [replace(c, status="unverifiable", expected="", reason="the solution says it does not hold")
+                  if c.status == "invalid" else c for c in claims]
+    acc.claims.extend(claims)
+    acc.ctx = replace(acc.ctx, last_equation=None)
+    return True
 
 
 def _after_name(piece: str, notation: str, reading: Reading) -> tuple[str, Parsed]:

@@ -119,3 +119,23 @@ def strip_delimiters(s: str) -> str:
             break
     s = s.rstrip(" .;,")
     return s
+
+
+# "1202_7", "1202_{7}", "(1202)_{7}", "1A_{16}": a whole number written in a base from 2 to 36.
+_BASED = re.compile(r"(?<![\w.])(\(?)([0-9][0-9A-Z]*)\)?_\{?(\d{1,2})\}?(?![\w}])")
+
+
+def based_numbers(s: str) -> str:
+    """Numbers written in a base (``1202_7``) replaced by their values (``443``); a number whose
+    digits do not fit its base is left as written."""
+    def value(m: re.Match[str]) -> str:
+        digits, base = m.group(2), int(m.group(3))
+        if m.group(1) and not m.group().startswith("(" + digits + ")"):
+            return m.group()
+        if not 2 <= base <= 36:
+            return m.group()
+        try:
+            return str(int(digits, base))
+        except ValueError:
+            return m.group()
+    return _BASED.sub(value, s)
