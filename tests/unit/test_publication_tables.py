@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from mathlens.analyze.ablation.analyzer import SENSITIVITY
 from mathlens.analyze.ablation.tables import MetricSummary
 from mathlens.analyze.adaptivity.agreement import TUTOR_AGREEMENT
-from mathlens.analyze.adaptivity.tables import TUTOR_STATS
+from mathlens.analyze.adaptivity.tables import TUTOR_STATS, Table2ProfileRow
 from mathlens.analyze.flow.models import FLOW
 from mathlens.analyze.grading.agreement_report import AGREEMENT
 from mathlens.analyze.grading.tables import GRADE_TABLES, Table7Row
@@ -90,9 +90,11 @@ def test_index_lists_every_table_written_and_every_table_skipped(exported: tuple
             "tutoring-table1-dimensions", "tutoring-table2-adaptivity", "tutoring-anova", "tutoring-anova-checks",
             "tutoring-posthoc", "tutoring-letters"} == written
     skipped = {s.id: s for s in index.skipped}
-    # judged.yaml has no Table 7 rows, no self-agreement, no subject rows, no tutoring agreement document
+    # judged.yaml has no Table 7 rows, no self-agreement, no subject rows, no tutoring agreement document, no
+    # tutoring Table 2 split by learner profile
     assert set(skipped) == {"calculus-table7-configurations", "grading-self-agreement", "maple-by-subject",
-                            "tutoring-agreement", "tutoring-self-agreement"}
+                            "tutoring-agreement", "tutoring-self-agreement", "tutoring-table2-profiles"}
+    assert "no rows" in skipped["tutoring-table2-profiles"].reason
     assert "no rows" in skipped["maple-by-subject"].reason and skipped["maple-by-subject"].source == "maple"
     assert "no tutor_agreement analysis" in skipped["tutoring-agreement"].reason
     assert "mathlens tutor agreement RUN" in skipped["tutoring-agreement"].reason
@@ -336,7 +338,10 @@ def test_tutoring_agreement_and_annotator_tables(run_dir: Path, tmp_path: Path) 
     assert stats is not None
     judge = stats.summary.sources[0]
     res = judge.anova["adaptivity"]["performance x model"]
-    human = judge.model_copy(update={"source": "human:alice", "anova": {"adaptivity": {
+    split = Table2ProfileRow(model="mock/report", condition=None, profile="g4-low", grade=4, performance="low",
+                             attitude="dislikes", self_efficacy="low", code="SE", item_id="Q3", scored=3, applicable=2,
+                             satisfied=1, percent_satisfied=50.0)
+    human = judge.model_copy(update={"source": "human:alice", "table2_profiles": [split], "anova": {"adaptivity": {
         "performance x model": res.model_copy(update={"reported": "nonparametric"})}}})
     _rewrite(TUTOR_STATS, run, stats.summary.model_copy(update={"sources": [judge, human]}))
     ci = CI(estimate=0.5, low=0.25, high=0.75, n=4)
@@ -358,6 +363,11 @@ def test_tutoring_agreement_and_annotator_tables(run_dir: Path, tmp_path: Path) 
     # the judge's ANOVA reports the usual analysis (no column); the annotator's the rank-based one
     assert "Reported" not in _csv(folder, "tutoring-anova")[0]
     assert _csv(folder, "tutoring-anova-human-alice")[0]["Reported"] == "nonparametric"
+    # only the annotator's statistics hold Table 2 by learner profile: one learner, one sub-metric, pooled
+    assert "tutoring-table2-profiles" not in ids
+    (row,) = _csv(folder, "tutoring-table2-profiles-human-alice")
+    assert (row["Learner"], row["Aspect"], row["Sub-metric"], row["All"], row["All n"]) == (
+        "g4-low", "Motivational", "SE", "50.0", "2")
     item, dimension = _csv(folder, "tutoring-agreement")
     assert (item["Scope"], item["Unit"], int(item["n"]), _num(item["Cohen's κ"])) == ("Q2", "response", 4, 0.2)
     assert (dimension["Scope"], dimension["Unit"]) == ("adaptivity", "response x item")

@@ -5,6 +5,16 @@ scale of labelled values, and a direction: `presence` items ask about something 
 items ask whether a failure occurs, and their "no" answer carries the value 1. Scores are therefore
 always "higher is better", and a dimension's percentage is the share of its possible points.
 
+Q11 is worded as a failure ("does the explanation fail to support the answer?"), where the study
+prints a positive question with the scale "1 = No, 0 = Yes"; see `data/rubric_v1.yaml` and the
+section "Differences from the study" of docs/adaptivity.md for why.
+
+An adaptivity item may also say which responses are *applicable cases* for it (`applies`, an
+`Applicability`): the study reports how often a model met a criterion "in applicable cases", that is
+over the responses where the tutor had been told what the criterion asks it to adapt to, and, for
+the motivational items, where the learner had something to be helped with. Items without it apply
+to every response.
+
 For the judging core (`mathlens.analyze.judging`) each item is a scoring unit on an `Ordinal`
 scale (`RubricItem.unit`), and each dimension is a scope that pools its items (`Rubric.scopes`).
 """
@@ -20,11 +30,54 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mathlens.analyze.judging.units import Ordinal, ScaleOption, Scope, Unit
 from mathlens.errors import UnknownNameError, UserError
+from mathlens.solve.tutoring import CONDITIONS, Attitude, LearnerProfile, SelfEfficacy
 
 Dimension = Literal["adaptivity", "correctness", "quality"]
 DIMENSIONS: tuple[Dimension, ...] = ("adaptivity", "correctness", "quality")
 
-__all__ = ["DIMENSIONS", "Dimension", "Rubric", "RubricItem", "ScaleOption", "load_rubric"]
+__all__ = ["DIMENSIONS", "Applicability", "Dimension", "Rubric", "RubricItem", "ScaleOption", "load_rubric"]
+
+
+class Applicability(BaseModel):
+    """Which responses count as applicable cases of an item.
+
+    `needs` names the learner information the tutor must have been given for the criterion to make
+    sense: `nothing` (every response), `learner` (the learner's self-description was in the user
+    turn: conditions 2 and 4) or `grade` (the learner's grade was stated, in the self-description or
+    in the objectives system prompt: conditions 2, 3 and 4). `attitude` and `self_efficacy`, when
+    set, further restrict the item to learners who stated one of the listed levels (a learner who
+    likes math leaves no attitude to improve).
+
+    >>> a = Applicability(needs="learner", self_efficacy=("low", "moderate"))
+    >>> p = LearnerProfile(id="p", grade=4, performance="low", self_efficacy="low")
+    >>> (a.applies(p, 1), a.applies(p, 2), a.applies(p.model_copy(update={"self_efficacy": "high"}), 2))
+    (False, True, False)
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    needs: Literal["nothing", "learner", "grade"] = "nothing"
+    attitude: tuple[Attitude, ...] | None = None
+    self_efficacy: tuple[SelfEfficacy, ...] | None = None
+
+    def told(self, condition: int) -> bool:
+        """Whether the tutor was given the information `needs` names under a context condition."""
+        c = CONDITIONS[condition]
+        if self.needs == "learner":
+            return c.learner_in_user
+        if self.needs == "grade":
+            return c.learner_in_user or c.objectives_in_system
+        return True
+
+    def concerns(self, profile: LearnerProfile) -> bool:
+        """Whether the learner stated a level the item asks the response to act on."""
+        if self.attitude is not None and profile.attitude not in self.attitude:
+            return False
+        return self.self_efficacy is None or profile.self_efficacy in self.self_efficacy
+
+    def applies(self, profile: LearnerProfile, condition: int) -> bool:
+        """Whether a response to `profile` under `condition` is an applicable case."""
+        return self.told(condition) and self.concerns(profile)
 
 
 class RubricItem(BaseModel):
@@ -41,6 +94,8 @@ class RubricItem(BaseModel):
     criterion: str
     direction: Literal["presence", "absence"]
     scale: tuple[ScaleOption, ...] = Field(min_length=2)
+    #: which responses are applicable cases of the item (None: every response)
+    applies: Applicability | None = None
 
     @model_validator(mode="after")
     def _check_scale(self) -> RubricItem:
@@ -87,6 +142,10 @@ class RubricItem(BaseModel):
     def satisfied(self, value: float) -> bool:
         """Whether a score meets the criterion (the seed's Table 2 counts these): value >= 1."""
         return value >= 1
+
+    def applicable(self, profile: LearnerProfile, condition: int) -> bool:
+        """Whether a response to `profile` under context condition `condition` is an applicable case."""
+        return self.applies is None or self.applies.applies(profile, condition)
 
     @property
     def unit(self) -> Unit:

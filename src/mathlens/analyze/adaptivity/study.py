@@ -168,8 +168,10 @@ def _stats_so_far(store: RunStore) -> tuple[list[TutorStats], list[DimensionScor
 
 
 def compute_stats(store: RunStore, source: str = "judge", alpha: float = 0.05, seed: int = 0) -> TutorStats:
-    """Tables 1 and 2 and the ANOVAs of one score source, stored in `TUTOR_STATS` beside those of
-    the other sources (the judge's, whatever its model, or one annotator's are replaced)."""
+    """Tables 1 and 2 (Table 2 also by learner profile, over applicable cases) and the ANOVAs of one
+    score source, stored in `TUTOR_STATS` beside those of the other sources (the judge's, whatever its
+    model, or one annotator's are replaced). A document of an older schema version is replaced with
+    this source's statistics alone."""
     stats, rows = tutor_stats(load_cells(store), load_scores(store, source), rubric_of(store), alpha=alpha, seed=seed)
     slot = slot_of(stats.source)
     sources, entries = _stats_so_far(store)

@@ -9,6 +9,14 @@ responses are counted and reported, not averaged in.
 Table 1: mean dimension percentage by model x learner performance level (with bootstrap CIs).
 Table 2: for each adaptivity sub-metric (CK, CCS, DL, LA, SE, Expl, Exam, Prac, SBS), the
 percentage of scored responses meeting the criterion (score >= 1), by context condition and model.
+Table 2 by learner profile (`table2_profiles`): the same sub-metrics for each learner (the record's
+variant of kind "profile"), by model and context condition and pooled over the conditions, counted
+over the applicable cases only. A response is an applicable case of a sub-metric when the tutor was
+told what the criterion asks it to adapt to (the learner's self-description for CK, DL, LA and SE;
+the learner's grade, in the self-description or the objectives prompt, for CCS; nothing for the
+complexity items) and, for LA and SE, when the learner stated an attitude or a confidence that leaves
+something to improve (not "likes" math, not "high" confidence). The rule is each item's `applies`
+in the rubric file; this is how we read the study's "applicable cases" (see docs/adaptivity.md).
 
 The tables read the judging core's entries (`Judgement`s of the judge or of an annotator, grouped
 per grader in a `ScoreSet`). The document `TUTOR_STATS` (`RUN/analysis/tutor_stats.jsonl`) keeps
@@ -30,6 +38,7 @@ from mathlens.stats.bootstrap import CI, bootstrap_ci
 
 from .design import Cell
 from .judge import ScoreSet
+from .profiles import PERFORMANCE_LEVELS
 from .rubric import DIMENSIONS, Rubric
 
 
@@ -70,6 +79,29 @@ class Table2Row(BaseModel):
     n: int
 
 
+class Table2ProfileRow(BaseModel):
+    """One adaptivity sub-metric for one learner profile, over its applicable cases.
+
+    `model` `all` pools the models; `condition` None pools the context conditions. `scored` counts
+    the responses with a score on the item, `applicable` those of them that are applicable cases,
+    `satisfied` the applicable ones meeting the criterion (score >= 1); `percent_satisfied` is
+    100 * satisfied / applicable, None when no case is applicable."""
+
+    model: str
+    condition: int | None
+    profile: str
+    grade: int
+    performance: str
+    attitude: str
+    self_efficacy: str
+    code: str
+    item_id: str
+    scored: int
+    applicable: int
+    satisfied: int
+    percent_satisfied: float | None
+
+
 class TutorStats(BaseModel):
     """Tables 1 and 2 and the ANOVAs for one score source (what `mathlens tutor stats` prints)."""
 
@@ -81,6 +113,8 @@ class TutorStats(BaseModel):
     excluded: dict[str, int]
     table1: list[Table1Row]
     table2: list[Table2Row]
+    table2_profiles: list[Table2ProfileRow] = Field(
+        default_factory=list, description="Table 2 split by learner profile, over applicable cases")
     anova: dict[str, dict[str, AnovaResult]] = Field(
         default_factory=dict, description="dimension -> design ('performance x model', ...) -> result")
 
@@ -105,7 +139,8 @@ def slot_of(source: str) -> str:
     return "judge" if source == "judge" or source.startswith("judge:") else source
 
 
-TUTOR_STATS = DocumentSpec("tutor_stats", 1, DimensionScore, TutorStatsSummary, rerun="mathlens tutor stats RUN")
+#: Version 2 added `table2_profiles` (Table 2 by learner profile, over applicable cases).
+TUTOR_STATS = DocumentSpec("tutor_stats", 2, DimensionScore, TutorStatsSummary, rerun="mathlens tutor stats RUN")
 
 
 def dimension_scores(cells: Sequence[Cell], scores: ScoreSet, rubric: Rubric) -> list[DimensionScore]:
@@ -169,6 +204,48 @@ def table2(cells: Sequence[Cell], scores: ScoreSet, rubric: Rubric) -> list[Tabl
     return out
 
 
+def table2_by_profile(cells: Sequence[Cell], scores: ScoreSet, rubric: Rubric) -> list[Table2ProfileRow]:
+    """Each adaptivity sub-metric per learner profile, by model (and `all`) and by context condition
+    (and None, pooled), over the applicable cases (`RubricItem.applicable`). Every profile and
+    condition of the cells has its rows, with zero counts where nothing was scored or applicable."""
+    by_key = {c.key: c for c in cells}
+    items = {i.id: i for i in rubric.by_dimension("adaptivity")}
+    # (model, condition, profile, item) -> [scored, applicable, satisfied]
+    counts: dict[tuple[str, int | None, str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    for judgement, s in scores.unit_scores():
+        cell = by_key.get(judgement.record.key)
+        item = items.get(s.unit)
+        if cell is None or item is None or s.value is None:
+            continue
+        case = item.applicable(cell.profile, cell.condition)
+        hit = case and item.satisfied(s.value)
+        for model in (cell.model, "all"):
+            for cond in (cell.condition, None):
+                c = counts[(model, cond, cell.profile.id, item.id)]
+                c[0] += 1
+                c[1] += int(case)
+                c[2] += int(hit)
+    profiles = sorted({c.profile.id: c.profile for c in cells}.values(),
+                      key=lambda p: (p.grade, PERFORMANCE_LEVELS.index(p.performance), p.id))
+    pairs = {(c.profile.id, c.condition) for c in cells}
+    conditions: list[int | None] = [*sorted({c.condition for c in cells}), None]
+    models = [*sorted({c.model for c in cells}), "all"]
+    out = []
+    for model in models:
+        for p in profiles:
+            for cond in conditions:
+                if cond is not None and (p.id, cond) not in pairs:
+                    continue
+                for item in items.values():
+                    scored, applicable, satisfied = counts.get((model, cond, p.id, item.id), [0, 0, 0])
+                    out.append(Table2ProfileRow(
+                        model=model, condition=cond, profile=p.id, grade=p.grade, performance=p.performance,
+                        attitude=p.attitude, self_efficacy=p.self_efficacy, code=item.code, item_id=item.id,
+                        scored=scored, applicable=applicable, satisfied=satisfied,
+                        percent_satisfied=100.0 * satisfied / applicable if applicable else None))
+    return out
+
+
 def anovas(rows: Sequence[DimensionScore], alpha: float = 0.05) -> dict[str, dict[str, AnovaResult]]:
     """Per dimension: performance x model, and performance x condition."""
     out: dict[str, dict[str, AnovaResult]] = {}
@@ -187,7 +264,8 @@ def anovas(rows: Sequence[DimensionScore], alpha: float = 0.05) -> dict[str, dic
 
 def tutor_stats(cells: Sequence[Cell], scores: ScoreSet, rubric: Rubric, alpha: float = 0.05,
                 seed: int = 0) -> tuple[TutorStats, list[DimensionScore]]:
-    """Tables 1 and 2 and the ANOVAs for one score source, with the per-response rows behind them."""
+    """Tables 1 and 2 (with Table 2 by learner profile) and the ANOVAs for one score source, with the
+    per-response rows behind them."""
     rows = dimension_scores(cells, scores, rubric)
     excluded: dict[str, int] = {}
     for r in rows:
@@ -195,5 +273,5 @@ def tutor_stats(cells: Sequence[Cell], scores: ScoreSet, rubric: Rubric, alpha: 
             excluded[r.dimension] = excluded.get(r.dimension, 0) + 1
     stats = TutorStats(source=scores.grader, rubric=rubric.name, alpha=alpha, seed=seed, responses=len(cells),
                        excluded=excluded, table1=table1(rows, seed=seed), table2=table2(cells, scores, rubric),
-                       anova=anovas(rows, alpha))
+                       table2_profiles=table2_by_profile(cells, scores, rubric), anova=anovas(rows, alpha))
     return stats, rows

@@ -28,6 +28,7 @@ BUILDERS: tuple[TableBuilder, ...] = (
     maple.OVERALL,
     tutoring.TABLE1,
     tutoring.TABLE2,
+    tutoring.TABLE2_PROFILES,
     tutoring.ANOVA,
     tutoring.CHECKS,
     tutoring.POSTHOC,

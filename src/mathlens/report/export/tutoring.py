@@ -6,6 +6,10 @@
 * Table 2: the adaptivity sub-metrics as rows, grouped by aspect as in the study (cognitive: CK,
   CCS, DL; motivational: LA, SE; complexity: Expl, Exam, Prac, SBS), and for each model and context
   condition G1-G4 the percentage of scored responses meeting the criterion.
+* Table 2 by learner profile: the same sub-metrics as rows within each learner profile, and for
+  each model and context condition (and pooled over the conditions, "all") the percentage of the
+  applicable cases meeting the criterion and the number of applicable cases (n). Which responses
+  are applicable cases of a sub-metric is the rubric's `applies` rule (docs/adaptivity.md).
 * Two-way ANOVA per dimension and design (performance x model, performance x condition): each term's
   df, F, p and partial eta squared, with the residual df; the assumption checks (Levene,
   residual normality) and which analysis is reported; the post hoc pairwise comparisons (Tukey HSD,
@@ -21,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from mathlens.analyze.adaptivity.rubric import DIMENSIONS, load_rubric
-from mathlens.analyze.adaptivity.tables import TUTOR_STATS, Table1Row, Table2Row, TutorStats
+from mathlens.analyze.adaptivity.tables import TUTOR_STATS, Table1Row, Table2ProfileRow, Table2Row, TutorStats
 from mathlens.errors import UserError
 from mathlens.report.export.builder import Col, TableBuilder, columns_table, only, slug
 from mathlens.report.export.table import Cell, Column, Estimate, PublicationTable
@@ -142,6 +146,71 @@ def _table2(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
                          TUTOR_STATS.name, cols, metrics, caption=caption, groups=1)
 
 
+# -- Table 2 by learner profile ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _ProfileMetric:
+    profile: str
+    described: str
+    aspect: str
+    code: str
+    item_id: str
+
+
+def _described(r: Table2ProfileRow) -> str:
+    return f"grade {r.grade}, {r.performance}; attitude: {r.attitude}; self-efficacy: {r.self_efficacy}"
+
+
+def _table2_profiles(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
+    if not st.table2_profiles:
+        return None
+    aspects = _aspects(st)
+    values: dict[tuple[str, str, str, int | None], Table2ProfileRow] = {
+        (r.profile, r.code, r.model, r.condition): r for r in st.table2_profiles}
+    models = sorted({r.model for r in st.table2_profiles}, key=lambda m: (m == "all", m))
+    if len(models) == 2 and "all" in models:
+        models.remove("all")  # one model: the pooled columns would repeat it
+    conditions: list[int | None] = [*sorted({r.condition for r in st.table2_profiles if r.condition is not None}),
+                                    None]
+    order = list(dict.fromkeys(r.profile for r in st.table2_profiles))
+    metrics = sorted({_ProfileMetric(r.profile, _described(r), aspects.get(r.code, "other"), r.code, r.item_id)
+                      for r in st.table2_profiles},
+                     key=lambda m: (order.index(m.profile), _rank(m.aspect, ASPECT_ORDER),
+                                    int(m.item_id[1:]) if m.item_id[1:].isdigit() else 0, m.code))
+
+    def cell(model: str, condition: int | None, count: bool) -> Callable[[_ProfileMetric], Cell]:
+        def get(m: _ProfileMetric) -> Cell:
+            r = values.get((m.profile, m.code, model, condition))
+            if r is None:
+                return None
+            return r.applicable if count else r.percent_satisfied
+        return get
+
+    def header(model: str, condition: int | None) -> str:
+        group = "All" if condition is None else f"G{condition}"
+        return group if len(models) == 1 else f"{'all models' if model == 'all' else model} {group}"
+
+    cols: list[Col[_ProfileMetric]] = [
+        Col(Column("Learner"), lambda m: m.profile),
+        Col(Column("Profile"), lambda m: m.described),
+        Col(Column("Aspect"), lambda m: m.aspect.capitalize()),
+        Col(Column("Sub-metric"), lambda m: m.code),
+    ]
+    for mo in models:
+        for c in conditions:
+            cols += [Col(Column(header(mo, c), 1), cell(mo, c, False)),
+                     Col(Column(f"{header(mo, c)} n", 0), cell(mo, c, True))]
+    only = f" Model: {models[0]}." if len(models) == 1 else ""
+    caption = ("Table 2 of the tutoring study split by learner profile: the percentage of applicable cases meeting "
+               "each adaptivity criterion by context condition G1-G4 and pooled over the conditions (All), with the "
+               "number of applicable cases (n). A response is an applicable case when the tutor was told what the "
+               "criterion asks it to adapt to (the learner's self-description, G2 and G4, for CK, DL, LA and SE; "
+               "the learner's grade, G2-G4, for CCS; nothing for Expl, Exam, Prac and SBS) and, for LA and SE, when "
+               f"the learner does not say they like math or are confident. – (blank in CSV): no applicable case.{only}")
+    return columns_table(f"tutoring-table2-profiles{ids}", f"Adaptivity sub-metrics by learner profile{title}",
+                         TUTOR_STATS.name, cols, metrics, caption=caption, groups=3)
+
+
 # -- ANOVA -------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -259,6 +328,9 @@ TABLE1 = TableBuilder("tutoring-table1-dimensions", "Dimension scores by learner
                       TUTOR_STATS, _per_source(_table1))
 TABLE2 = TableBuilder("tutoring-table2-adaptivity", "Adaptivity sub-metrics by condition (tutoring Table 2)",
                       TUTOR_STATS, _per_source(_table2))
+TABLE2_PROFILES = TableBuilder("tutoring-table2-profiles",
+                               "Adaptivity sub-metrics by learner profile, applicable cases (tutoring Table 2 split)",
+                               TUTOR_STATS, _per_source(_table2_profiles))
 ANOVA = TableBuilder("tutoring-anova", "Two-way ANOVA", TUTOR_STATS, _per_source(_anova))
 CHECKS = TableBuilder("tutoring-anova-checks", "ANOVA assumption checks", TUTOR_STATS, _per_source(_checks))
 POSTHOC = TableBuilder("tutoring-posthoc", "Post hoc pairwise comparisons (Tukey HSD)", TUTOR_STATS,

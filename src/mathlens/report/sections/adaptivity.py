@@ -1,6 +1,7 @@
 """Tutoring adaptivity (`analysis/tutor_stats.jsonl`, read through `TUTOR_STATS`): dimension
 percentages by model and learner performance (Table 1 of the tutoring study), adaptivity
-sub-metrics by context condition (Table 2), and the two-way ANOVAs with assumption checks and Tukey
+sub-metrics by context condition (Table 2), the same sub-metrics for each learner profile over the
+applicable cases only (with their counts), and the two-way ANOVAs with assumption checks and Tukey
 HSD compact letters, for the judge's scores and for each annotator whose statistics were computed."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mathlens.analyze.adaptivity.tables import TUTOR_STATS, Table1Row, Table2Row, TutorStats
+from mathlens.analyze.adaptivity.tables import TUTOR_STATS, Table1Row, Table2ProfileRow, Table2Row, TutorStats
 from mathlens.report.charts import ChartLayout, Series, grouped_bars
 from mathlens.report.context import ReportContext
 from mathlens.report.registry import ReportSection
@@ -66,6 +67,42 @@ def _table2(ctx: ReportContext, rows: Sequence[Table2Row], sfx: str) -> Table:
                  caption="Percentage of scored responses meeting each criterion.")
 
 
+PROFILE_CAPTION = (
+    "Percentage of applicable cases meeting each criterion, per learner profile, with the number of applicable "
+    "cases (n). A case is applicable when the tutor was told what the criterion asks it to adapt to: the learner's "
+    "self-description (context conditions 2 and 4) for CK, DL, LA and SE, the learner's grade (conditions 2-4) for "
+    "CCS, nothing for Expl, Exam, Prac and SBS; LA and SE count only learners who do not say they like math or are "
+    "confident. – marks a cell without applicable cases.")
+
+
+def _profile_text(r: Table2ProfileRow) -> str:
+    return f"grade {r.grade}, {r.performance}, attitude {r.attitude}, self-efficacy {r.self_efficacy}"
+
+
+def _table2_profiles(ctx: ReportContext, rows: Sequence[Table2ProfileRow], sfx: str) -> Table:
+    """Rows model x learner x sub-metric; per context condition (and pooled) the percentage and n."""
+    models = list(dict.fromkeys(r.model for r in rows))
+    if len(models) == 2 and "all" in models:
+        models.remove("all")  # one model: its pooled rows would repeat it
+    conditions = sorted({r.condition for r in rows if r.condition is not None})
+    cells: dict[tuple[str, str, str], dict[int | None, Table2ProfileRow]] = {}
+    for r in rows:
+        if r.model in models:
+            cells.setdefault((r.model, r.profile, r.code), {})[r.condition] = r
+    body = []
+    for (model, profile, code), by_cond in cells.items():
+        first = next(iter(by_cond.values()))
+        values: list[Cell] = []
+        for cond in [*conditions, None]:
+            got = by_cond.get(cond)
+            values += [got.percent_satisfied, got.applicable] if got is not None else [None, None]
+        body.append((model, profile, _profile_text(first), code, *values))
+    headers = [h for c in [*(f"G{c}" for c in conditions), "all conditions"] for h in (f"{c} %", f"{c} n")]
+    title = f"Adaptivity sub-metrics by learner profile, applicable cases only (Table 2 split by learner){sfx}"
+    return Table(ctx.uid("tutor-table2-profiles"), title, ("model", "learner", "profile", "sub-metric", *headers),
+                 tuple(body), decimals={i: 1 for i in range(4, 4 + len(headers), 2)}, caption=PROFILE_CAPTION)
+
+
 def _posthocs(res: AnovaResult) -> list[PostHoc]:
     return [*res.posthoc, *(t.posthoc for t in res.nonparametric if t.posthoc is not None)]
 
@@ -111,13 +148,15 @@ def _source_tables(ctx: ReportContext, st: TutorStats, sfx: str) -> tuple[list[T
         charts += cs
     if st.table2:
         tables.append(_table2(ctx, st.table2, sfx))
+    if st.table2_profiles:
+        tables.append(_table2_profiles(ctx, st.table2_profiles, sfx))
     tables += _anova(ctx, st.anova, sfx)
     return tables, charts
 
 
 def build(ctx: ReportContext) -> AdaptivityData | None:
-    """Tables 1 and 2, ANOVA tables and per-dimension charts for each run and score source with
-    tutoring statistics (the judge's first, then each annotator's, named in the titles)."""
+    """Tables 1 and 2, Table 2 by learner profile, ANOVA tables and per-dimension charts for each run
+    and score source with tutoring statistics (the judge's first, then each annotator's, named in the titles)."""
     tables: list[Table] = []
     charts: list[ChartLayout] = []
     for run in ctx.runs:
