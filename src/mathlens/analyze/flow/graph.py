@@ -1,16 +1,33 @@
 """The reasoning graph: steps as nodes, an edge i -> j when step j uses what step i introduced.
 
-"Introduced" means a name step i defines (``A = -14``, ``g(x) = ...``) or a value or expression
-it states as the result of a relation (the last side of ``... = 56``). Step j "uses" it when the
-name, value or expression appears in j's parsed math, or, for names and numbers, in j's text
-(so that a step whose math did not parse still links). ``∇f`` counts as a use of ``f_x``, ``f_y``
-and ``f_z``. Small integers (|n| <= 10) are too common to be evidence of a dependency and are
-ignored as values.
+"Introduced" means a name step i defines (``A = -14``, ``g(x) = ...``), a name or expression it
+states a result for (the left side of ``f_x = 2xy``, ``∇f = <2xy, x^2>``, ``||w|| = sqrt(2)``), or
+a value or expression it states as the result of a relation (the last side of ``... = 56``, and
+each entry of a stated point or vector ``<-8, 1>``). Step j "uses" it when the name, value or
+expression appears in j's parsed math (an entry of a tuple j mentions counts), or, for names and
+numbers, in j's text (so that a step whose math did not parse still links); a function at a number stated
+as a result (``F(0) = 0``) is found in later text as written (``F(2) - F(0)``), and a derivative
+at a point uses the derivative. ``∇f`` counts as a use of ``f_x``, ``f_y`` and ``f_z``. Small
+integers (|n| <= 10) are too common to be evidence of a dependency and are ignored as values.
 
-Final steps: the last step of each lettered part ((a), (b), ...) that has math, and the last step
-that states a boxed answer or an "answer is" sentence (else the last step with math, else the
-last step). A step with math from which no path leads to a final step is redundant. Steps
-without math (framing sentences) are neither linked nor redundant.
+Answer steps restate: a step that gives the answer (``Final answer: ...``, ``\\boxed``, "the
+answer is") also links to the latest earlier step that mentions each expression it restates
+(``9/sqrt(2)`` stated inside a chain that produced nothing else, a vector, a root), except bare
+names and small numbers. An answer step that still links to nothing (its math did not parse, or it
+says "see above") leaves the last step with math before it final as well.
+
+Final steps: the answer step (the last step that states a boxed answer or an "answer is" /
+"Final answer" sentence, else the last step with math, else the last step), the last step with
+math of each lettered part ((a), (b), ...), and, when the question has k parts and the solution does
+not label them, the last k steps with math before the answer step that no later step uses (each
+answers a part; an answer line that restates every part leaves no such step). A truly redundant
+step in such a solution is therefore only found when there are more dead ends than parts.
+
+A step with math from which no path leads to a final step is redundant: nothing that reaches the
+answer depends on it. Steps without math (framing sentences)
+are neither linked nor redundant. These rules make the redundant set depend on what the steps say,
+not on how they are laid out (numbered, ``Step k:``, paragraphs, display LaTeX, with or without a
+closing answer line): see ``tests/cases/flow/redundancy_layouts.yaml``.
 
 Cost: items are looked up in an index (item -> steps that introduce it) and each step's text is
 read once into a set of tokens, so building the graph is linear in the number of uses rather than
@@ -28,11 +45,15 @@ import networkx as nx
 
 _ANSWER = re.compile(r"\\boxed|\bfinal answer\b|\banswer is\b|\bthe answer\b|####", re.I)
 _SMALL_INT = re.compile(r"^-?\d$|^-?10$")
+#: the left side of a claim that names what the step states a result for
+_CLAIM_NAME = re.compile(r"^((?:norm\()?[A-Za-z][\w']*(?:\([^=<>]*\))?\)?) = ")
+#: a question's part labels: "(a) ...", "(b) ..."
+_QUESTION_PART = re.compile(r"(?:^|\s)\(([a-h])\)\s", re.I)
 
 
 @dataclass(frozen=True)
 class StepFacts:
-    """What the graph needs to know about one step."""
+    """What the graph needs to know about one step (`claims`: the text of each checked relation)."""
 
     text: str
     defines: tuple[str, ...]
@@ -40,17 +61,69 @@ class StepFacts:
     mentions: tuple[str, ...]
     has_math: bool
     label: str | None = None
+    claims: tuple[str, ...] = ()
+
+
+def components(item: str) -> list[str]:
+    """The entries of a tuple key ``(a, b)`` (top level only); ``[]`` for anything else.
+
+    >>> components("(2*x*y, x**2)"), components("(-8, 1)"), components("sqrt(2)")
+    (['2*x*y', 'x**2'], ['-8', '1'], [])
+    """
+    if not (item.startswith("(") and item.endswith(")")):
+        return []
+    parts, depth, start = [], 0, 1
+    for k, ch in enumerate(item[1:-1], start=1):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth < 0:
+                return []  # "(a)*(b)": the brackets do not enclose the whole key
+        elif ch == "," and depth == 0:
+            parts.append(item[start:k].strip())
+            start = k + 1
+    if not parts:
+        return []
+    parts.append(item[start:-1].strip())
+    return [p for p in parts if p]
+
+
+def _with_components(items: set[str]) -> set[str]:
+    """`items` with the entries of every tuple among them, and the expression of ``Subs(expr, x, a)``
+    (a derivative at a point uses the derivative)."""
+    out = set(items)
+    todo = list(items)
+    while todo:
+        item = todo.pop()
+        inner = components(item[len("Subs"):]) if item.startswith("Subs(") else []
+        for part in [*components(item), *inner[:1]]:
+            if part not in out:
+                out.add(part)
+                todo.append(part)
+    return out
+
+
+def _claimed_names(step: StepFacts) -> set[str]:
+    """Left sides the step states a result for (``f_x``, ``nabla_f``, ``norm(w)``)."""
+    out = set()
+    for claim in step.claims:
+        m = _CLAIM_NAME.match(claim)
+        if m:
+            out.add(m.group(1))
+    return out
 
 
 def _introduced(step: StepFacts) -> set[str]:
-    return {v for v in (*step.defines, *step.produces) if v and not _SMALL_INT.match(v)}
+    items = _with_components({*step.defines, *step.produces}) | _claimed_names(step)
+    return {v for v in items if v and not _SMALL_INT.match(v)}
 
 
 _PART = re.compile(r"^(?:part\s*)?\(?[a-hA-H]\)?$", re.I)
 
 
 def _uses(step: StepFacts) -> set[str]:
-    used = set(step.mentions)
+    used = _with_components(set(step.mentions))
     for name in step.mentions:
         if name.startswith("nabla_"):
             letter = name[len("nabla_"):]
@@ -62,6 +135,12 @@ def _uses(step: StepFacts) -> set[str]:
 MAX_PREDECESSORS = 32
 _TEXT_ITEM = re.compile(r"-?\d+(?:/\d+)?|[A-Za-z]\w*")
 _RUN = re.compile(r"[\w.]+")
+#: a function at a number, as a claim's left side: "F(0)", "g(2)"
+_CALL = re.compile(r"^[A-Za-z]\w*\(-?[\d.]+(?:,\s*-?[\d.]+)*\)$")
+#: the most such items looked for in later text (keeps the graph linear in the steps)
+MAX_CALLS = 64
+#: a bare name: too common to show that an answer restates a step
+_BARE_NAME = re.compile(r"^[A-Za-z]\w*$")
 
 
 def _in_text(item: str, text: str) -> bool:
@@ -98,13 +177,38 @@ def _word_char(ch: str) -> bool:
     return ch == "." or ch.isalnum() or ch == "_"
 
 
-def final_steps(steps: Sequence[StepFacts]) -> list[int]:
-    """Every final step (see module notes), in order."""
+def question_parts(question: str | None) -> int:
+    """How many lettered parts ``(a)``, ``(b)``, ... a question has (0 when it has none or one).
+
+    >>> question_parts("For f = x^2 y, (a) find ∇f (b) the rate at (1, 2)"), question_parts("Find f'(x).")
+    (2, 0)
+    """
+    if not question:
+        return 0
+    letters = {m.group(1).lower() for m in _QUESTION_PART.finditer(" " + question)}
+    return len(letters) if len(letters) > 1 else 0
+
+
+def answer_step(steps: Sequence[StepFacts]) -> int | None:
+    """The step that states the answer in words or a box, if any."""
+    for i in range(len(steps) - 1, -1, -1):
+        if _ANSWER.search(steps[i].text):
+            return i
+    return None
+
+
+def final_steps(steps: Sequence[StepFacts], graph: nx.DiGraph | None = None, parts: int = 0) -> list[int]:
+    """Every final step (see module notes), in order.
+
+    Without `graph` only the answer step and the last step of each lettered part are found (the
+    rules that need links, an answer step that links to nothing and unlabeled parts, are skipped).
+    """
     finals: set[int] = set()
     main = final_step(steps)
     if main is not None:
         finals.add(main)
     group: list[int] = []
+    labelled = any(s.label and _PART.match(s.label) for s in steps)
     for i, step in enumerate(steps):
         if step.label and _PART.match(step.label) and group:
             with_math = [k for k in group if steps[k].has_math]
@@ -112,10 +216,19 @@ def final_steps(steps: Sequence[StepFacts]) -> list[int]:
                 finals.add(with_math[-1])
             group = []
         group.append(i)
-    if any(s.label and _PART.match(s.label) for s in steps):
+    if labelled:
         with_math = [k for k in group if steps[k].has_math]
         if with_math:
             finals.add(with_math[-1])
+    if graph is None or main is None:
+        return sorted(finals)
+    if graph.in_degree(main) == 0 and (main == answer_step(steps) or not steps[main].has_math):
+        before = [k for k in range(main) if steps[k].has_math]
+        if before:
+            finals.add(before[-1])
+    if parts > 1 and not labelled:
+        sinks = [k for k in range(main) if steps[k].has_math and graph.out_degree(k) == 0]
+        finals.update(sinks[-parts:])
     return sorted(finals)
 
 
@@ -123,9 +236,9 @@ def final_step(steps: Sequence[StepFacts]) -> int | None:
     """Index of the step that gives the final answer (see module notes)."""
     if not steps:
         return None
-    for i in range(len(steps) - 1, -1, -1):
-        if _ANSWER.search(steps[i].text):
-            return i
+    found = answer_step(steps)
+    if found is not None:
+        return found
     for i in range(len(steps) - 1, -1, -1):
         if steps[i].has_math:
             return i
@@ -139,6 +252,9 @@ def build_graph(steps: Sequence[StepFacts]) -> nx.DiGraph:
     for i, _ in enumerate(steps):
         graph.add_node(i)
     sources: dict[str, list[int]] = {}  # item -> steps introducing it, in order
+    seen: dict[str, int] = {}  # item -> latest step mentioning or introducing it
+    answer = answer_step(steps)
+    calls: list[str] = []  # claimed values of a function at a point ("F(0)"), found in later text
     for j, later in enumerate(steps):
         used = _uses(later)
         tokens = text_tokens(later.text)
@@ -148,12 +264,27 @@ def build_graph(steps: Sequence[StepFacts]) -> nx.DiGraph:
                 continue
             for i in sources.get(item, ()):
                 shared.setdefault(i, set()).add(item)
+        compact = later.text.replace(" ", "")
+        for item in calls:
+            if item in compact:
+                for i in sources[item]:
+                    shared.setdefault(i, set()).add(item)
+        if j == answer:
+            for item in used:
+                restated = seen.get(item)
+                if restated is not None and not _BARE_NAME.match(item) and not _SMALL_INT.match(item):
+                    shared.setdefault(restated, set()).add(item)
         if len(shared) > MAX_PREDECESSORS:
             graph.graph["capped"] = True
         for i in sorted(shared)[-MAX_PREDECESSORS:]:
             graph.add_edge(i, j, via=sorted(shared[i])[:5])
-        for item in _introduced(later):
+        introduced = _introduced(later)
+        for item in introduced:
             sources.setdefault(item, []).append(j)
+            if _CALL.match(item) and item not in calls and len(calls) < MAX_CALLS:
+                calls.append(item)
+        for item in used | introduced:
+            seen[item] = j
     return graph
 
 

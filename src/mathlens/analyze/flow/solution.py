@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from mathlens.analyze.flow.annotate import LEVEL_VALUE, complexity_level, label, load_lexicon
-from mathlens.analyze.flow.graph import StepFacts, build_graph, final_step, final_steps, redundant_steps
+from mathlens.analyze.flow.graph import (
+    StepFacts,
+    answer_step,
+    build_graph,
+    final_step,
+    final_steps,
+    question_parts,
+    redundant_steps,
+)
 from mathlens.analyze.flow.models import ClaimReport, FlowMetrics, FlowResult, GraphEdge, StepReport
 from mathlens.analyze.flow.segment import MAX_STEP_CHARS, segment_steps
 from mathlens.analyze.verify.steps import StepMath, VerifyConfig, verify_steps
@@ -52,12 +61,14 @@ def analyze_solution(text: str, question: str | None = None, config: FlowConfig 
                     for c in math.claims],
             notes=[*math.notes, *([step.note] if step.note else [])], check_status=math.status,
             check_error=math.error))
-        facts.append(StepFacts(step.text, math.defines, math.produces, math.mentions, math.parsed > 0, step.label))
+        facts.append(StepFacts(step.text, math.defines, math.produces, math.mentions, math.parsed > 0, step.label,
+                               tuple(c.text for c in math.claims)))
     if text and len(text) > config.max_text_chars and reports:
         reports[-1].notes.append(f"text after {config.max_text_chars} characters was not analysed")
+    facts = _with_part_answers(facts, question, config)
     graph = build_graph(facts)
     final = final_step(facts)
-    finals = final_steps(facts)
+    finals = final_steps(facts, graph, question_parts(question))
     redundant = redundant_steps(graph, facts, finals)
     for r in reports:
         r.final = r.index in finals
@@ -69,6 +80,30 @@ def analyze_solution(text: str, question: str | None = None, config: FlowConfig 
         metrics=_metrics(reports, maths, redundant), lexicon_version=lexicon.version,
         elapsed_s=round(time.perf_counter() - started, 4),
         sympy_s=round(sum(m.elapsed_s for m in maths), 4))
+
+
+_PART_LABEL = re.compile(r"(?:^|\s)\(?[a-h]\)\s*[:.]?\s*|;", re.I)
+
+
+def _with_part_answers(facts: list[StepFacts], question: str | None, config: FlowConfig) -> list[StepFacts]:
+    """The answer step's mentions with those of each part answer it lists, read one by one.
+
+    ``Final answer: (a) ∇f = <2xy, x^2> (b) 9/sqrt(2) (c) ...`` reads as one run of math that does
+    not parse; read part by part it restates the results the graph links it to.
+    """
+    k = answer_step(facts)
+    if k is None:
+        return facts
+    pieces = [p.strip() for p in _PART_LABEL.split(facts[k].text) if p.strip()]
+    if len(pieces) < 3:  # the lead-in and at least two part answers
+        return facts
+    found = verify_steps(pieces, question, config.verify)
+    mentions = {m for math in found for m in math.mentions}
+    if not mentions - set(facts[k].mentions):
+        return facts
+    out = list(facts)
+    out[k] = replace(facts[k], mentions=tuple(sorted({*facts[k].mentions, *mentions})), has_math=True)
+    return out
 
 
 def _metrics(reports: list[StepReport], maths: list[StepMath], redundant: list[int]) -> FlowMetrics:
