@@ -23,9 +23,16 @@ from mathlens.analyze.verify.pieces import REWRITE_WORDS
 
 # Words between two equations that make the second a different equation, not a rewriting.
 _NOT_A_REWRITE = re.compile(r"\b(?:and|or|also|second|other|another|case|if|when|similarly|system|"
-                            r"equations?\s*\(|plug|substitut|check|test|given|where|let)\b", re.I)
+                            r"check|test|given|where|let|using|since|from|know|recall|first|third|former|"
+                            r"latter|each)\b|both equations|equations?\s*\(|\bplug|\bsubstitut", re.I)
+# In several unknowns the next equation is a rewriting only when the words say how it was
+# obtained from the one before ("expanding", "subtracting 3 from both sides", "⇒").
+_ALGEBRA = re.compile(r"simplif|expand|rearrang|both sides|collect|combin|like terms|mov(?:e|ing)|subtract|"
+                      r"complet\w* the square|"
+                      r"\badd(?:ing)?\b|divid|multipl|equivalent|⇒|\\implies|\\Rightarrow", re.I)
 # Words that announce a rewriting of the previous equation.
 _REWRITE = re.compile(r"simplif|expand|factor|rearrang|both sides|collect|combin|mov(?:e|ing)|subtract|"
+                      r"complet\w* the square|"
                       r"add(?:ing)?\b|divid|multipl|becomes|reduces|gives|giving|we get|yields|implies|"
                       r"\\implies|\\Rightarrow|⟹|⇒|=>|→|equivalent|\bso\b|\bthus\b|\bhence\b|"
                       r"therefore|we have|which is", re.I)
@@ -79,16 +86,22 @@ def _numerator(diff: sympy.Basic) -> sympy.Basic | None:
         return None
 
 
-def rewrite_check(previous: sympy.Basic, lhs: sympy.Basic, rhs: sympy.Basic, lead: str, text: str) -> ClaimCheck | None:
+def rewrite_check(previous: sympy.Basic, lhs: sympy.Basic, rhs: sympy.Basic, lead: str, text: str,
+                  several: bool = True) -> ClaimCheck | None:
     """The verdict on the equation ``lhs = rhs`` as a rewriting of `previous` (``lhs - rhs`` of
-    the equation before it), or None when it is not clearly one."""
+    the equation before it), or None when it is not clearly one. `several`: whether an equation
+    in several unknowns may be one (typeset math; in running text a word such as "sun" can be
+    read as a product of letters)."""
     announced = bool(REWRITE_WORDS.search(lead))  # "Expanding and simplifying, we have"
     if not announced and (_NOT_A_REWRITE.search(lead) or (lead.strip(" ,.:") and not _REWRITE.search(lead))):
         return None
     symbols = previous.free_symbols
-    # One unknown only: in several, the next equation as often brings in another relation
-    # ("x^2 + y^2 = 65" and xy = 20 give "(x + y)^2 = 105") or is the next equation of a system.
-    if len(symbols) != 1 or (lhs.free_symbols | rhs.free_symbols) != symbols:
+    # In several unknowns the next equation as often brings in another relation ("x^2 + y^2 = 65"
+    # and xy = 20 give "(x + y)^2 = 105") or is the next equation of a system: only an algebra
+    # step the words announce is a rewriting.
+    if not symbols or (lhs.free_symbols | rhs.free_symbols) != symbols:
+        return None
+    if len(symbols) > 1 and not (several and _ALGEBRA.search(lead)):
         return None
     old, new = _numerator(previous), _numerator(lhs - rhs)
     if old is None or new is None or new == 0:

@@ -369,7 +369,7 @@ def _as_rewrite(acc: _Acc, previous: sympy.Basic, item: Piece, sides: tuple[symp
         return None  # "$x - 3 = 0,$ $x - 7 = 0,$" in running text: a list, not a derivation
     left, _ = substitute(sides[0], acc.ctx)
     right, _ = substitute(sides[1], acc.ctx)
-    return rewrite_check(previous, left, right, item.lead, label)
+    return rewrite_check(previous, left, right, item.lead, label, several=item.notation == "latex")
 
 
 # "... or 1/x = -1/(5 - x)": one of several cases, which may have no solution.
