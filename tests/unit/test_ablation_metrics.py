@@ -113,7 +113,7 @@ def test_repeats_pair_with_their_own_original_and_average_impacts() -> None:
 
 
 def test_flags_use_strict_thresholds() -> None:
-    cfg = FlagConfig()
+    cfg = FlagConfig(complexity_depth="chars")  # the study's scale: "too dense" above 20
     assert [f.name for f in question_flags(20.0, 0.5, 0, cfg)] == []
     assert [f.name for f in question_flags(20.5, 0.51, 2, cfg)] == ["too_dense", "unstable_under_rephrasing",
                                                                      "unreliable"]

@@ -13,8 +13,10 @@ class ReportOptions:
     """Settings of one report. Flag thresholds follow the calculus study's instructor scenario (§7.3)."""
 
     title: str | None = None
-    #: complexity score above which a solution is flagged "too dense"
-    complexity_threshold: float = 20.0
+    #: complexity score above which a solution is flagged "too dense"; None: the threshold of the
+    #: depth definition the flow analysis used (`analyze.flow.models.DENSE_THRESHOLDS`: 20 on the
+    #: study's character scale, 7.7 for tokens, 3.4 for the expression-tree depth)
+    complexity_threshold: float | None = None
     #: phrase sensitivity above which a question is flagged "unstable under rephrasing"
     sensitivity_threshold: float = 0.5
     #: longest response text shown on the page (the rest is cut, and said so)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mathlens.analyze.flow.models import FLOW, FlowRecord, StepReport
+from mathlens.analyze.flow.models import DEFAULT_DEPTH, FLOW, DepthDefinition, FlowRecord, StepReport
 from mathlens.report.graph import StepNode
 
 
@@ -38,6 +38,7 @@ class FlowView:
     pattern: tuple[str, ...]
     metrics: tuple[tuple[str, Any], ...]
     error: str | None
+    depth_definition: DepthDefinition = DEFAULT_DEPTH  # what d̄ of `complexity` was measured in
 
 
 #: solution metrics shown under each response's graph, as (field of FlowMetrics, label)
@@ -75,7 +76,7 @@ def read_flow(entry: FlowRecord) -> FlowView:
         edges=tuple((e.source, e.target) for e in res.edges), complexity=m.complexity_score,
         first_invalid=None if m.first_invalid_step is None else m.first_invalid_step + 1,
         redundant=tuple(sorted(r + 1 for r in m.redundant_steps)), pattern=tuple(m.reasoning_pattern),
-        metrics=tuple(shown), error=None)
+        metrics=tuple(shown), error=None, depth_definition=m.depth_definition)
 
 
 def step_nodes(view: FlowView) -> list[StepNode]:

@@ -74,7 +74,7 @@ class SensitivityOptions(AnalyzerOptions):
     confidence: float = Field(0.95, gt=0, lt=1)
     seed: int = 0
     include_degenerate: bool = False
-    complexity_max: float = FlagConfig.complexity_max
+    complexity_max: float | None = FlagConfig.complexity_max
     phrase_sensitivity_max: float = FlagConfig.phrase_sensitivity_max
     flag_meaning_preserving_flips: bool = FlagConfig.flag_meaning_preserving_flips
 
@@ -117,7 +117,7 @@ def compute_sensitivity(store: RunStore, config: SensitivityConfig | None = None
         note = note or "the run has no ablation variants (run it with --ablate); only consistency is reported"
     return SensitivityReport(
         run_id=manifest.run_id, status=status, note=note, ablation=manifest.ablation,
-        thresholds={"complexity_max": config.flags.complexity_max,
+        thresholds={"complexity_max": config.flags.complexity_threshold,
                     "phrase_sensitivity_max": config.flags.phrase_sensitivity_max,
                     "flag_meaning_preserving_flips": config.flags.flag_meaning_preserving_flips},
         bootstrap={"n_resamples": config.n_resamples, "confidence": config.confidence, "seed": config.seed,

@@ -24,15 +24,18 @@ from pydantic import Field
 
 from mathlens.analyze.flow.annotate import load_lexicon
 from mathlens.analyze.flow.models import (
+    DEFAULT_DEPTH,
     FLOW,
+    DepthDefinition,
     ExamRow,
     FlowMetrics,
     FlowRecord,
     FlowSummary,
     HybridResult,
     StepJudgeSummary,
+    dense_threshold,
 )
-from mathlens.analyze.flow.solution import analyze_solution
+from mathlens.analyze.flow.solution import FlowConfig, analyze_solution
 from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
 from mathlens.errors import UserError
 from mathlens.items.schema import Question
@@ -51,6 +54,8 @@ class FlowOptions(AnalyzerOptions):
     step_judge: str | None = Field(None, description="judge model for the steps SymPy cannot decide")
     step_judge_options: dict[str, Any] = Field(default_factory=dict, description="that judge's model options")
     no_cache: bool = Field(False, description="do not reuse cached step-judge replies")
+    depth: DepthDefinition = Field(DEFAULT_DEPTH, description="d̄ of the complexity score: expression-tree height "
+                                   "(tree), tokens per step (tokens) or characters per step (chars, the study's scale)")
 
 
 def _questions(store: RunStore) -> dict[tuple[str, str], Question]:
@@ -60,13 +65,13 @@ def _questions(store: RunStore) -> dict[tuple[str, str], Question]:
         return {}  # an older run whose item files are gone: analyse without the definitions
 
 
-def _one(record: RunRecord, questions: dict[tuple[str, str], Question]) -> FlowRecord:
+def _one(record: RunRecord, questions: dict[tuple[str, str], Question], config: FlowConfig | None = None) -> FlowRecord:
     ref = RecordRef.of(record)
     if record.status != "ok" or not record.response:
         return FlowRecord(record=ref, status="no_response")
     question = questions.get((record.exam_id, record.question_id))
     text = record.variant.question_text or (question.prompt_text() if question else None)
-    result = analyze_solution(record.response, text).model_copy(update={"elapsed_s": None, "sympy_s": None})
+    result = analyze_solution(record.response, text, config).model_copy(update={"elapsed_s": None, "sympy_s": None})
     return FlowRecord(record=ref, status="ok", result=result)
 
 
@@ -124,9 +129,10 @@ def _exam_rows(groups: dict[tuple[str, str, str], list[FlowMetrics]]) -> list[Ex
 def _entries(store: RunStore, options: FlowOptions, tally: _Tally, judge: _StepJudge | None) -> Iterator[FlowRecord]:
     questions = _questions(store)
     records = store.records()
+    config = FlowConfig(depth=options.depth)
     with ThreadPoolExecutor(max_workers=options.threads) as pool:
         while batch := list(islice(records, BATCH)):
-            done = list(pool.map(lambda r: _one(r, questions), batch))
+            done = list(pool.map(lambda r: _one(r, questions, config), batch))
             if judge is not None:
                 done = judge.check(done)
             for entry in done:
@@ -188,7 +194,9 @@ def run(job: AnalysisJob[FlowOptions]) -> dict[str, Any]:
                 steps_by_provenance={k: sum(s.provenance == k for s in steps)
                                      for k in ("symbolic", "judge", "both", "none")},
                 disagreements=sum(c.disagreements for c in tally.checks))
-        return FlowSummary(lexicon_version=load_lexicon().version, records=tally.records, analysed=tally.analysed,
+        return FlowSummary(lexicon_version=load_lexicon().version, depth_definition=options.depth,
+                           dense_threshold=dense_threshold(options.depth), records=tally.records,
+                           analysed=tally.analysed,
                            with_invalid_step=tally.with_invalid, exams=_exam_rows(tally.by_exam),
                            step_judge=step_judge)
 

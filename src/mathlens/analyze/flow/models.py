@@ -9,6 +9,21 @@ from pydantic import BaseModel, Field
 from mathlens.runs.documents import DocumentSpec, RecordRef
 
 Verdict = Literal["valid", "invalid", "unverifiable", "none"]
+#: what d̄ in the complexity score C = 0.5|O| + 0.3|K| + 0.2·d̄ is measured in (docs/flow.md):
+#: ``tree`` the height of the deepest parsed expression tree (mean over steps with math),
+#: ``tokens`` words, numbers, LaTeX commands and symbols per step, ``chars`` characters per step
+DepthDefinition = Literal["tree", "tokens", "chars"]
+DEPTH_DEFINITIONS: tuple[DepthDefinition, ...] = ("tree", "tokens", "chars")
+DEFAULT_DEPTH: DepthDefinition = "tree"
+#: "too dense" thresholds on C per definition. ``chars`` is the calculus study's own scale (its
+#: worked example, 7 steps, 4 operations, 4 concepts, prints 23 and measures 25.1), so it keeps the
+#: study's 20; the others are 20/23 of that example measured the same way (tree 3.9, tokens 8.9).
+DENSE_THRESHOLDS: dict[DepthDefinition, float] = {"chars": 20.0, "tokens": 7.7, "tree": 3.4}
+
+
+def dense_threshold(definition: DepthDefinition) -> float:
+    """The complexity above which a solution is flagged "too dense", for C under `definition`."""
+    return DENSE_THRESHOLDS[definition]
 JudgeWord = Literal["correct", "incorrect", "unsure"]
 Provenance = Literal["symbolic", "judge", "both", "none"]
 
@@ -34,6 +49,7 @@ class StepReport(BaseModel):
     operations: list[str] = Field(default_factory=list)
     concepts: list[str] = Field(default_factory=list)
     depth: int = Field(0, description="height of the deepest parsed expression tree in the step (0: no math)")
+    tokens: int = Field(0, description="words, numbers, LaTeX commands and symbols in the step")
     complexity: Literal["low", "medium", "high"] = "low"
     verdict: Verdict = "none"
     claims: list[ClaimReport] = Field(default_factory=list)
@@ -46,7 +62,8 @@ class StepReport(BaseModel):
 
 
 class FlowMetrics(BaseModel):
-    """Per-solution summary. `complexity_score` is the seed's C = 0.5|O| + 0.3|K| + 0.2·d̄."""
+    """Per-solution summary. `complexity_score` is the seed's C = 0.5|O| + 0.3|K| + 0.2·d̄, with d̄
+    measured as `depth_definition` says (`mean_depth`, `mean_tokens` or `mean_chars`)."""
 
     total_steps: int
     total_operations: int
@@ -54,6 +71,9 @@ class FlowMetrics(BaseModel):
     unique_concepts: int
     mean_complexity_level: float | None
     mean_depth: float | None
+    mean_tokens: float | None = None
+    mean_chars: float | None = None
+    depth_definition: DepthDefinition = DEFAULT_DEPTH
     complexity_score: float
     valid_steps: int
     invalid_steps: int
@@ -163,6 +183,8 @@ class FlowSummary(BaseModel):
     """The summary of the flow document."""
 
     lexicon_version: str
+    depth_definition: DepthDefinition = Field(DEFAULT_DEPTH, description="what d̄ of the complexity score is")
+    dense_threshold: float = Field(DENSE_THRESHOLDS[DEFAULT_DEPTH], description="'too dense' above this C")
     records: int = 0
     analysed: int = 0
     with_invalid_step: int = 0
@@ -171,4 +193,4 @@ class FlowSummary(BaseModel):
 
 
 #: `analysis/flow.jsonl`: one `FlowRecord` per run record.
-FLOW = DocumentSpec("flow", 1, FlowRecord, FlowSummary)
+FLOW = DocumentSpec("flow", 2, FlowRecord, FlowSummary)

@@ -16,7 +16,15 @@ from mathlens.analyze.flow.graph import (
     question_parts,
     redundant_steps,
 )
-from mathlens.analyze.flow.models import ClaimReport, FlowMetrics, FlowResult, GraphEdge, StepReport
+from mathlens.analyze.flow.models import (
+    DEFAULT_DEPTH,
+    ClaimReport,
+    DepthDefinition,
+    FlowMetrics,
+    FlowResult,
+    GraphEdge,
+    StepReport,
+)
 from mathlens.analyze.flow.segment import MAX_STEP_CHARS, segment_steps
 from mathlens.analyze.verify.steps import StepMath, VerifyConfig, verify_steps
 
@@ -30,10 +38,27 @@ class FlowConfig:
     verify: VerifyConfig = field(default_factory=VerifyConfig)
     max_step_chars: int = MAX_STEP_CHARS
     max_text_chars: int = MAX_TEXT_CHARS
+    #: what d̄ of the complexity score is measured in (see `models.DepthDefinition`)
+    depth: DepthDefinition = DEFAULT_DEPTH
+
+
+#: a token of a step: a LaTeX command, a word, a number, or any other symbol except LaTeX grouping
+#: braces and math delimiters (markup rather than content)
+_TOKEN = re.compile(r"\\[A-Za-z]+|[^\W\d_]+|\d+(?:\.\d+)?|[^\s\w{}$]")
+
+
+def step_tokens(text: str) -> int:
+    """Tokens of a step for the ``tokens`` depth.
+
+    >>> step_tokens(r"Compute $\\nabla f = \\langle -8, 1 \\rangle$."), step_tokens("f_x = 2xy")
+    (11, 5)
+    """
+    return len(_TOKEN.findall(text))
 
 
 def complexity_score(unique_operations: int, unique_concepts: int, mean_depth: float | None) -> float:
-    """The seed's C = 0.5|O| + 0.3|K| + 0.2·d̄ (d̄ = 0 when no step has parsed math)."""
+    """The seed's C = 0.5|O| + 0.3|K| + 0.2·d̄ (d̄ = 0 when it is missing: no step, or with the
+    ``tree`` depth no step with parsed math)."""
     return round(0.5 * unique_operations + 0.3 * unique_concepts + 0.2 * (mean_depth or 0.0), 4)
 
 
@@ -55,7 +80,7 @@ def analyze_solution(text: str, question: str | None = None, config: FlowConfig 
         operations, concepts = label(step.text, cues, lexicon)
         reports.append(StepReport(
             index=step.index, label=step.label, text=step.text, start=step.start, end=step.end,
-            operations=operations, concepts=concepts, depth=math.depth,
+            operations=operations, concepts=concepts, depth=math.depth, tokens=step_tokens(step.text),
             complexity=complexity_level(math.depth, operations, concepts, cues), verdict=math.verdict,
             claims=[ClaimReport(text=c.text, status=c.status, expected=c.expected, method=c.method, reason=c.reason)
                     for c in math.claims],
@@ -77,7 +102,7 @@ def analyze_solution(text: str, question: str | None = None, config: FlowConfig 
     edges = [GraphEdge(source=a, target=b, via=d.get("via", [])) for a, b, d in graph.edges(data=True)]
     return FlowResult(
         status="ok" if reports else "empty", question=question, steps=reports, edges=edges, final_step=final,
-        metrics=_metrics(reports, maths, redundant), lexicon_version=lexicon.version,
+        metrics=_metrics(reports, maths, redundant, config.depth), lexicon_version=lexicon.version,
         elapsed_s=round(time.perf_counter() - started, 4),
         sympy_s=round(sum(m.elapsed_s for m in maths), 4))
 
@@ -106,12 +131,16 @@ def _with_part_answers(facts: list[StepFacts], question: str | None, config: Flo
     return out
 
 
-def _metrics(reports: list[StepReport], maths: list[StepMath], redundant: list[int]) -> FlowMetrics:
+def _metrics(reports: list[StepReport], maths: list[StepMath], redundant: list[int],
+             depth: DepthDefinition = DEFAULT_DEPTH) -> FlowMetrics:
     all_ops = [op for r in reports for op in r.operations]
     unique_ops = set(all_ops)
     unique_concepts = {c for r in reports for c in r.concepts}
     depths = [r.depth for r in reports if r.depth > 0]
     mean_depth = round(sum(depths) / len(depths), 4) if depths else None
+    mean_tokens = round(sum(r.tokens for r in reports) / len(reports), 4) if reports else None
+    mean_chars = round(sum(len(r.text) for r in reports) / len(reports), 4) if reports else None
+    d_bar = {"tree": mean_depth, "tokens": mean_tokens, "chars": mean_chars}[depth]
     levels = [LEVEL_VALUE[r.complexity] for r in reports]
     verdicts = [r.verdict for r in reports]
     first_invalid = next((r.index for r in reports if r.verdict == "invalid"), None)
@@ -119,8 +148,8 @@ def _metrics(reports: list[StepReport], maths: list[StepMath], redundant: list[i
         total_steps=len(reports), total_operations=len(all_ops), unique_operations=len(unique_ops),
         unique_concepts=len(unique_concepts),
         mean_complexity_level=round(sum(levels) / len(levels), 4) if levels else None,
-        mean_depth=mean_depth,
-        complexity_score=complexity_score(len(unique_ops), len(unique_concepts), mean_depth),
+        mean_depth=mean_depth, mean_tokens=mean_tokens, mean_chars=mean_chars, depth_definition=depth,
+        complexity_score=complexity_score(len(unique_ops), len(unique_concepts), d_bar),
         valid_steps=verdicts.count("valid"), invalid_steps=verdicts.count("invalid"),
         unverifiable_steps=verdicts.count("unverifiable"), unchecked_steps=verdicts.count("none"),
         first_invalid_step=first_invalid, redundant_steps=redundant,

@@ -2,7 +2,8 @@
 
 Flags from the sensitivity analysis (too dense, unstable under rephrasing, unreliable under a
 meaning-preserving variant) are shown as it computed them. Without a sensitivity analysis, "too
-dense" is derived from the flow analysis with the report's own threshold. Two review flags are
+dense" is derived from the flow analysis with the report's own threshold, by default the one for
+the depth definition the flow analysis used (its complexity scale: docs/flow.md). Two review flags are
 always added when their data exist: a solution with an invalid step (flow), and a response cut
 off at the token cap (records). A degenerate response (empty, an echo of the prompt or system role,
 a loop, the wrong script) gets one "degenerate output" flag instead of flags computed on its text,
@@ -12,6 +13,7 @@ and the sensitivity flags were computed without such responses.
 from __future__ import annotations
 
 from mathlens.analyze.ablation.analyzer import SENSITIVITY
+from mathlens.analyze.flow.models import dense_threshold
 from mathlens.report.context import ReportContext
 from mathlens.report.flowdata import flow_for
 from mathlens.report.registry import ReportSection
@@ -46,9 +48,13 @@ def build(ctx: ReportContext) -> Table | None:
                 continue
             flow = flow_for(run, rec.key)
             if flow is not None:
-                if not has_sens and flow.complexity is not None and flow.complexity > opts.complexity_threshold:
-                    rows.append((where, who, "too dense", "complexity score above the threshold", flow.complexity,
-                                 opts.complexity_threshold))
+                limit = opts.complexity_threshold
+                if limit is None:
+                    limit = dense_threshold(flow.depth_definition)
+                if not has_sens and flow.complexity is not None and flow.complexity > limit:
+                    rows.append((where, who, "too dense",
+                                 f"complexity score ({flow.depth_definition} depth) above the threshold",
+                                 flow.complexity, limit))
                     links.append(anchors.get((rec.exam_id, rec.question_id)))
                 if flow.first_invalid is not None:
                     rows.append((where, who, "invalid step", f"step {flow.first_invalid} failed symbolic verification",
