@@ -11,6 +11,7 @@ Degenerate responses are left out unless the option `include_degenerate` is true
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from mathlens.analyze.ablation.flags import FlagConfig
 from mathlens.analyze.ablation.metrics import QuestionSensitivity, SensitivityConfig, question_sensitivity
 from mathlens.analyze.ablation.outcomes import answer_source, stored_flows
 from mathlens.analyze.ablation.tables import ExamRow, exam_rows, rows_csv
+from mathlens.analyze.flow.models import DepthDefinition
 from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
 from mathlens.errors import UserError
 from mathlens.items.schema import Exam, Question
@@ -107,6 +109,11 @@ def compute_sensitivity(store: RunStore, config: SensitivityConfig | None = None
     for r in records:
         groups[(r.model, r.configuration, r.exam_id, r.question_id)].append(r)
     flows = stored_flows(store.root) if config.flow else {}
+    if flows and config.flags.complexity_max is None:
+        # stored complexity scores are on the scale their flow analysis chose: flag on that scale
+        stored = _stored_depth(store)
+        if stored is not None and stored != config.flags.complexity_depth:
+            config = replace(config, flags=replace(config.flags, complexity_depth=stored))
     results = [question_sensitivity(rs, questions.get((key[2], key[3])), config, flows)
                for key, rs in groups.items()]
     has_variants = any(r.variant.name != "original" for r in records)
@@ -129,6 +136,18 @@ def compute_sensitivity(store: RunStore, config: SensitivityConfig | None = None
         flow_source=next((q.flow_source for q in results if q.flow_source), None),
         exams=exam_rows(results, exams, config), questions=results,
     )
+
+
+def _stored_depth(store: RunStore) -> DepthDefinition | None:
+    """The complexity definition the run's flow document was computed with (None if unreadable)."""
+    from mathlens.analyze.flow.models import FLOW
+    from mathlens.runs.documents import DocumentError
+
+    try:
+        doc = FLOW.read(store.root)
+    except DocumentError:
+        return None
+    return doc.summary.depth_definition if doc is not None else None
 
 
 def write_report(job: AnalysisJob[SensitivityOptions], report: SensitivityReport) -> Path:
