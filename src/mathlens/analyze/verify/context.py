@@ -63,6 +63,9 @@ class Context:
     # The equation stated by the very last statement (``lhs - rhs``), None after anything else:
     # an equation right after it may rewrite it.
     last_equation: sympy.Basic | None = None
+    # The last side of the chain that ended the previous step, as written (text, notation): a
+    # step that starts with "= ..." goes on from it.
+    carry: tuple[str, str] | None = None
 
     def with_function(self, fn: FunctionDef) -> Context:
         """A copy with `fn` added (replacing an earlier definition of the same name)."""

@@ -111,15 +111,72 @@ def check_mod_chain(text: str, latex: bool, read: SideReader) -> list[ClaimCheck
 
 
 _NUMBER = r"(\d{1,3}(?:,\d{3})+|\d+)"
+# A number that ends there (not the start of a decimal, a fraction or a product).
+_END = r"(?!\d|\.\d|\s*[/^*×·\\+-])"
 _DIVIDED = rf"{_NUMBER}\s*(?:÷|/|divided\s+by)\s*{_NUMBER}"
 # "1121 ÷ 243 = 4 remainder 149", "770 / 333 = 2 with a remainder of 104", "10 ÷ 13 = 0 R 10".
 _QUOTIENT_REMAINDER = re.compile(
     rf"(?<![\w.^/{{}}()]){_DIVIDED}\s*(?:=|is|gives|equals|yields)\s*{_NUMBER}\s*,?\s*"
     rf"(?:with\s+(?:a\s+)?|and\s+(?:a\s+)?|\(\s*)?(?:remainder|rem\.?|R)\b\.?\s*(?:of\s+|is\s+|=\s*|:\s*)?"
-    rf"{_NUMBER}(?!\d|\.\d|\s*[/^*×·])")
+    rf"{_NUMBER}{_END}")
 # "the remainder when 2006 is divided by 7 is 4".
 _REMAINDER_WHEN = re.compile(
-    rf"remainder\s+(?:when|of)\s+{_NUMBER}\s+(?:is\s+)?divided\s+by\s+{_NUMBER}\s*(?:is|=)\s*{_NUMBER}(?!\d|\.\d|\s*[/^*×·])")
+    rf"remainder\s+(?:when|of)\s+{_NUMBER}\s+(?:is\s+)?divided\s+by\s+{_NUMBER}\s*(?:is|=)\s*{_NUMBER}{_END}")
+
+
+# "the GCD of 116 and 174 is 2", "the least common multiple of 4, 6 and 10 is 60",
+# "\gcd(12, 18) = 6"; "we find that the GCD is 3" refers to the pair named before it.
+_DIVISOR = r"(?:gcd|GCD|greatest common (?:divisor|factor)|GCF|HCF|highest common factor)"
+_MULTIPLE = r"(?:lcm|LCM|least common multiple)"
+_NUMBERS = rf"{_NUMBER}(?:\s*,\s*{_NUMBER})*(?:\s*,?\s*and\s+{_NUMBER})?"
+_NAMED_OF = re.compile(rf"(?P<kind>{_DIVISOR}|{_MULTIPLE})(?:\s*\((?:GCD|GCF|LCM|HCF)\))?\s+of\s+(?:the\s+numbers\s+)?"
+                       rf"(?P<args>{_NUMBERS})(?P<tail>\s*,?\s*(?:which\s+is|is|=|equals)\s*{_NUMBER}{_END})?")
+_NAMED_LATER = re.compile(rf"(?:the\s+)?(?P<kind>{_DIVISOR}|{_MULTIPLE})\s+(?:is|=|equals)\s*{_NUMBER}{_END}")
+_CALL = re.compile(rf"\\?(?:operatorname\{{)?(?P<kind>gcd|lcm|GCD|LCM)\}}?\s*\(\s*"
+                   rf"(?P<args>{_NUMBER}(?:\s*,\s*{_NUMBER})+)\s*\)\s*=\s*{_NUMBER}{_END}")
+
+
+def _integers(text: str) -> list[int]:
+    return [int(n.replace(",", "")) for n in re.findall(r"\d{1,3}(?:,\d{3})+|\d+", text)]
+
+
+def _gcd_claim(kind: str, args: list[int], stated: int) -> ClaimCheck:
+    lcm = bool(re.match(_MULTIPLE, kind))
+    value = int(sympy.ilcm(*args)) if lcm else int(sympy.igcd(*args))
+    name = "lcm" if lcm else "gcd"
+    label = f"{name}({', '.join(map(str, args))}) = {stated}"
+    if value == stated:
+        return ClaimCheck(label, "valid", method=name)
+    return ClaimCheck(label, "invalid", str(value), name)
+
+
+def divisor_claims(text: str) -> list[ClaimCheck]:
+    """Greatest common divisors and least common multiples of whole numbers stated in a step."""
+    flat = _flat(text)
+    events = sorted([(m.start(), "of", m) for m in _NAMED_OF.finditer(flat)] +
+                    [(m.start(), "later", m) for m in _NAMED_LATER.finditer(flat)] +
+                    [(m.start(), "call", m) for m in _CALL.finditer(flat)], key=lambda e: e[0])
+    out = []
+    named: dict[bool, list[int]] = {}  # the numbers the last GCD (False) or LCM (True) was of
+    covered = -1  # text already read as part of a "GCD of a and b is c" statement
+    for start, kind, m in events:
+        lcm = bool(re.match(_MULTIPLE, m.group("kind")))
+        if kind == "of":
+            args = _integers(m.group("args"))
+            if len(args) < 2:
+                continue
+            named[lcm] = args
+            covered = m.end()
+            if m.group("tail"):
+                out.append(_gcd_claim(m.group("kind"), args, _integers(m.group("tail"))[-1]))
+        elif kind == "later":
+            if start < covered or lcm not in named:
+                continue
+            out.append(_gcd_claim(m.group("kind"), named[lcm], _integers(m.group(0))[-1]))
+        else:
+            stated = _integers(flat[m.end("args"):m.end()])
+            out.append(_gcd_claim(m.group("kind"), _integers(m.group("args")), stated[-1]))
+    return out
 
 
 def _flat(text: str) -> str:

@@ -43,7 +43,7 @@ _DISOWNED = re.compile(r"[\s,.]*(?:but|which|that|this)?\s*(?:this|which)?\s*(?:
                        r"does not hold|doesn't hold|not hold)", re.I)
 # Words announcing that the next relation rewrites an expression ("Expanding, we have").
 REWRITE_WORDS = re.compile(r"expand|simplif|rewrit|factori[sz]|factoring|rearrang|combin|like terms|becomes", re.I)
-_STARTS_WITH_RELATION = re.compile(r"\s*(?:=|<|>|≈|≤|≥|\\approx|\\leq?|\\geq?|\\lt|\\gt)(?![a-zA-Z])")
+STARTS_WITH_RELATION = re.compile(r"\s*(?:=|<|>|≈|≤|≥|\\approx|\\leq?|\\geq?|\\lt|\\gt)(?![a-zA-Z])")
 _ENDS_WITH_RELATION = re.compile(r"(?:=|≈|\\approx|\\leq?|\\geq?)\s*$")
 # "A = B \\implies C = D": an implication arrow ends one statement and starts the next, which
 # rewrites it ("⇒" is then the lead of the next piece).
@@ -87,6 +87,7 @@ class Piece:
     display: bool = False  # from displayed math (\\[...\\], align), where rows form derivations
     hypothetical: bool = False  # "if p = 15 when c = 1500": a case, its names keep no value
     disowned: bool = False  # the words after it say it is false ("which is not true")
+    tail: str = ""  # the words after its span, up to the end of the step (at most 80 characters)
 
 
 def pieces(text: str) -> list[Piece]:
@@ -143,12 +144,12 @@ def pieces(text: str) -> list[Piece]:
             for part in merged:
                 if not part.strip():
                     continue
-                if joinable and (_STARTS_WITH_RELATION.match(part) or _ENDS_WITH_RELATION.search(out[-1].text)):
+                if joinable and (STARTS_WITH_RELATION.match(part) or _ENDS_WITH_RELATION.search(out[-1].text)):
                     # "A &= B \\\\ &= C" is the chain "A = B = C".
                     out[-1] = replace(out[-1], text=f"{out[-1].text} {part.strip()}")
                 else:
                     out.append(Piece(part.strip(), span.notation, continued, supposed, lead, span.display,
-                                     hypothetical, disowned))
+                                     hypothetical, disowned, text[span.end:span.end + 80]))
                     continued = supposed = False
                 lead = ","
                 joinable = False

@@ -30,6 +30,7 @@ from mathlens.analyze.verify.modular import (
     check_congruence,
     check_mod_chain,
     congruence,
+    divisor_claims,
     has_mod_operator,
     remainder_claims,
 )
@@ -40,6 +41,7 @@ from mathlens.analyze.verify.pieces import (
     QUOTIENT,
     REWRITE_WORDS,
     SOLVED_FOR,
+    STARTS_WITH_RELATION,
     UNIT_MARK,
     Piece,
     link_units,
@@ -173,7 +175,12 @@ def analyze_step(text: str, ctx: Context) -> tuple[StepMath, Context]:
     # A name the step states again ("-a = 112, so a = -112") is being worked out: its earlier
     # value does not hold inside this step.
     solved_for = {m.group(1) for m in SOLVED_FOR.finditer(text)}
-    acc = _Acc(ctx.forget(_restated_names(items) | solved_for), integer_division=bool(QUOTIENT.search(text)))
+    acc = _Acc(replace(ctx.forget(_restated_names(items) | solved_for), carry=None),
+               integer_division=bool(QUOTIENT.search(text)))
+    if items and ctx.carry is not None and ctx.carry[1] == items[0].notation and items[0].display and \
+            STARTS_WITH_RELATION.match(items[0].text) and re.fullmatch(r"(?:.*:)?\s*", items[0].lead, re.S):
+        # "\\[ = 2 \\times 9 \\]" at the start of a step goes on from the previous step's chain.
+        items[0] = replace(items[0], text=f"{ctx.carry[0]} {items[0].text}", continued=False)
     for piece in items:
         before = (len(acc.claims), acc.ctx)
         try:
@@ -184,12 +191,23 @@ def analyze_step(text: str, ctx: Context) -> tuple[StepMath, Context]:
             del acc.claims[before[0]:]
             acc.ctx = before[1]
             acc.notes.append(f"could not check {piece.text[:60]!r} ({type(exc).__name__})")
-    acc.claims.extend(remainder_claims(text))
+    acc.claims.extend(remainder_claims(text) + divisor_claims(text))
     if acc.solved:
         acc.ctx = replace(acc.ctx, equations=())
+    acc.ctx = replace(acc.ctx, carry=_carry(items))
     return StepMath("ok", tuple(acc.claims), acc.depth, tuple(sorted(acc.cues)), tuple(acc.defines),
                     tuple(acc.produces), tuple(sorted(acc.mentions)), tuple(dict.fromkeys(acc.notes)),
                     len(items), acc.parsed), acc.ctx
+
+
+def _carry(items: list[Piece]) -> tuple[str, str] | None:
+    """The last side of a chain that ends the step (only words of punctuation after it)."""
+    if not items or not re.fullmatch(r"[\s.,;:$\\)\]]*", items[-1].tail):
+        return None
+    sides, ops = split_relations(items[-1].text, latex=items[-1].notation == "latex")
+    if not ops or any(op != "=" for op in ops) or not sides[-1].strip():
+        return None
+    return sides[-1].strip().rstrip(".,;"), items[-1].notation
 
 
 def _restated_names(pieces: list[Piece]) -> set[str]:
@@ -267,6 +285,8 @@ def _piece(acc: _Acc, item: Piece) -> None:
     chain_identity = start == 1 or named
     # "x^4 = 3x^3 - ..." derives a power from a relation: a chain of forms starts with a sum.
     forms = start == 0 and len(sides) >= 3 and _same_unknowns(raw_sides) and not _lone_power(raw_sides[0])
+    # "x^3 + y^3 >= 2√(x^3 y^3) = 2(xy)^{3/2}": in a chain of bounds, "=" rewrites the bound.
+    bounds = any(op in ("<", "<=", ">", ">=") for op in parsed.relations)
     units = link_units(item, len(parsed.relations))
     for i in range(start, len(parsed.relations)):
         op = parsed.relations[i]
@@ -282,7 +302,7 @@ def _piece(acc: _Acc, item: Piece) -> None:
             acc.claims.append(ClaimCheck(label, "unverifiable", reason="an update of the name (i = i + 1)"))
             continue
         info = PairInfo(op, i, chain_identity, acc.integer_division, carried_error(raw_sides[i]),
-                        bool(REWRITE_WORDS.search(item.lead)), i == 0 and forms,
+                        bool(REWRITE_WORDS.search(item.lead)), (i == 0 and forms) or (bounds and op == "="),
                         item.supposed or bool(_ALTERNATIVE.search(item.lead)))
         verdict = (op == "=" and implicit_derivative(sides[i], sides[i + 1], acc.ctx, label)) or \
             check_relation(sides[i], sides[i + 1], acc.ctx, info, label)
