@@ -82,6 +82,17 @@ def compare_numbers(lhs: sympy.Basic, rhs: sympy.Basic, info: NumberInfo) -> tup
         x, y = a.real, b.real
         ok = {"<": x < y, "<=": x <= y + 1e-12, ">": x > y, ">=": x >= y - 1e-12, "!=": abs(x - y) > 1e-12}[info.op]
         return ("valid" if ok else "invalid"), "numeric"
+    infinite = _infinite(lhs), _infinite(rhs)
+    if any(infinite):
+        # "lim 1/(1 - z)^2 = 1" as z -> 1: the limit is infinite, not 1.
+        if lhs == rhs:
+            return "valid", "exact"
+        if all(infinite) or lhs.has(sympy.zoo, sympy.nan) or rhs.has(sympy.zoo, sympy.nan):
+            return "unverifiable", "an undirected or undefined infinity"
+        finite = num(rhs if infinite[0] else lhs)
+        if finite is None or abs(finite.imag) > 1e-12:
+            return "unverifiable", "could not evaluate numerically"
+        return "invalid", "infinite"
     diff = sympy.nsimplify(lhs - rhs) if info.op == "≈" else lhs - rhs
     if diff == 0:
         return "valid", "exact"
@@ -105,6 +116,10 @@ def compare_numbers(lhs: sympy.Basic, rhs: sympy.Basic, info: NumberInfo) -> tup
     if info.integer_division and rhs.is_Integer and lhs.is_Rational and sympy.floor(lhs) == rhs:
         return "valid", "integer quotient"
     return "invalid", "exact"
+
+
+def _infinite(expr: sympy.Basic) -> bool:
+    return bool(expr in (sympy.oo, -sympy.oo, sympy.zoo) or expr.has(sympy.nan))
 
 
 def _decimal_literals(expr: sympy.Basic) -> list[tuple[sympy.Rational, int, int]]:

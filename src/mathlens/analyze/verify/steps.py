@@ -242,7 +242,8 @@ def _piece(acc: _Acc, item: Piece) -> None:
     named = False
     if parsed.status == "unparseable":
         rest, parsed = _after_name(piece, notation, acc.ctx.reading)
-        item, named = replace(item, text=rest), True
+        # The dropped left side was the part written in words: the rest starts complete.
+        item, named, continued = replace(item, text=rest, continued=False), True, False
     if not parsed.ok:
         return
     acc.parsed += 1
