@@ -41,12 +41,6 @@ _DISOWNED = re.compile(r"[\s,.]*(?:but|which|that|this)?\s*(?:this|which)?\s*(?:
                        r"(?:not true|false|not valid|invalid|contradicts|"
                        r"impossible|a contradiction|not possible|extraneous|incorrect|not satisfied|"
                        r"does not hold|doesn't hold|not hold)", re.I)
-# Words by which a solution takes back what it has just written ("Oops! This simplification led
-# us astray"): a slip before them is corrected, not left standing.
-RETRACTION = re.compile(r"\b(?:oops|whoops|I made (?:a|an) (?:mistake|error)|(?:that|this)(?:'s| is| was) "
-                        r"(?:not (?:right|correct)|incorrect|wrong|a mistake)|led (?:us|me) astray|"
-                        r"(?:simplified|calculated|computed) (?:that )?incorrectly|let(?: me|'s| us) "
-                        r"(?:correct|re-?check|re-?calculate|redo|re-?evaluate) (?:this|that|it|the))\b", re.I)
 # Words announcing that the next relation rewrites an expression ("Expanding, we have").
 REWRITE_WORDS = re.compile(r"expand|simplif|rewrit|factori[sz]|factoring|rearrang|combin|like terms|becomes", re.I)
 STARTS_WITH_RELATION = re.compile(r"\s*(?:=|<|>|≈|≤|≥|\\approx|\\leq?|\\geq?|\\lt|\\gt)(?![a-zA-Z])")
@@ -94,8 +88,6 @@ class Piece:
     hypothetical: bool = False  # "if p = 15 when c = 1500": a case, its names keep no value
     disowned: bool = False  # the words after it say it is false ("which is not true")
     tail: str = ""  # the words after its span, up to the end of the step (at most 80 characters)
-    end: int = 0  # where its span ends in the step's text
-    start: int = 0  # where its span starts
 
 
 def pieces(text: str) -> list[Piece]:
@@ -157,8 +149,7 @@ def pieces(text: str) -> list[Piece]:
                     out[-1] = replace(out[-1], text=f"{out[-1].text} {part.strip()}")
                 else:
                     out.append(Piece(part.strip(), span.notation, continued, supposed, lead, span.display,
-                                     hypothetical, disowned, text[span.end:span.end + 80], span.end,
-                                     span.start))
+                                     hypothetical, disowned, text[span.end:span.end + 80]))
                     continued = supposed = False
                 lead = ","
                 joinable = False
