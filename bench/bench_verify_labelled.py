@@ -10,11 +10,13 @@
   verifier flags a step at all, the flag rate on error-free solutions, flags before the labelled
   first error (false alarms on erroneous solutions), and the precision of its flags (flag at the
   labelled step). `--show-flags N` prints a seeded random sample of N flags (step text and the
-  invalid claims) for checking by hand.
+  invalid claims) for checking by hand. For erroneous solutions whose first error is missed, the
+  verdict the labelled step got is counted (valid: every claim held, unverifiable, none: nothing
+  to check); `--undecided N` prints a seeded sample of N such steps, to group by phenomenon.
 * Segmentation: each ProcessBench solution's steps joined with blank lines and segmented again;
   precision / recall of step boundaries (a boundary is the end offset of a step's text).
 
-    .venv/bin/python bench/bench_verify_labelled.py [--limit N] [--seed S] [--show-flags N]
+    .venv/bin/python bench/bench_verify_labelled.py [--limit N] [--seed S] [--show-flags N] [--undecided N]
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 SEED = 0
 FLAGS: list[dict[str, Any]] = []  # every flag of the ProcessBench runs, for --show-flags
+MISSED: list[dict[str, Any]] = []  # labelled first errors left undecided, for --undecided
 
 
 def _sample(rows: list[Any], limit: int | None) -> list[Any]:
@@ -48,13 +51,20 @@ def _first_invalid(steps: list[str], question: str | None) -> int | None:
 
 def _first_flag(steps: list[str], question: str | None) -> tuple[int | None, list[str]]:
     """The first invalid step and its invalid claims."""
+    first, claims, _ = _checked(steps, question)
+    return first, claims
+
+
+def _checked(steps: list[str], question: str | None) -> tuple[int | None, list[str], list[Any]]:
+    """The first invalid step, its invalid claims, and every step's reading."""
     from mathlens.analyze.verify.steps import verify_steps
 
-    for i, step in enumerate(verify_steps(steps, question)):
+    checked = verify_steps(steps, question)
+    for i, step in enumerate(checked):
         if step.verdict == "invalid":
             return i, [f"{c.text} (expected {c.expected or '?'}; {c.method} {c.reason})".strip()
-                       for c in step.claims if c.status == "invalid"]
-    return None, []
+                       for c in step.claims if c.status == "invalid"], checked
+    return None, [], checked
 
 
 def bigbench(limit: int | None, threads: int) -> None:
@@ -80,12 +90,18 @@ def processbench(name: str, limit: int | None, threads: int) -> None:
                                          limit)
     start = time.perf_counter()
     with ThreadPoolExecutor(threads) as pool:
-        got = list(pool.map(lambda r: _first_flag(r["steps"], r["problem"]), rows))
+        got = list(pool.map(lambda r: _checked(r["steps"], r["problem"]), rows))
     preds = [g[0] for g in got]
     preds_i = [-1 if p is None else p for p in preds]
-    for r, (p, claims) in zip(rows, got, strict=True):
+    missed: dict[str, int] = {}
+    for r, (p, claims, checked) in zip(rows, got, strict=True):
         if p is not None:
             FLAGS.append({"id": r["id"], "label": r["label"], "flag": p, "step": r["steps"][p], "claims": claims})
+        if r["label"] != -1 and (p is None or p > r["label"]):
+            step = checked[r["label"]]
+            missed[step.verdict] = missed.get(step.verdict, 0) + 1
+            MISSED.append({"id": r["id"], "label": r["label"], "verdict": step.verdict, "step": r["steps"][r["label"]],
+                           "claims": [f"{c.status}: {c.text} {c.reason}".strip() for c in step.claims]})
     err = [(r["label"], p) for r, p in zip(rows, preds_i, strict=True) if r["label"] != -1]
     ok = [p for r, p in zip(rows, preds_i, strict=True) if r["label"] == -1]
     acc_err = sum(1 for lab, p in err if lab == p) / max(len(err), 1)
@@ -102,6 +118,8 @@ def processbench(name: str, limit: int | None, threads: int) -> None:
           f"step: {precise:.3f}")
     print(f"  flag rate on error-free solutions: {flagged_ok}/{len(ok)} = {flagged_ok / max(len(ok), 1):.1%};  "
           f"flags before the labelled first error: {early}/{len(err)} = {early / max(len(err), 1):.1%}")
+    print("  labelled first errors missed, by the verdict of that step: "
+          + ", ".join(f"{k} {v}" for k, v in sorted(missed.items())))
 
 
 def segmentation(limit: int | None) -> None:
@@ -137,6 +155,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the row samples and of --show-flags")
     parser.add_argument("--show-flags", type=int, default=0, metavar="N",
                         help="print N flags drawn at random from the ProcessBench runs, to check by hand")
+    parser.add_argument("--undecided", type=int, default=0, metavar="N",
+                        help="print N labelled first-error steps the check missed, to group by phenomenon")
     args = parser.parse_args()
     global SEED
     SEED = args.seed
@@ -154,7 +174,19 @@ def main() -> int:
     processbench("math", args.limit, args.threads)
     if args.show_flags:
         _show_flags(args.show_flags, args.seed)
+    if args.undecided:
+        _show_undecided(args.undecided, args.seed)
     return 0
+
+
+def _show_undecided(n: int, seed: int) -> None:
+    sample = random.Random(seed).sample(MISSED, min(n, len(MISSED)))
+    print(f"\n{len(sample)} of {len(MISSED)} missed first errors, drawn with seed {seed}:")
+    for k, m in enumerate(sample, 1):
+        print(f"--- {k}. {m['id']}  label {m['label']}  verdict {m['verdict']}")
+        print("    step: " + " ".join(m["step"].split())[:600])
+        for c in m["claims"][:8]:
+            print(f"    {c[:200]}")
 
 
 def _show_flags(n: int, seed: int) -> None:

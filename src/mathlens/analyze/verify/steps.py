@@ -39,6 +39,7 @@ from mathlens.analyze.verify.parse import Parsed, parse_math_unbounded
 from mathlens.analyze.verify.pieces import (
     DEFINED_NAME,
     QUOTIENT,
+    RETRACTION,
     REWRITE_WORDS,
     SOLVED_FOR,
     STARTS_WITH_RELATION,
@@ -181,8 +182,10 @@ def analyze_step(text: str, ctx: Context) -> tuple[StepMath, Context]:
             STARTS_WITH_RELATION.match(items[0].text) and re.fullmatch(r"(?:.*:)?\s*", items[0].lead, re.S):
         # "\\[ = 2 \\times 9 \\]" at the start of a step goes on from the previous step's chain.
         items[0] = replace(items[0], text=f"{ctx.carry[0]} {items[0].text}", continued=False)
+    spans: list[int] = []  # where each piece's claims start in acc.claims
     for piece in items:
         before = (len(acc.claims), acc.ctx)
+        spans.append(before[0])
         try:
             _piece(acc, piece)
             if UNIT_MARK.search(piece.text) and any(c.status == "invalid" for c in acc.claims[before[0]:]):
@@ -191,6 +194,9 @@ def analyze_step(text: str, ctx: Context) -> tuple[StepMath, Context]:
             del acc.claims[before[0]:]
             acc.ctx = before[1]
             acc.notes.append(f"could not check {piece.text[:60]!r} ({type(exc).__name__})")
+    taken_back = [m.start() for m in RETRACTION.finditer(text)]
+    if taken_back:
+        _retract(acc, items, spans, taken_back[-1])
     acc.claims.extend(remainder_claims(text) + divisor_claims(text))
     if acc.solved:
         acc.ctx = replace(acc.ctx, equations=())
@@ -198,6 +204,16 @@ def analyze_step(text: str, ctx: Context) -> tuple[StepMath, Context]:
     return StepMath("ok", tuple(acc.claims), acc.depth, tuple(sorted(acc.cues)), tuple(acc.defines),
                     tuple(acc.produces), tuple(sorted(acc.mentions)), tuple(dict.fromkeys(acc.notes)),
                     len(items), acc.parsed), acc.ctx
+
+
+def _retract(acc: _Acc, items: list[Piece], starts: list[int], at: int) -> None:
+    """Claims written before the solution takes them back ("Oops! ... incorrectly") are not
+    its claims any more: a slip among them is left undecided."""
+    cut = next((starts[k] for k, piece in enumerate(items) if piece.end > at), len(acc.claims))
+    for k in range(cut):
+        if acc.claims[k].status == "invalid":
+            acc.claims[k] = replace(acc.claims[k], status="unverifiable", expected="",
+                                    reason="the solution takes it back")
 
 
 def _carry(items: list[Piece]) -> tuple[str, str] | None:
@@ -337,7 +353,10 @@ def _piece(acc: _Acc, item: Piece) -> None:
                 acc.claims[k] = replace(acc.claims[k], status="unverifiable", expected="",
                                         reason="the solution says it does not hold")
     if start == 1 and len(sides) > 2 and all(op == "=" for op in parsed.relations) and not item.hypothetical:
-        acc.ctx = definition_of(sides[0], sides[-1], acc.ctx) or acc.ctx  # the name keeps the chain's result
+        # The name keeps the chain's result, unless a link of the chain is a slip: then it keeps
+        # what it was defined as, so that one slip is not flagged again in every later use.
+        slipped = any(c.status == "invalid" for c in acc.claims[first_claim:])
+        acc.ctx = definition_of(sides[0], sides[1] if slipped else sides[-1], acc.ctx) or acc.ctx
     last, _ = substitute(sides[-1], acc.ctx)
     acc.produces.append(_key(last))
 
@@ -457,6 +476,11 @@ def _analyze_step_bytes(text: str, ctx: Context) -> tuple[StepMath, Context]:
     return analyze_step(text, ctx)
 
 
+# "Find all n such that f(n) = n": a condition the question asks about, not a definition.
+_CONDITION = re.compile(r"\b(?:find|solve|determine|how many|all)\b[^.;:]{0,60}\b(?:such that|for which|so that|"
+                        r"satisfying|whenever)\s*[$\\(]*\s*$", re.I)
+
+
 def context_from_question(question: str | None, reading: Reading = DEFAULT_READING) -> Context:
     """Definitions stated in a question (``f(x, y) = x^2 y``, ``a = 3``), without a budget."""
     ctx = Context(reading=reading)
@@ -465,7 +489,8 @@ def context_from_question(question: str | None, reading: Reading = DEFAULT_READI
     for item in pieces(question):
         piece = item.text
         parsed = parse_math_unbounded(piece, item.notation, reading=ctx.reading)  # type: ignore[arg-type]
-        if parsed.ok and parsed.relations[:1] == ("=",) and len(parsed.sides) == 2:
+        if parsed.ok and parsed.relations[:1] == ("=",) and len(parsed.sides) == 2 and \
+                not _CONDITION.search(question[max(0, item.start - 80):item.start]):
             ctx = definition_of(parsed.sides[0], parsed.sides[1], ctx) or ctx
         elif parsed.ok and not parsed.relations and piece.lstrip().startswith("(") and \
                 _point(parsed.value) and all(getattr(v, "is_number", False) for v in parsed.value):
