@@ -24,7 +24,7 @@ SymPy could not decide). The order of tests:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import sympy
@@ -189,6 +189,8 @@ def check_relation(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, ctx: Context, inf
     lhs, rhs, where = _evaluate_at_point(lhs, rhs, used_l, used_r, ctx)
     if where:
         text = f"{text} (at {where})"
+    if _matrix(lhs) or _matrix(rhs):
+        return _check_matrices(lhs, rhs, ctx, info, text)
     if isinstance(lhs, PlusMinus) != isinstance(rhs, PlusMinus):
         return ClaimCheck(text, "unverifiable", reason="a ± expression compared with a single value")
     if isinstance(lhs, sympy.Tuple) or isinstance(rhs, sympy.Tuple):
@@ -293,6 +295,40 @@ def _check_vectors(lhs: sympy.Basic, rhs: sympy.Basic, ctx: Context, info: PairI
     if all(v.status == "valid" for v in verdicts):
         return ClaimCheck(text, "valid", method="componentwise")
     return ClaimCheck(text, "unverifiable", reason="some components could not be decided")
+
+
+def _matrix(value: sympy.Basic) -> bool:
+    return isinstance(value, sympy.MatrixBase | sympy.MatrixExpr)
+
+
+def _check_matrices(lhs: sympy.Basic, rhs: sympy.Basic, ctx: Context, info: PairInfo, text: str) -> ClaimCheck:
+    """Two matrices of one shape compare entry by entry (products and sums carried out)."""
+    if _scaled_by_name(lhs) or _scaled_by_name(rhs):
+        return ClaimCheck(text, "unverifiable", reason="a name times a matrix (the name may be a matrix)")
+    try:
+        left, right = (sympy.ImmutableMatrix(side.doit()) if _matrix(side) else side for side in (lhs, rhs))
+    except (TypeError, ValueError, sympy.ShapeError, AttributeError):
+        return ClaimCheck(text, "unverifiable", reason="a matrix expression that could not be worked out")
+    if not (isinstance(left, sympy.MatrixBase) and isinstance(right, sympy.MatrixBase)) or left.shape != right.shape:
+        return ClaimCheck(text, "unverifiable", reason="a matrix compared with something of another shape")
+    # A matrix worked out is meant entry by entry as an identity ("2a = a" in a product is a
+    # slip); entries with different unknowns on the two sides stay equations (a system).
+    entries = replace(info, chain_of_forms=True)
+    verdicts = [check_relation(a, b, ctx, entries, text) for a, b in zip(left, right, strict=True)]
+    if any(v.status == "invalid" for v in verdicts):
+        return ClaimCheck(text, "invalid", fmt(left.tolist()), "entrywise")
+    if all(v.status == "valid" for v in verdicts):
+        return ClaimCheck(text, "valid", method="entrywise")
+    return ClaimCheck(text, "unverifiable", reason="some entries could not be decided")
+
+
+def _scaled_by_name(side: sympy.Basic) -> bool:
+    """``M (1, -3)^T`` with M a matrix written in bold: a product of a name and a matrix."""
+    for node in sympy.preorder_traversal(side):
+        if isinstance(node, sympy.Mul | sympy.MatMul) and any(_matrix(a) for a in node.args) and \
+                any(not _matrix(a) and a.free_symbols for a in node.args):
+            return True
+    return False
 
 
 def _product_form(raw: sympy.Basic) -> bool:

@@ -17,7 +17,7 @@ from mathlens.analyze.verify.reading import DEFAULT_READING, Reading
 
 _CONVERSION = ConversionConfig(lowercase_symbols=False, interpret_as_mixed_fractions=False)
 
-_SPACING = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])|\\[,;:! ]|\\q?quad(?![a-zA-Z])|"
+_SPACING = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])|(?<!\\)\\[,;:! ]|\\q?quad(?![a-zA-Z])|"
                       r"\\displaystyle(?![a-zA-Z])|\\limits(?![a-zA-Z])")
 _BOXED = re.compile(r"\\(?:boxed|fbox)\{")
 _PARTIAL = re.compile(r"\\frac\{\s*\\partial(?:\^\{?(\d)\}?)?\s*([a-zA-Z])\s*\}\{\s*\\partial\s*([a-z])"
@@ -27,8 +27,11 @@ _PRIME = re.compile(r"([a-zA-Z])('+|\^\{?\\prime\}?)\s*\(")
 _PRIME_BARE = re.compile(r"\b([yuv])('+)(?![\w(])")
 _NABLA_CALL = re.compile(r"\\nabla\s*([a-zA-Z])\s*\(")
 _NABLA = re.compile(r"\\nabla\s*([a-zA-Z])")
-_DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?")
-_DEGREE_NUMBER = re.compile(r"(\d+(?:\.\d+)?)\s*\^\s*\{?\s*\\circ\s*\}?")
+# "90^\circ" and "90^{\circ}": a brace is taken only with its partner ("\frac{1 - \cos 90^\circ}{2}").
+_DEGREES = re.compile(r"\^\s*(?:\{\s*\\circ\s*\}|\\circ(?![a-zA-Z]))")
+_DEGREE_NUMBER = re.compile(r"(\d+(?:\.\d+)?)\s*\^\s*(?:\{\s*\\circ\s*\}|\\circ(?![a-zA-Z]))")
+# "A_{\text{hexagon}}": a subscript in words is part of the name.
+_TEXT_SUBSCRIPT = re.compile(r"_\{\s*\\(?:text|mathrm)\{([A-Za-z ]+)\}\s*\}")
 # A unit with an exponent ("\text{ cm}^3") goes as a whole, or its exponent lands on the number.
 _TEXT_POWER = re.compile(r"\\(?:text|mathrm|textbf|mbox)\{\s*[A-Za-z][A-Za-z ]*\}\s*\^\s*\{?\d\}?")
 _TEXT = re.compile(r"\\(?:text|mathrm|textbf|mbox)\{\s*([^{}]*)\}")
@@ -61,6 +64,7 @@ def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
     # A named operation (\text{gcd}(a, b), \operatorname{lcm}) must not vanish and leave its
     # arguments behind as a bare pair: it becomes an unknown symbol that cannot be checked.
     s = re.sub(r"\\(?:text|mathrm|operatorname)\{\s*[A-Za-z]{2,}\s*\}\s*(?=[(\[])", r"\\mathrm{zzqop}", s)
+    s = _TEXT_SUBSCRIPT.sub(lambda m: "_{" + m.group(1).replace(" ", "") + "}", s)
     s = _TEXT_POWER.sub(" ", s)
     s = re.sub(r"\\(gcd|lcm|max|min|deg|det)\b", r"\\mathrm{zzqop}", s)
     s = _TEXT.sub(lambda m: m.group(1) if m.group(1).strip() in ("", "and", "or")
@@ -79,7 +83,7 @@ def _explicit_products(s: str) -> str:
     # A whole number right before a fraction of whole numbers is a mixed number (3\frac{1}{4}).
     s = re.sub(r"(?<![\w.}^])(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}", r"(\1+\\frac{\2}{\3})", s)
     s = re.sub(r"\)\s*\(", r")\\cdot(", s)
-    s = re.sub(r"(\d)\s*\(", r"\1\\cdot(", s)
+    s = re.sub(r"(?<![_\d])(\d+)\s*\(", r"\1\\cdot(", s)  # not a subscript: \log_8 (x)
     s = re.sub(r"\)\s*(\d)", r")\\cdot \1", s)
     return re.sub(r"(\d)\s*\\frac", r"\1\\cdot\\frac", s)
 
@@ -141,6 +145,8 @@ def parse_side(text: str) -> sympy.Basic:
         if "^" in text or "!" in text or "binom" in text:
             raise
         value = latex2sympy(text, conversion_config=_CONVERSION)
+    if isinstance(value, sympy.MatrixBase):
+        value = sympy.ImmutableMatrix(value)
     if not isinstance(value, sympy.Basic):
         raise TypeError(f"not a mathematical value: {type(value).__name__}")
     return _plain_names(value)

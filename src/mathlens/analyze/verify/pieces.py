@@ -41,6 +41,12 @@ _DISOWNED = re.compile(r"[\s,.]*(?:but|which|that|this)?\s*(?:this|which)?\s*(?:
                        r"(?:not true|false|not valid|invalid|contradicts|"
                        r"impossible|a contradiction|not possible|extraneous|incorrect|not satisfied|"
                        r"does not hold|doesn't hold|not hold)", re.I)
+# Words by which a solution takes back what it has just written ("Oops! This simplification led
+# us astray"): a slip before them is corrected, not left standing.
+RETRACTION = re.compile(r"\b(?:oops|whoops|I made (?:a|an) (?:mistake|error)|(?:that|this)(?:'s| is| was) "
+                        r"(?:not (?:right|correct)|incorrect|wrong|a mistake)|led (?:us|me) astray|"
+                        r"(?:simplified|calculated|computed) (?:that )?incorrectly|let(?: me|'s| us) "
+                        r"(?:correct|re-?check|re-?calculate|redo|re-?evaluate) (?:this|that|it|the))\b", re.I)
 # Words announcing that the next relation rewrites an expression ("Expanding, we have").
 REWRITE_WORDS = re.compile(r"expand|simplif|rewrit|factori[sz]|factoring|rearrang|combin|like terms|becomes", re.I)
 STARTS_WITH_RELATION = re.compile(r"\s*(?:=|<|>|≈|≤|≥|\\approx|\\leq?|\\geq?|\\lt|\\gt)(?![a-zA-Z])")
@@ -52,6 +58,7 @@ _PLAIN_ARROW = r"<=>|=>|⟹|⇒|⟺|⇔|∴"
 _SEPARATOR = re.compile(rf"\\\\|\\q?quad|\\text\{{\s*(?i:and|or|so|then)\s*\}}|;|{_ARROW}|{_PLAIN_ARROW}")
 _ARROW_ROW = re.compile(rf"(?:{_ARROW}|{_PLAIN_ARROW})")
 _DELIMITERS = re.compile(r"\\[\[\]()]|\$+")
+_MATRIX = re.compile(r"\\begin\{([pbB]?matrix)\}.*?\\end\{\1\}", re.S)
 # A plain span that starts with a binary operator: its left side is in the words before it.
 _LEADING_OPERATOR = re.compile(r"\s*[+*/^=×÷·]")
 # "0 = y + 4 -4 = y": a new statement run on after a term ("-4 = y" starts where the minus has a
@@ -88,6 +95,8 @@ class Piece:
     hypothetical: bool = False  # "if p = 15 when c = 1500": a case, its names keep no value
     disowned: bool = False  # the words after it say it is false ("which is not true")
     tail: str = ""  # the words after its span, up to the end of the step (at most 80 characters)
+    end: int = 0  # where its span ends in the step's text
+    start: int = 0  # where its span starts
 
 
 def pieces(text: str) -> list[Piece]:
@@ -109,7 +118,9 @@ def pieces(text: str) -> list[Piece]:
         hypothetical = bool(_HYPOTHESIS.search(before.rstrip("$\\( ")))
         disowned = bool(_DISOWNED.match(_DELIMITERS.sub(" ", after)))
         # "\&" is a custom operation ("9 \& 2"), not an alignment mark; "\!" is no gap.
-        body = span.text.replace("\\&", "\\star ").replace("&", " ").replace("{,}", "").replace("\\!", "")
+        # Inside a matrix "&" separates entries and "\\\\" rows: kept for the reader, not split.
+        body = _MATRIX.sub(lambda m: m.group().replace("&", "\x04").replace("\\\\", "\x05"), span.text)
+        body = body.replace("\\&", "\\star ").replace("&", " ").replace("{,}", "").replace("\\!", "")
         # A display that goes on from the previous one ("\\[ = \\sqrt{6336} \\]") continues its
         # chain, and so does a row of a display that starts with "=" ("&= x^2 - 1" after "\\\\").
         joinable = bool(out and out[-1].display and span.display and span.notation == "latex")
@@ -142,6 +153,7 @@ def pieces(text: str) -> list[Piece]:
                 else:
                     merged.append(part)
             for part in merged:
+                part = part.replace("\x04", "&").replace("\x05", "\\\\")
                 if not part.strip():
                     continue
                 if joinable and (STARTS_WITH_RELATION.match(part) or _ENDS_WITH_RELATION.search(out[-1].text)):
@@ -149,7 +161,8 @@ def pieces(text: str) -> list[Piece]:
                     out[-1] = replace(out[-1], text=f"{out[-1].text} {part.strip()}")
                 else:
                     out.append(Piece(part.strip(), span.notation, continued, supposed, lead, span.display,
-                                     hypothetical, disowned, text[span.end:span.end + 80]))
+                                     hypothetical, disowned, text[span.end:span.end + 80], span.end,
+                                     span.start))
                     continued = supposed = False
                 lead = ","
                 joinable = False

@@ -150,7 +150,7 @@ def _unreduced(raw: sympy.Basic) -> list[str]:
 
 
 def _key(expr: sympy.Basic) -> str:
-    return sympy.sstr(expr)
+    return " ".join(sympy.sstr(expr).split("\n"))  # a matrix prints on several lines
 
 
 @dataclass
