@@ -60,6 +60,9 @@ def solves_pending(name: str, before: Context, stated: sympy.Basic, text: str) -
             return None
         if all(verdicts):
             return ClaimCheck(text, "valid", method="solves the equation")
+        if eq.has(*_TRIG) and all(_satisfies(eq, sym, v * sympy.pi / 180) for v in values):
+            # "tan x = ..." with x in degrees ("tan x°" in the question): x = 46 means 46°.
+            return ClaimCheck(text, "valid", method="solves the equation (in degrees)")
         checks.append((eq, sym))
     eq, sym = checks[-1]
     try:
@@ -68,6 +71,9 @@ def solves_pending(name: str, before: Context, stated: sympy.Basic, text: str) -
         roots = []
     expected = ", ".join(fmt(r) for r in roots[:4])
     return ClaimCheck(text, "invalid", expected, "solves the equation", f"does not satisfy {fmt(eq)} = 0")
+
+
+_TRIG = (sympy.sin, sympy.cos, sympy.tan, sympy.cot, sympy.sec, sympy.csc)
 
 
 def _satisfies(eq: sympy.Basic, sym: sympy.Symbol, value: sympy.Basic) -> bool | None:

@@ -36,7 +36,14 @@ from mathlens.analyze.verify.latex_fast import to_plain
 from mathlens.analyze.verify.limits import DEFAULT_LIMITS, ParseLimits, check_text, check_tree
 from mathlens.analyze.verify.reading import DEFAULT_READING, Reading
 from mathlens.analyze.verify.signs import SIGN, PlusMinus, latex_signs, readings
-from mathlens.analyze.verify.text import based_numbers, find_close, split_relations, split_top_level, strip_delimiters
+from mathlens.analyze.verify.text import (
+    based_numbers,
+    find_close,
+    split_relations,
+    split_top_level,
+    square_groups,
+    strip_delimiters,
+)
 
 __all__ = ["MathSpan", "Parsed", "detect_notation", "extract_math", "parse_math", "parse_math_unbounded"]
 
@@ -180,7 +187,7 @@ def _parse(text: str, notation: Notation, limits: ParseLimits, reading: Reading 
         return Parsed("unparseable", error="an inverse function", notation=which)
     if _BRACKET_PRIME.search(s):
         return Parsed("unparseable", error="a prime on a bracket", notation=which)
-    s = based_numbers(s)
+    s = square_groups(based_numbers(s))
     if _NOT_EQUALITY.search(s):
         return Parsed("unparseable", error="congruence or base notation (not an equality of numbers)",
                       notation=which)

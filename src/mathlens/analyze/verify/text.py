@@ -139,3 +139,23 @@ def based_numbers(s: str) -> str:
         except ValueError:
             return m.group()
     return _BASED.sub(value, s)
+
+
+_ATOM = re.compile(r"\s*-?\s*(?:\d+(?:\.\d+)?|[A-Za-z])\s*")
+
+
+def square_groups(s: str) -> str:
+    """Square brackets used as grouping (``[2009 + x][2x]``, ``15[f(2) + f(1)]``) written as
+    round ones. Brackets with a comma inside (intervals, lists), around a lone number or letter
+    (``[x]`` may be the integer part) and the index of ``\\sqrt[3]`` are left as written."""
+    out = list(s)
+    i = 0
+    while i < len(s):
+        if s[i] == "[" and not re.search(r"(?:\\sqrt|sqrt|\\left|\\right|\\big|\\Big)\s*$", s[:i]):
+            close = find_close(s, i)
+            if close is not None and s[close] == "]":
+                inner = s[i + 1:close]
+                if len(split_top_level(inner)) == 1 and not _ATOM.fullmatch(inner):
+                    out[i], out[close] = "(", ")"
+        i += 1
+    return "".join(out)
