@@ -45,7 +45,7 @@ if ! "$VENV/bin/python" -c 'import torch' >/dev/null 2>&1; then
 fi
 
 say "installing mathlens and its dependencies"
-$PIP install --quiet -e ".[embedded,retrieval,report,dev]"
+$PIP install --quiet -e ".[embedded,retrieval,report,dev,interop,ray]"
 
 if ! ls "$WHEEL_DIR"/llama_cpp_python-*.whl >/dev/null 2>&1; then
   say "building llama-cpp-python $LLAMA_VERSION (first time only, a few minutes on 2 cores)"

@@ -64,6 +64,11 @@ class ModelOutput(BaseModel):
     latency_s: float = 0.0
     model_id: str = ""
     cached: bool = False
+    #: the reasoning trace, kept apart from `text` (the visible answer); None when there was none
+    #: (`mathlens.models.reasoning`)
+    reasoning: str | None = None
+    #: which replica of a pool answered (its base URL); None for a single endpoint or a cache hit
+    replica: str | None = None
 
 
 class Provider(abc.ABC):

@@ -61,10 +61,14 @@ class RunRecord(BaseModel):
     request_hash: str
     content_hash: str
     response: str | None = None
+    #: the reasoning trace, apart from `response` (the visible answer); None when there was none
+    reasoning: str | None = None
     finish_reason: FinishReason = "unknown"
     usage: Usage = Field(default_factory=Usage)
     latency_s: float = 0.0
     cached: bool = False
+    #: the replica of a pool that answered (its base URL); not part of any key
+    replica: str | None = None
     status: Status = "ok"
     error: str | None = None
     retrieval: Retrieval | None = None
