@@ -83,6 +83,17 @@ class RunRecord(BaseModel):
         """The token cap cut this response short."""
         return self.finish_reason == "length"
 
+    @property
+    def worked_text(self) -> str | None:
+        """The text whose reasoning is analysed (flow, step checks): the trace when the model gave
+        one, else the response. The final answer is always read from `response`, the visible part."""
+        return self.reasoning if self.reasoning else self.response
+
+    @property
+    def trace_truncated(self) -> bool:
+        """The token cap cut the reasoning trace itself: the model never reached a visible answer."""
+        return self.truncated and bool(self.reasoning) and not (self.response or "").strip()
+
 
 class ModelEntry(BaseModel):
     spec: str

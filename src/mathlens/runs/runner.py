@@ -115,8 +115,9 @@ async def _one(task: Task, model: Model) -> RunRecord:
         return _error_record(common, f"{type(exc).__name__}: {exc}")
     except Exception as exc:  # a backend bug or a reply nobody foresaw must not end the run
         return _error_record(common, f"unexpected {type(exc).__name__}: {exc}")
-    return RunRecord(**common, response=out.text, finish_reason=out.finish_reason, usage=out.usage,
-                     latency_s=out.latency_s, cached=out.cached, status="ok", created_at=now_utc())
+    return RunRecord(**common, response=out.text, reasoning=out.reasoning, finish_reason=out.finish_reason,
+                     usage=out.usage, latency_s=out.latency_s, cached=out.cached, replica=out.replica,
+                     status="ok", created_at=now_utc())
 
 
 @dataclass

@@ -67,11 +67,12 @@ def _questions(store: RunStore) -> dict[tuple[str, str], Question]:
 
 def _one(record: RunRecord, questions: dict[tuple[str, str], Question], config: FlowConfig | None = None) -> FlowRecord:
     ref = RecordRef.of(record)
-    if record.status != "ok" or not record.response:
+    worked = record.worked_text  # the reasoning trace when there is one, else the response
+    if record.status != "ok" or not worked:
         return FlowRecord(record=ref, status="no_response")
     question = questions.get((record.exam_id, record.question_id))
     text = record.variant.question_text or (question.prompt_text() if question else None)
-    result = analyze_solution(record.response, text, config).model_copy(update={"elapsed_s": None, "sympy_s": None})
+    result = analyze_solution(worked, text, config).model_copy(update={"elapsed_s": None, "sympy_s": None})
     return FlowRecord(record=ref, status="ok", result=result)
 
 
