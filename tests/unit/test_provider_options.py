@@ -17,7 +17,7 @@ from mathlens.models.registry import get_model
 
 @pytest.mark.parametrize(("spec", "options", "message"), [
     ("ollama/m", {"num_ctxx": 4096}, r"unknown model option 'num_ctxx'\. Did you mean 'num_ctx'\?.*Valid options: "
-                                     r"api, host, num_ctx, timeout_s"),
+                                     r"api, host, num_ctx, think, timeout_s"),
     ("ollama/m", {"api": "completions"}, r"ollama: model option api='completions'"),
     ("ollama/m", {"num_ctx": "lots"}, r"ollama: model option num_ctx='lots'"),
     ("openai/m", {"response_format": "yaml"}, r"openai: model option response_format='yaml'"),

@@ -1,4 +1,15 @@
-"""`Model`: a provider plus the policies every call needs (retry, timeout, concurrency, cache)."""
+"""`Model`: a provider plus the policies every call needs (retry, timeout, concurrency, cache).
+
+It also keeps a reasoning trace apart from the answer, for every backend alike: when a provider
+reports no `reasoning` of its own (Ollama's ``thinking``, an OpenAI-compatible
+``reasoning_content``) and the reply starts with an inline ``<think>…</think>`` trace,
+`with_reasoning` moves the trace to `ModelOutput.reasoning` and leaves the visible answer in
+`text`. A trace that was opened and never closed (the token cap or a stop sequence cut it) is
+kept whole as the trace, with an empty visible answer; `finish_reason` stays what the backend
+said, so a cap hit inside the trace reads as ``"length"`` with no answer
+(`RunRecord.trace_truncated`). The split happens before the cache stores the output, and a cached
+output from before the split is split when it is read, so a hit looks the same as a fresh call.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +23,7 @@ from typing import Any, TypeVar
 from mathlens.errors import PermanentModelError, TransientModelError
 from mathlens.models.base import GenerateConfig, Message, ModelOutput, Provider
 from mathlens.models.cache import ResponseCache, request_hash
+from mathlens.models.reasoning import split_reasoning
 
 T = TypeVar("T")
 
@@ -99,7 +111,7 @@ class Model:
             hit = self.cache.get(key)
             if hit is not None:
                 self.stats.cache_hits += 1
-                return hit
+                return with_reasoning(hit)
         attempt = 0
         while True:
             attempt += 1
@@ -122,7 +134,7 @@ class Model:
             except PermanentModelError:
                 self.stats.errors += 1
                 raise
-            out = out.model_copy(update={"latency_s": out.latency_s or time.perf_counter() - start})
+            out = with_reasoning(out.model_copy(update={"latency_s": out.latency_s or time.perf_counter() - start}))
             self.stats.prompt_tokens += out.usage.prompt_tokens
             self.stats.completion_tokens += out.usage.completion_tokens
             self.stats.latency_s += out.latency_s
@@ -139,6 +151,26 @@ class Model:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def with_reasoning(out: ModelOutput) -> ModelOutput:
+    """`out` with an inline trace at the start of its text moved to `reasoning`.
+
+    A provider's own `reasoning` wins: the text is then left as it is. An empty trace
+    (``<think></think>answer``) is dropped, leaving `reasoning` None.
+
+    >>> o = with_reasoning(ModelOutput(text="<think>2+2=4</think>It is 4."))
+    >>> (o.reasoning, o.text)
+    ('2+2=4', 'It is 4.')
+    >>> with_reasoning(ModelOutput(text="<think>cut off", finish_reason="length")).text
+    ''
+    """
+    if out.reasoning is not None:
+        return out
+    split = split_reasoning(out.text)
+    if split.reasoning is None:
+        return out
+    return out.model_copy(update={"text": split.visible, "reasoning": split.reasoning or None})
 
 
 async def closing_all(work: Awaitable[T], models: Iterable[Model]) -> T:

@@ -50,6 +50,9 @@ class OllamaOptions(HttpOptions):
     host: str | None = Field(None, description="server URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
     api: Literal["chat", "generate"] = Field("chat", description="/api/chat or /api/generate")
     num_ctx: int | None = Field(None, ge=64, le=1 << 22, description="context window passed to Ollama")
+    think: bool | Literal["low", "medium", "high"] | None = Field(
+        None, description="Ollama's think switch for reasoning models (true/false, or a level for models that "
+        "take one; default: the model's own); the trace is kept apart from the answer")
 
 
 class OpenAIOptions(HttpOptions):

@@ -97,11 +97,19 @@ class ChatCompletion(_Reply):
     model: OptStr = None
 
 
-class OllamaReply(_Reply):
-    """An Ollama `/api/chat` or `/api/generate` reply."""
+class OllamaMessage(ChatMessage):
+    """An Ollama chat message; `thinking` is the trace of a model asked to think (``think``)."""
 
-    message: ChatMessage | None = None
+    thinking: OptStr = None
+
+
+class OllamaReply(_Reply):
+    """An Ollama `/api/chat` or `/api/generate` reply (the trace: `message.thinking` for chat, the
+    top-level `thinking` for generate)."""
+
+    message: OllamaMessage | None = None
     response: Content | None = None
+    thinking: OptStr = None
     done_reason: OptStr = None
     prompt_eval_count: TokenCount = 0
     eval_count: TokenCount = 0

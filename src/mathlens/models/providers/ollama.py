@@ -2,6 +2,9 @@
 
 Host: the `host` option, else `$OLLAMA_HOST`, else http://127.0.0.1:11434. Temperature, seed,
 token cap (`num_predict`), stop sequences, `num_ctx` and the JSON-schema `format` are passed through.
+With `-M think=true` (or false) the request carries Ollama's `think` switch; the trace a thinking
+model returns (`message.thinking`, or `thinking` from /api/generate) becomes `ModelOutput.reasoning`
+and the content stays the visible answer. An empty trace counts as none.
 """
 
 from __future__ import annotations
@@ -48,11 +51,15 @@ class OllamaProvider(Provider):
         self.host = _host(settings.host)
         self.api = settings.api
         self.num_ctx = settings.num_ctx
+        self.think = settings.think
         self._client = make_client(timeout_option(options))
 
     def identity(self) -> dict[str, Any]:
-        return {"provider": self.name, "model": self.model, "base_url": self.host, "api": self.api,
-                "num_ctx": self.num_ctx}
+        identity = {"provider": self.name, "model": self.model, "base_url": self.host, "api": self.api,
+                    "num_ctx": self.num_ctx}
+        if self.think is not None:  # only when set, so that earlier runs keep their cache keys
+            identity["think"] = self.think
+        return identity
 
     def _options(self, config: GenerateConfig) -> dict[str, Any]:
         opts: dict[str, Any] = {
@@ -79,6 +86,8 @@ class OllamaProvider(Provider):
         payload: dict[str, Any] = {"model": self.model, "stream": False, "options": self._options(config)}
         if schema is not None:
             payload["format"] = schema
+        if self.think is not None:
+            payload["think"] = self.think
         if self.api == "generate":
             system = "\n\n".join(m.content for m in messages if m.role == "system")
             turns = [m for m in messages if m.role != "system"]
@@ -100,7 +109,11 @@ class OllamaProvider(Provider):
         if "error" in data:
             raise TransientModelError(f"ollama error: {str(data['error'])[:300]}")
         reply = validate_reply(OllamaReply, data, "ollama reply")
-        text = reply.response if self.api == "generate" else (reply.message.content if reply.message else None)
+        if self.api == "generate":
+            text, thinking = reply.response, reply.thinking
+        else:
+            text = reply.message.content if reply.message else None
+            thinking = reply.message.thinking if reply.message else None
         if text is None:
             raise MalformedReplyError(f"ollama reply without text (keys: {sorted(data)[:10]})")
         return ModelOutput(
@@ -109,6 +122,7 @@ class OllamaProvider(Provider):
             usage=Usage(prompt_tokens=reply.prompt_eval_count, completion_tokens=reply.eval_count),
             latency_s=time.perf_counter() - start,
             model_id=reply.model or self.model,
+            reasoning=thinking or None,
         )
 
     async def aclose(self) -> None:
