@@ -12,20 +12,26 @@ An analysis is one module that defines an `Analyzer`:
 - `run(job) -> dict`, which reads the run through `job.store`, writes its documents with
   `job.write(spec, entries, summary)` and returns a short summary for the command line.
 
+Per-record work goes through `job.executor(...)` (`executor.py`): a local thread pool by default,
+or Ray tasks (`mathlens analyze --executor ray`); the executor's options are not analysis options
+and never enter a document's envelope, since they do not change what is computed.
+
 `mathlens analyze`, `mathlens grade`, `mathlens maple` and `mathlens tutor score` all run analyses
 through `run_analyzers` (`registry.py`), so options, judge choice and order follow one rule.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from mathlens.analyze.executor import Executor, ExecutorOptions, open_executor
 from mathlens.models.options import parse_provider_options
 from mathlens.runs.documents import DocumentSpec, records_digest
 from mathlens.runs.records import ModelEntry
@@ -55,6 +61,23 @@ class AnalysisJob(Generic[Opt]):
     judge: ModelEntry | None = None
     #: do not reuse cached model replies (judges)
     no_cache: bool = False
+    #: where per-record work runs (`--executor`, `--address`, `--workers`, `--batch`)
+    executor_options: ExecutorOptions = field(default_factory=ExecutorOptions)
+    #: an executor opened once for every analyzer of one `run_analyzers` call (a Ray connection)
+    shared_executor: Executor | None = None
+
+    @contextmanager
+    def executor(self, default_workers: int = 1) -> Iterator[Executor]:
+        """The executor for this job's per-record work; a local one has `default_workers` threads
+        unless `--workers` says otherwise. One opened here is closed on leaving."""
+        if self.shared_executor is not None:
+            yield self.shared_executor
+            return
+        opened = open_executor(self.executor_options, default_workers=default_workers)
+        try:
+            yield opened
+        finally:
+            opened.close()
 
     @cached_property
     def records_sha256(self) -> str:

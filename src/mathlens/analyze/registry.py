@@ -13,6 +13,7 @@ import importlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from mathlens.analyze.executor import Executor, ExecutorOptions, open_executor
 from mathlens.analyze.protocol import AnalysisJob, Analyzer
 from mathlens.errors import UnknownNameError, UserError
 from mathlens.runs.judge import resolve_judge
@@ -82,8 +83,11 @@ def plan(names: Iterable[str]) -> list[str]:
 def run_analyzers(store: RunStore, only: Iterable[str] | None = None,
                   options: Mapping[str, Mapping[str, Any]] | None = None, *,
                   judge: str | None = None, judge_options: Mapping[str, Any] | None = None,
-                  no_cache: bool = False) -> dict[str, dict[str, Any]]:
+                  no_cache: bool = False, executor: ExecutorOptions | None = None) -> dict[str, dict[str, Any]]:
     """Run the selected analyzers over one run (in dependency order); each one's summary by name.
+
+    `executor` says where per-record work runs (a local thread pool by default; Ray tasks with
+    `kind="ray"`, joined or started once for every analyzer and closed at the end).
 
     Options are validated for every analyzer before any runs. An analyzer that declares a judge gets
     the one `resolve_judge` picks (`judge` / `judge_options` from the command line, else the run's).
@@ -96,6 +100,7 @@ def run_analyzers(store: RunStore, only: Iterable[str] | None = None,
     for name in given:
         if name not in names:
             raise UserError(f"options for {name!r} given, but it is not among the analyzers run ({', '.join(names)})")
+    executor = executor or ExecutorOptions()
     jobs: list[tuple[Analyzer[Any], AnalysisJob[Any]]] = []
     for name in names:
         analyzer = get_analyzer(name)
@@ -103,16 +108,22 @@ def run_analyzers(store: RunStore, only: Iterable[str] | None = None,
         if analyzer.judge is not None:
             chosen = resolve_judge(manifest, judge, dict(judge_options or {}))
         jobs.append((analyzer, AnalysisJob(store, analyzer.parse_options(dict(given.get(name, {}))),
-                                           judge=chosen, no_cache=no_cache)))
+                                           judge=chosen, no_cache=no_cache, executor_options=executor)))
+    shared: Executor | None = open_executor(executor) if executor.kind == "ray" else None
     summaries: dict[str, dict[str, Any]] = {}
-    for analyzer, job in jobs:
-        try:
-            summary = analyzer.run(job)
-        except UserError:
-            raise
-        except Exception as exc:
-            summary = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
-        summaries[analyzer.name] = summary
+    try:
+        for analyzer, job in jobs:
+            job.shared_executor = shared
+            try:
+                summary = analyzer.run(job)
+            except UserError:
+                raise
+            except Exception as exc:
+                summary = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
+            summaries[analyzer.name] = summary
+    finally:
+        if shared is not None:
+            shared.close()
     return summaries
 
 

@@ -3,8 +3,11 @@
 Writes ``analysis/flow.jsonl`` (the `FLOW` document: a `FlowRecord` per run record, exam tables in
 the summary). Without a step judge it calls no model, and its output depends only on the records,
 the questions and the lexicon version, so re-running it rewrites the same entries. Records are
-analysed in batches by two threads by default (each holding its own SymPy worker) and written as
-they are done, so a large run is never held in memory. With the option ``step_judge``
+analysed in batches through the job's executor (`mathlens.analyze.executor`: two threads by default,
+each holding its own SymPy worker, or Ray tasks with ``--executor ray``; `FlowTask` is what is
+shipped, one record and its question text at a time) and written in order as they come back, so a
+large run is never held in memory; the summary keeps three numbers per original response for the
+exam table (mean and sd need them), not the entries. With the option ``step_judge``
 (``mathlens analyze --step-judge MODEL``) each record also gets the hybrid check (`hybrid.py`): the
 judge decides the steps SymPy could not.
 """
@@ -13,9 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import statistics
-from collections import defaultdict
+from array import array
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -28,7 +31,6 @@ from mathlens.analyze.flow.models import (
     FLOW,
     DepthDefinition,
     ExamRow,
-    FlowMetrics,
     FlowRecord,
     FlowSummary,
     HybridResult,
@@ -45,8 +47,10 @@ from mathlens.runs.records import RunRecord
 from mathlens.runs.store import RunStore
 
 DEFAULT_THREADS = 2
-#: records analysed (and, with a step judge, judged) per batch before they are written
+#: records judged per batch (with a step judge) before they are written
 BATCH = 64
+#: records per executor task (one thread job or one Ray task)
+BATCH_PER_TASK = 8
 
 
 class FlowOptions(AnalyzerOptions):
@@ -65,38 +69,76 @@ def _questions(store: RunStore) -> dict[tuple[str, str], Question]:
         return {}  # an older run whose item files are gone: analyse without the definitions
 
 
+def _question_text(record: RunRecord, questions: dict[tuple[str, str], Question]) -> str | None:
+    question = questions.get((record.exam_id, record.question_id))
+    return record.variant.question_text or (question.prompt_text() if question else None)
+
+
 def _one(record: RunRecord, questions: dict[tuple[str, str], Question], config: FlowConfig | None = None) -> FlowRecord:
+    return analyze_record(record, _question_text(record, questions), config)
+
+
+def analyze_record(record: RunRecord, question_text: str | None, config: FlowConfig | None = None) -> FlowRecord:
+    """The flow entry of one record, read against `question_text` (the prompt it answered)."""
     ref = RecordRef.of(record)
     worked = record.worked_text  # the reasoning trace when there is one, else the response
     if record.status != "ok" or not worked:
         return FlowRecord(record=ref, status="no_response")
-    question = questions.get((record.exam_id, record.question_id))
-    text = record.variant.question_text or (question.prompt_text() if question else None)
-    result = analyze_solution(worked, text, config).model_copy(update={"elapsed_s": None, "sympy_s": None})
+    result = analyze_solution(worked, question_text, config).model_copy(update={"elapsed_s": None, "sympy_s": None})
     return FlowRecord(record=ref, status="ok", result=result)
+
+
+@dataclass(frozen=True)
+class FlowTask:
+    """What an executor runs per item (module level, so it pickles to Ray workers): a record and
+    its question text in, its `FlowRecord` out."""
+
+    config: FlowConfig
+
+    def __call__(self, item: tuple[RunRecord, str | None]) -> FlowRecord:
+        record, question_text = item
+        return analyze_record(record, question_text, self.config)
+
+
+@dataclass
+class _ExamCell:
+    """Per original response of one exam cell: steps, complexity score, invalid steps (floats)."""
+
+    steps: array[float] = field(default_factory=lambda: array("d"))
+    scores: array[float] = field(default_factory=lambda: array("d"))
+    invalid: array[float] = field(default_factory=lambda: array("d"))
 
 
 @dataclass
 class _Tally:
-    """What the summary needs, accumulated while entries stream to disk."""
+    """What the summary needs, accumulated while entries stream to disk (no entry is kept)."""
 
     records: int = 0
     analysed: int = 0
     with_invalid: int = 0
-    by_exam: dict[tuple[str, str, str], list[FlowMetrics]] = field(default_factory=lambda: defaultdict(list))
-    checks: list[HybridResult] = field(default_factory=list)
+    by_exam: dict[tuple[str, str, str], _ExamCell] = field(default_factory=lambda: defaultdict(_ExamCell))
+    checks: int = 0
+    judge_status: Counter[str] = field(default_factory=Counter)
+    provenance: Counter[str] = field(default_factory=Counter)
+    disagreements: int = 0
 
     def add(self, entry: FlowRecord) -> None:
         self.records += 1
         if entry.result is None:
             return
         self.analysed += 1
-        self.with_invalid += bool(entry.result.metrics.invalid_steps)
+        metrics = entry.result.metrics
+        self.with_invalid += bool(metrics.invalid_steps)
         if entry.record.original:
-            self.by_exam[(entry.record.exam_id, entry.record.model, entry.record.configuration)].append(
-                entry.result.metrics)
+            cell = self.by_exam[(entry.record.exam_id, entry.record.model, entry.record.configuration)]
+            cell.steps.append(float(metrics.total_steps))
+            cell.scores.append(metrics.complexity_score)
+            cell.invalid.append(float(metrics.invalid_steps))
         if entry.hybrid is not None:
-            self.checks.append(entry.hybrid)
+            self.checks += 1
+            self.judge_status[entry.hybrid.status] += 1
+            self.provenance.update(s.provenance for s in entry.hybrid.steps)
+            self.disagreements += entry.hybrid.disagreements
 
 
 def exam_table(records: Iterable[FlowRecord]) -> list[ExamRow]:
@@ -110,33 +152,31 @@ def exam_table(records: Iterable[FlowRecord]) -> list[ExamRow]:
     return _exam_rows(tally.by_exam)
 
 
-def _exam_rows(groups: dict[tuple[str, str, str], list[FlowMetrics]]) -> list[ExamRow]:
+def _exam_rows(groups: dict[tuple[str, str, str], _ExamCell]) -> list[ExamRow]:
     rows = []
-    for (exam_id, model, configuration), metrics in sorted(groups.items()):
-        steps = [float(m.total_steps) for m in metrics]
-        scores = [m.complexity_score for m in metrics]
-        invalid = [float(m.invalid_steps) for m in metrics]
+    for (exam_id, model, configuration), cell in sorted(groups.items()):
+        steps, scores, invalid = cell.steps, cell.scores, cell.invalid
+        n = len(scores)
         rows.append(ExamRow(
-            exam_id=exam_id, model=model, configuration=configuration, responses=len(metrics),
+            exam_id=exam_id, model=model, configuration=configuration, responses=n,
             mean_steps=round(statistics.fmean(steps), 4) if steps else None,
             mean_complexity=round(statistics.fmean(scores), 4) if scores else None,
-            sd_complexity=round(statistics.stdev(scores), 4) if len(scores) > 1 else None,
+            sd_complexity=round(statistics.stdev(scores), 4) if n > 1 else None,
             mean_invalid_steps=round(statistics.fmean(invalid), 4) if invalid else None,
-            share_with_invalid_step=round(sum(1 for m in metrics if m.invalid_steps) / len(metrics), 4)
-            if metrics else None))
+            share_with_invalid_step=round(sum(1 for v in invalid if v) / n, 4) if n else None))
     return rows
 
 
-def _entries(store: RunStore, options: FlowOptions, tally: _Tally, judge: _StepJudge | None) -> Iterator[FlowRecord]:
+def _entries(job: AnalysisJob[FlowOptions], tally: _Tally, judge: _StepJudge | None) -> Iterator[FlowRecord]:
+    store, options = job.store, job.options
     questions = _questions(store)
-    records = store.records()
-    config = FlowConfig(depth=options.depth)
-    with ThreadPoolExecutor(max_workers=options.threads) as pool:
-        while batch := list(islice(records, BATCH)):
-            done = list(pool.map(lambda r: _one(r, questions, config), batch))
+    items = ((r, _question_text(r, questions)) for r in store.records())
+    with job.executor(default_workers=options.threads) as executor:
+        done = executor.map(FlowTask(FlowConfig(depth=options.depth)), items, batch=BATCH_PER_TASK)
+        while batch := list(islice(done, BATCH)):
             if judge is not None:
-                done = judge.check(done)
-            for entry in done:
+                batch = judge.check(batch)
+            for entry in batch:
                 tally.add(entry)
                 yield entry
 
@@ -187,14 +227,11 @@ def run(job: AnalysisJob[FlowOptions]) -> dict[str, Any]:
     def summary() -> FlowSummary:
         step_judge = None
         if judge is not None:
-            steps = [s for c in tally.checks for s in c.steps]
             step_judge = StepJudgeSummary(
                 judge=judge.model.spec,
-                judge_status={k: sum(c.status == k for c in tally.checks)
-                              for k in ("ok", "not_needed", "invalid", "error")},
-                steps_by_provenance={k: sum(s.provenance == k for s in steps)
-                                     for k in ("symbolic", "judge", "both", "none")},
-                disagreements=sum(c.disagreements for c in tally.checks))
+                judge_status={k: tally.judge_status[k] for k in ("ok", "not_needed", "invalid", "error")},
+                steps_by_provenance={k: tally.provenance[k] for k in ("symbolic", "judge", "both", "none")},
+                disagreements=tally.disagreements)
         return FlowSummary(lexicon_version=load_lexicon().version, depth_definition=options.depth,
                            dense_threshold=dense_threshold(options.depth), records=tally.records,
                            analysed=tally.analysed,
@@ -202,7 +239,7 @@ def run(job: AnalysisJob[FlowOptions]) -> dict[str, Any]:
                            step_judge=step_judge)
 
     try:
-        path = job.write(FLOW, _entries(job.store, options, tally, judge), summary)
+        path = job.write(FLOW, _entries(job, tally, judge), summary)
     finally:
         if judge is not None:
             judge.close()

@@ -5,14 +5,17 @@ predicted and reference answers, parsed forms, format violations, output-quality
 summary per model, configuration and variant (verdict counts; counts of degenerate, truncated and
 answerless responses) with format compliance per model. The format rules come from the run's
 system role (`compliance.rules_from_role`); a role that forbids neither LaTeX nor markup still
-gets its violations counted, with `rules` left empty in the output. Entries stream to disk as
-they are checked; the summary is accumulated on the way.
+gets its violations counted, with `rules` left empty in the output. Records are checked through
+the job's executor (`AnswerTask`: one record and its question per item; one thread locally by
+default, Ray tasks with ``--executor ray``) and the entries stream to disk in record order; the
+summary is accumulated on the way as counts (nothing per record is kept).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import Field
@@ -25,7 +28,7 @@ from mathlens.analyze.grading.answer_records import (
     stored_quality,
 )
 from mathlens.analyze.grading.compliance import (
-    FormatReport,
+    ComplianceSummary,
     FormatRules,
     format_violations,
     rules_from_role,
@@ -33,7 +36,7 @@ from mathlens.analyze.grading.compliance import (
 )
 from mathlens.analyze.grading.equivalence import EquivalenceConfig, check_answer
 from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
-from mathlens.analyze.quality import COUNTED_FLAGS, QualityFlags, flag_counts, record_quality
+from mathlens.analyze.quality import COUNTED_FLAGS, flag_counts, record_quality
 from mathlens.items.schema import Question
 from mathlens.runs.documents import RecordRef
 from mathlens.runs.records import RunRecord
@@ -58,32 +61,98 @@ def question_index(store: RunStore) -> dict[tuple[str, str], Question]:
     return store.questions()
 
 
-def _summaries(groups: dict[tuple[str, str, str], list[tuple[str, QualityFlags | None]]]) -> list[AccuracySummary]:
+#: records per executor task
+BATCH_PER_TASK = 16
+
+
+@dataclass
+class _Group:
+    """Counts of one (model, configuration, variant): statuses and quality flags."""
+
+    records: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
+    quality: Counter[str] = field(default_factory=Counter)
+    #: records with a reasoning trace, and those whose trace the token cap cut before an answer
+    traces: Counter[str] = field(default_factory=Counter)
+
+    def add(self, entry: AnswerRecord) -> None:
+        self.records += 1
+        self.traces.update(with_trace=entry.trace, trace_truncated=entry.trace_truncated)
+        self.counts[entry.status] += 1
+        if entry.quality is not None:
+            self.quality.update(flag_counts([entry.quality]))
+
+
+def _summaries(groups: dict[tuple[str, str, str], _Group]) -> list[AccuracySummary]:
     out = []
-    for (model, conf, variant), rs in groups.items():
-        counts: dict[str, int] = defaultdict(int)
-        for status, _ in rs:
-            counts[status] += 1
-        checkable = counts["correct"] + counts["incorrect"] + counts["unparseable"] + counts["no_response"]
-        quality = flag_counts(q for _, q in rs)
-        out.append(AccuracySummary(model=model, configuration=conf, variant=variant, records=len(rs),
-                                   counts=dict(counts), accuracy=counts["correct"] / checkable if checkable else None,
+    for (model, conf, variant), g in groups.items():
+        counts = dict(g.counts)
+        for k in ("correct", "incorrect", "unparseable", "no_response"):  # always listed, as before
+            counts.setdefault(k, 0)
+        checkable = sum(g.counts[k] for k in ("correct", "incorrect", "unparseable", "no_response"))
+        quality = {k: g.quality[k] for k in flag_counts(())}
+        out.append(AccuracySummary(model=model, configuration=conf, variant=variant, records=g.records,
+                                   counts=counts, accuracy=g.counts["correct"] / checkable if checkable else None,
                                    degenerate=quality["degenerate"], truncated=quality["truncated"],
-                                   no_final_answer=quality["no_final_answer"], quality=quality))
+                                   no_final_answer=quality["no_final_answer"], quality=quality,
+                                   with_trace=g.traces["with_trace"], trace_truncated=g.traces["trace_truncated"]))
     return out
+
+
+def _add_compliance(totals: dict[str, ComplianceSummary], model: str, one: ComplianceSummary) -> None:
+    """Fold one response's compliance into its model's totals (sums; the rate is recomputed)."""
+    seen = totals.get(model)
+    if seen is None:
+        totals[model] = one
+        return
+    responses, compliant = seen.responses + one.responses, seen.compliant + one.compliant
+    totals[model] = seen.model_copy(update={
+        "responses": responses, "compliant": compliant, "rate": compliant / responses if responses else None,
+        "latex_violations": seen.latex_violations + one.latex_violations,
+        "markup_violations": seen.markup_violations + one.markup_violations,
+        "responses_with_latex": seen.responses_with_latex + one.responses_with_latex,
+        "responses_with_markup": seen.responses_with_markup + one.responses_with_markup,
+        "by_kind": {k: seen.by_kind.get(k, 0) + one.by_kind.get(k, 0) for k in {**seen.by_kind, **one.by_kind}}})
+
+
+@dataclass(frozen=True)
+class AnswerTask:
+    """What an executor runs per item (module level, so it pickles to Ray workers)."""
+
+    rules: FormatRules
+    config: EquivalenceConfig
+
+    def __call__(self, item: tuple[RunRecord, Question | None]) -> AnswerRecord:
+        record, question = item
+        return check_record(record, question, self.rules, self.config)
+
+
+#: the reason given for a record whose trace the token cap cut before any visible answer
+TRACE_CUT_REASON = ("the token cap cut the reasoning trace before a visible answer; "
+                    "no answer is read from the trace")
 
 
 def check_record(rec: RunRecord, question: Question | None, rules: FormatRules,
                  config: EquivalenceConfig) -> AnswerRecord:
-    """The answer check of one record (no model calls)."""
+    """The answer check of one record (no model calls).
+
+    Only the visible answer (`rec.response`) is read; a reasoning trace never is, even when the
+    visible answer is empty (see the notes of `answer_records`)."""
     base: dict[str, Any] = {"record": RecordRef.of(rec), "truncated": rec.truncated,
+                            "trace": bool(rec.reasoning), "trace_truncated": rec.trace_truncated,
                             # error records have no response, so no flags; an empty ok response has some
                             "quality": record_quality(rec, question)}
-    if rec.status != "ok" or not rec.response:
-        return AnswerRecord(status="no_response", **base)
+    if rec.status != "ok":
+        return AnswerRecord(status="no_response", reason="the request failed", **base)
+    if rec.trace_truncated:
+        return AnswerRecord(status="no_response", reason=TRACE_CUT_REASON, **base)
+    if not rec.response or not rec.response.strip():
+        reason = "the visible answer after the reasoning trace is empty" if rec.reasoning else "the response is empty"
+        return AnswerRecord(status="no_response", reason=reason, **base)
     fmt = format_violations(rec.response, rules)
     if question is None:
-        return AnswerRecord(status="no_reference", format=fmt, **base)
+        return AnswerRecord(status="no_reference", format=fmt, reason="the question is not in the run's items",
+                            **base)
     verdict = check_answer(rec.response, question, config)
     return AnswerRecord(status=verdict.status, verdict=verdict, format=fmt, **base)
 
@@ -94,28 +163,30 @@ def run(job: AnalysisJob[AnswersOptions]) -> dict[str, Any]:
     role_rules = rules_from_role(store.manifest().system_role)
     rules = role_rules or FormatRules(latex=False, markup=False)
     questions = question_index(store)
-    config = job.options.config()
-    groups: dict[tuple[str, str, str], list[tuple[str, QualityFlags | None]]] = defaultdict(list)
-    formats: list[tuple[str, FormatReport]] = []
+    task = AnswerTask(rules, job.options.config())
+    groups: dict[tuple[str, str, str], _Group] = {}
+    compliance: dict[str, ComplianceSummary] = {}
 
     def entries() -> Iterator[AnswerRecord]:
-        for rec in store.records():
-            entry = check_record(rec, questions.get((rec.exam_id, rec.question_id)), rules, config)
-            groups[(rec.model, rec.configuration, rec.variant.name)].append((entry.status, entry.quality))
-            if entry.format is not None:
-                formats.append((rec.model, entry.format))
-            yield entry
+        items = ((rec, questions.get((rec.exam_id, rec.question_id))) for rec in store.records())
+        with job.executor(default_workers=1) as executor:
+            for entry in executor.map(task, items, batch=BATCH_PER_TASK):
+                ref = entry.record
+                groups.setdefault((ref.model, ref.configuration, ref.variant), _Group()).add(entry)
+                if entry.format is not None:
+                    _add_compliance(compliance, ref.model, *summarize_compliance([(ref.model, entry.format)]))
+                yield entry
 
     def summary() -> AnswersSummary:
         return AnswersSummary(rules={"latex": role_rules.latex, "markup": role_rules.markup} if role_rules else None,
-                              summary=_summaries(groups), compliance=summarize_compliance(formats))
+                              summary=_summaries(groups), compliance=list(compliance.values()))
 
     path = job.write(ANSWERS, entries(), summary)
     done = summary()
     return {
         "status": "ok",
         "path": str(path),
-        "records": sum(len(v) for v in groups.values()),
+        "records": sum(g.records for g in groups.values()),
         "summary": [s.model_dump() for s in done.summary],
         "compliance": [{"model": c.model, "rate": c.rate} for c in done.compliance],
         "quality": {"degenerate": sum(s.degenerate for s in done.summary),
