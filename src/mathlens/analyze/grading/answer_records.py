@@ -2,6 +2,12 @@
 
 Light to import (no SymPy), so that `mathlens show` and the report can read stored verdicts and
 quality flags without loading the checker; the analyzer itself is `analyzer.py`.
+
+The final answer is read from the visible answer only (`RunRecord.response`), never from a
+reasoning trace: a trace holds drafts and abandoned attempts, and what a model commits to is what
+it shows. A record whose trace the token cap cut before any visible answer
+(`RunRecord.trace_truncated`) is ``no_response`` with `trace_truncated` set and a `reason`
+saying so, and counts as a failed answer in accuracy (docs/traces.md).
 """
 
 from __future__ import annotations
@@ -25,6 +31,12 @@ class AnswerRecord(BaseModel):
     record: RecordRef
     status: RecordStatus
     truncated: bool = False
+    #: the model gave a reasoning trace (kept apart from the visible answer, which alone is checked)
+    trace: bool = False
+    #: the token cap cut the trace itself: no visible answer was reached, none is read from the trace
+    trace_truncated: bool = False
+    #: why there is no verdict, in words (set for ``no_response`` and ``no_reference``)
+    reason: str = ""
     verdict: AnswerVerdict | None = None
     format: FormatReport | None = None
     quality: QualityFlags | None = None
@@ -34,7 +46,9 @@ class AccuracySummary(BaseModel):
     """Verdict counts for one model, configuration and variant; `accuracy` over the checkable records.
 
     `degenerate`, `truncated` and `no_final_answer` count the records (with a response) carrying
-    that quality flag; `quality` counts every flag (see `mathlens.analyze.quality`). Accuracy keeps
+    that quality flag; `with_trace` the records with a reasoning trace and `trace_truncated` those
+    whose trace the token cap cut before a visible answer (a subset of the ``no_response`` count);
+    `quality` counts every flag (see `mathlens.analyze.quality`). Accuracy keeps
     degenerate responses: a copy of the prompt is a wrong answer.
     """
 
@@ -47,6 +61,8 @@ class AccuracySummary(BaseModel):
     degenerate: int = 0
     truncated: int = 0
     no_final_answer: int = 0
+    with_trace: int = 0
+    trace_truncated: int = 0
     quality: dict[str, int] = Field(default_factory=dict)
 
 
