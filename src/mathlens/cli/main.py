@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "maple-audit": ("maple", "Audit a step judge against human first-error labels."),
     "maple-agreement": ("maple", "Agreement of the MAPLE step judge with human step labels of a run."),
     "tutor": ("tutor", "Learner-adaptivity study: run, score, statistics, worksheets."),
+    "compare": ("compare", "Paired comparison of two runs, or of the configurations, variants or models of one."),
     "report": ("report", "Write the self-contained HTML report of one or more runs."),
     "view": ("report", "Serve the runs and their reports on 127.0.0.1."),
 }
