@@ -8,7 +8,11 @@ connection without a reply). `"429:N"` is a 429 with `Retry-After: N`; `"echo-he
 whose body repeats the request headers (as some proxies do). Replies that are valid JSON of the
 wrong shape, the names of `MALFORMED`: `"usage-text"`, `"usage-huge"`, `"usage-nan"`,
 `"content-number"`, `"content-parts"` (allowed by the OpenAI format), `"no-choices"` and
-`"deep"` (a body nested 100,000 levels). Used by the provider, fault and resume tests and by the
+`"deep"` (a body nested 100,000 levels). Reasoning traces (`think=` on the server, or the behaviours
+`"think-inline"`, `"think-field"`, `"think-cut"` for one request): the reply carries the trace of
+`trace(messages)` inline in `<think>…</think>` before the answer, in its own field
+(`reasoning_content` in OpenAI replies, `thinking` in Ollama's), or cut by the token cap (an
+unclosed `<think>` with no answer and `finish_reason` "length"). Used by the provider, fault and resume tests and by the
 benchmarks. It binds to 127.0.0.1 only.
 """
 
@@ -54,11 +58,30 @@ def default_reply(messages: list[dict[str, Any]]) -> str:
             f"Final answer: {digest % 97 + digest % 89}")
 
 
+def default_trace(messages: list[dict[str, Any]]) -> str:
+    """A deterministic thinking-aloud trace for `messages` (step-shaped, like `default_reply`)."""
+    return "Let me think.\n" + default_reply(messages).replace("Final answer", "So the answer should be")
+
+
+def _traced(mode: str | None, text: str, trace: str) -> tuple[str, str | None, str]:
+    """(content, trace field or None, finish reason) of a reply in trace `mode` (see the module notes)."""
+    if mode == "inline":
+        return f"<think>\n{trace}\n</think>\n\n{text}", None, "stop"
+    if mode == "field":
+        return text, trace, "stop"
+    if mode == "cut":
+        return f"<think>\n{trace}", None, "length"
+    return text, None, "stop"
+
+
 @dataclass
 class StandinState:
     delay_s: float = 0.0
     timeout_sleep_s: float = 30.0
     reply: Callable[[list[dict[str, Any]]], str] = default_reply
+    #: reasoning traces on every reply: None, "inline", "field" or "cut" (module notes)
+    think: str | None = None
+    trace: Callable[[list[dict[str, Any]]], str] = default_trace
     faults: dict[str, list[str]] = field(default_factory=dict)
     requests: list[dict[str, Any]] = field(default_factory=list)
     attempts: dict[str, int] = field(default_factory=dict)
@@ -133,6 +156,9 @@ class _Handler(BaseHTTPRequestHandler):
         if state.delay_s:
             time.sleep(state.delay_s)
         text = state.reply(messages)
+        mode = action.removeprefix("think-") if action.startswith("think-") else state.think
+        text, thinking, finish = _traced(mode, text, state.trace(messages) if mode else "")
+        reasoning_field = {"reasoning_content": thinking} if thinking else {}
         if action == "deep":
             self._send(200, deep_body())
             return
@@ -142,17 +168,19 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.endswith("/chat/completions"):
             self._send(200, {
                 "id": "standin-1", "object": "chat.completion", "model": body.get("model", "standin"),
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                             "finish_reason": "stop"}],
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text, **reasoning_field},
+                             "finish_reason": finish}],
                 "usage": {"prompt_tokens": sum(len(str(m.get("content", "")).split()) for m in messages),
                           "completion_tokens": len(text.split())},
             })
         elif self.path == "/api/chat":
-            self._send(200, {"model": body.get("model"), "message": {"role": "assistant", "content": text},
-                             "done": True, "done_reason": "stop", "prompt_eval_count": 7,
+            self._send(200, {"model": body.get("model"), "done": True, "done_reason": finish, "prompt_eval_count": 7,
+                             "message": {"role": "assistant", "content": text,
+                                         **({"thinking": thinking} if thinking else {})},
                              "eval_count": len(text.split())})
         elif self.path == "/api/generate":
-            self._send(200, {"model": body.get("model"), "response": text, "done": True, "done_reason": "stop",
+            self._send(200, {"model": body.get("model"), "response": text, "done": True, "done_reason": finish,
+                             **({"thinking": thinking} if thinking else {}),
                              "prompt_eval_count": 7, "eval_count": len(text.split())})
         else:
             self._send(404, {"error": f"no route {self.path}"})

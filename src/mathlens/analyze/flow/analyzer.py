@@ -85,7 +85,8 @@ def analyze_record(record: RunRecord, question_text: str | None, config: FlowCon
     if record.status != "ok" or not worked:
         return FlowRecord(record=ref, status="no_response")
     result = analyze_solution(worked, question_text, config).model_copy(update={"elapsed_s": None, "sympy_s": None})
-    return FlowRecord(record=ref, status="ok", result=result)
+    return FlowRecord(record=ref, status="ok", result=result, trace=bool(record.reasoning),
+                      trace_truncated=record.trace_truncated)
 
 
 @dataclass(frozen=True)
@@ -121,12 +122,15 @@ class _Tally:
     judge_status: Counter[str] = field(default_factory=Counter)
     provenance: Counter[str] = field(default_factory=Counter)
     disagreements: int = 0
+    traces: Counter[str] = field(default_factory=Counter)
 
     def add(self, entry: FlowRecord) -> None:
         self.records += 1
         if entry.result is None:
             return
         self.analysed += 1
+        self.traces.update(with_trace=entry.trace, trace_truncated=entry.trace_truncated,
+                           capped=bool(entry.result.capped))
         metrics = entry.result.metrics
         self.with_invalid += bool(metrics.invalid_steps)
         if entry.record.original:
@@ -236,6 +240,8 @@ def run(job: AnalysisJob[FlowOptions]) -> dict[str, Any]:
                            dense_threshold=dense_threshold(options.depth), records=tally.records,
                            analysed=tally.analysed,
                            with_invalid_step=tally.with_invalid, exams=_exam_rows(tally.by_exam),
+                           with_trace=tally.traces["with_trace"], trace_truncated=tally.traces["trace_truncated"],
+                           capped=tally.traces["capped"],
                            step_judge=step_judge)
 
     try:

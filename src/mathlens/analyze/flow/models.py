@@ -90,6 +90,20 @@ class GraphEdge(BaseModel):
     via: list[str] = Field(default_factory=list)
 
 
+class FlowCap(BaseModel):
+    """A bound that cut the analysis of one text short (docs/traces.md): nothing is cut silently.
+
+    `limit`: ``text_chars`` (characters read), ``steps`` (steps analysed), ``math_snippets``
+    (math snippets checked by SymPy per text) or ``time_budget`` (seconds of step checks per text);
+    `bound` its value; `analysed` how many steps were analysed (``text_chars``: characters read)
+    or, for the two checking bounds, checked; `total` how many there were, when known."""
+
+    limit: Literal["text_chars", "steps", "math_snippets", "time_budget"]
+    bound: float
+    analysed: int
+    total: int | None = None
+
+
 class FlowResult(BaseModel):
     """The reasoning-flow analysis of one solution."""
 
@@ -100,6 +114,8 @@ class FlowResult(BaseModel):
     final_step: int | None = None
     metrics: FlowMetrics
     lexicon_version: str
+    #: the bounds that cut this analysis short (empty: the whole text was analysed and checked)
+    capped: list[FlowCap] = Field(default_factory=list)
     # Timings are left out (None) of stored run analyses, so that re-running gives the same file.
     elapsed_s: float | None = None
     sympy_s: float | None = Field(None, description="time spent in bounded SymPy calls")
@@ -154,6 +170,10 @@ class FlowRecord(BaseModel):
     status: Literal["ok", "no_response"]
     result: FlowResult | None = None
     hybrid: HybridResult | None = Field(None, description="symbolic and judge verdicts (with --step-judge)")
+    #: the analysed text is the record's reasoning trace (not its visible answer)
+    trace: bool = False
+    #: the token cap cut the trace before a visible answer (`RunRecord.trace_truncated`)
+    trace_truncated: bool = False
 
 
 class ExamRow(BaseModel):
@@ -188,6 +208,11 @@ class FlowSummary(BaseModel):
     records: int = 0
     analysed: int = 0
     with_invalid_step: int = 0
+    #: records whose reasoning trace was analysed, and those whose trace the token cap cut
+    with_trace: int = 0
+    trace_truncated: int = 0
+    #: analysed texts cut short by a bound (`FlowResult.capped`)
+    capped: int = 0
     exams: list[ExamRow] = Field(default_factory=list)
     step_judge: StepJudgeSummary | None = None
 

@@ -23,7 +23,7 @@ with math masked and every run of more than `LONG_WORD` non-space characters rep
 same-length filler (its tokenizer is superlinear on such runs, e.g. nested parentheses); a
 sentence still longer than ``max_chars`` is cut at a space (or hard) into ``max_chars`` pieces;
 and at most ``max_steps`` steps are returned, the last one carrying a `note` that the rest of the
-text was not analysed.
+text was not analysed (the only case that sets a note; `solution.caps_hit` reads it as the cap).
 """
 
 from __future__ import annotations

@@ -20,12 +20,13 @@ from mathlens.analyze.flow.models import (
     DEFAULT_DEPTH,
     ClaimReport,
     DepthDefinition,
+    FlowCap,
     FlowMetrics,
     FlowResult,
     GraphEdge,
     StepReport,
 )
-from mathlens.analyze.flow.segment import MAX_STEP_CHARS, segment_steps
+from mathlens.analyze.flow.segment import MAX_STEP_CHARS, Step, segment_steps
 from mathlens.analyze.verify.steps import StepMath, VerifyConfig, verify_steps
 
 MAX_TEXT_CHARS = 100_000
@@ -65,7 +66,8 @@ def complexity_score(unique_operations: int, unique_concepts: int, mean_depth: f
 def analyze_solution(text: str, question: str | None = None, config: FlowConfig | None = None) -> FlowResult:
     """The full reasoning-flow analysis of one solution (never raises on odd input).
 
-    Text beyond `max_text_chars` is not analysed (a note on the last step says so).
+    Text beyond `max_text_chars` is not analysed (a note on the last step says so). Every bound
+    that cut the analysis short is listed in `FlowResult.capped` (`caps_hit`).
     """
     config = config or FlowConfig()
     started = time.perf_counter()
@@ -102,9 +104,36 @@ def analyze_solution(text: str, question: str | None = None, config: FlowConfig 
     edges = [GraphEdge(source=a, target=b, via=d.get("via", [])) for a, b, d in graph.edges(data=True)]
     return FlowResult(
         status="ok" if reports else "empty", question=question, steps=reports, edges=edges, final_step=final,
+        capped=caps_hit(text, steps, maths, config),
         metrics=_metrics(reports, maths, redundant, config.depth), lexicon_version=lexicon.version,
         elapsed_s=round(time.perf_counter() - started, 4),
         sympy_s=round(sum(m.elapsed_s for m in maths), 4))
+
+
+def caps_hit(text: str, steps: list[Step], maths: list[StepMath], config: FlowConfig) -> list[FlowCap]:
+    """The bounds that cut the analysis of `text` short, in the order they apply.
+
+    ``text_chars``: the text was longer than `max_text_chars`; ``steps``: segmentation stopped at
+    its step limit (only then does the last step carry a note); ``math_snippets`` and
+    ``time_budget``: the step checks stopped early, told apart by whether the math snippets
+    checked reached their limit.
+    """
+    caps: list[FlowCap] = []
+    if text and len(text) > config.max_text_chars:
+        caps.append(FlowCap(limit="text_chars", bound=config.max_text_chars, analysed=config.max_text_chars,
+                            total=len(text)))
+    if steps and steps[-1].note is not None:
+        caps.append(FlowCap(limit="steps", bound=len(steps), analysed=len(steps)))
+    skipped = sum(m.status == "skipped" for m in maths)
+    if skipped:
+        checked = len(maths) - skipped
+        if sum(m.spans for m in maths) >= config.verify.max_spans:
+            caps.append(FlowCap(limit="math_snippets", bound=config.verify.max_spans, analysed=checked,
+                                total=len(maths)))
+        else:
+            caps.append(FlowCap(limit="time_budget", bound=config.verify.solution_budget_s, analysed=checked,
+                                total=len(maths)))
+    return caps
 
 
 _PART_LABEL = re.compile(r"(?:^|\s)\(?[a-h]\)\s*[:.]?\s*|;", re.I)
