@@ -124,7 +124,7 @@ def _finite_array(name: str, values: Sequence[float] | np.ndarray) -> np.ndarray
         raise ValueError(f"{name} must be a flat sequence of numbers")
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
-        raise ValueError(f"{name}[{int(bad[0])}] is {arr[bad[0]]!r}: NaN and infinite values cannot be compared "
+        raise ValueError(f"{name}[{int(bad[0])}] is {float(arr[bad[0]])}: NaN and infinite values cannot be compared "
                          f"(leave the item out and report it)")
     return arr
 
