@@ -25,10 +25,21 @@ def show(run_dir: Path = typer.Argument(..., help="A run directory."), as_json: 
     """Summarise a run: records per model and configuration, errors, truncations, analyses present."""
     store = RunStore(run_dir)
     doc = summary_dict(store)
+    imported = store.manifest().imported
+    if imported is not None:
+        doc["imported"] = imported.model_dump(mode="json")
     if as_json:
         emit_json(doc)
         return
     print_summary(doc)
+    if imported is not None:
+        from mathlens.cli.importing import print_imported
+
+        print_imported(imported, shown=5)
+    traces = sum(g["with_trace"] for g in doc["groups"])
+    if traces:
+        cut = sum(g["trace_truncated"] for g in doc["groups"])
+        console.print(f"reasoning traces: {traces} records, {cut} cut by the token cap before a visible answer")
     if doc["analyses"]:
         console.print("analyses: " + ", ".join(doc["analyses"]))
     from mathlens.analyze.grading.tables import GRADE_TABLES

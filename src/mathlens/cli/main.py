@@ -21,6 +21,7 @@ from typer.core import TyperCommand, TyperGroup
 #: command -> (module in mathlens.cli, one-line description)
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "Run questions against models; every response is recorded in a run directory."),
+    "import": ("importing", "Import another tool's outputs (Inspect, lm-eval, JSONL/CSV, OpenAI batch) as a run."),
     "show": ("info", "Summarise a run: records per model and configuration, grades, analyses present."),
     "list": ("info", "List model providers, built-in exams, or dataset formats."),
     "schema": ("info", "Print the JSON Schema of an item file."),

@@ -284,6 +284,10 @@ def run(
         check_resume_dir(resume)
         check_resume_options(system_role, exam_mode)
         store = RunStore(resume)
+        imported = store.manifest().imported
+        if imported is not None:
+            raise UserError(f"{resume} was imported from {imported.source} (mathlens import): it has no requests "
+                            "to send, so it cannot be resumed; import again into a new --out")
         _start(store, store.manifest(), how, resumed=True)
         return
     if not sources:

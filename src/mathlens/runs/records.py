@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from mathlens.items.loaders import Format
 from mathlens.models.base import FinishReason, GenerateConfig, Message, Usage
+from mathlens.runs.importing.provenance import ImportedFrom
 from mathlens.solve.configurations import Retrieval
 from mathlens.solve.tutoring import TutorDesign
 from mathlens.solve.variant import Variant
@@ -144,3 +145,5 @@ class Manifest(BaseModel):
     platform: str = ""
     total_tasks: int = 0
     extra: dict[str, Any] = Field(default_factory=dict)
+    #: set for a run made by `mathlens import` from another tool's output (it cannot be resumed)
+    imported: ImportedFrom | None = None

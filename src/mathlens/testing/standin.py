@@ -170,8 +170,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "id": "standin-1", "object": "chat.completion", "model": body.get("model", "standin"),
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text, **reasoning_field},
                              "finish_reason": finish}],
-                "usage": {"prompt_tokens": sum(len(str(m.get("content", "")).split()) for m in messages),
-                          "completion_tokens": len(text.split())},
+                "usage": _usage(messages, text),
             })
         elif self.path == "/api/chat":
             self._send(200, {"model": body.get("model"), "done": True, "done_reason": finish, "prompt_eval_count": 7,
@@ -184,6 +183,13 @@ class _Handler(BaseHTTPRequestHandler):
                              "prompt_eval_count": 7, "eval_count": len(text.split())})
         else:
             self._send(404, {"error": f"no route {self.path}"})
+
+
+def _usage(messages: list[dict[str, Any]], text: str) -> dict[str, int]:
+    """Word counts standing in for token counts, with the total the OpenAI format also carries."""
+    prompt = sum(len(str(m.get("content", "")).split()) for m in messages)
+    completion = len(text.split())
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 class _Server(ThreadingHTTPServer):
