@@ -104,9 +104,18 @@ def register(app: typer.Typer) -> None:
         judge_option: list[str] = typer.Option(None, "--judge-option", "-J",
                                                help="option of the step judge or judge KEY=VALUE (repeatable)"),
         no_cache: bool = typer.Option(False, "--no-cache", help="do not reuse cached judge replies"),
+        executor: str = typer.Option("local", "--executor",
+                                     help="where per-record work runs: local (threads) or ray (Ray tasks)"),
+        address: str = typer.Option(None, "--address",
+                                    help="Ray cluster to join: ray://HOST:PORT, HOST:PORT or auto "
+                                         "[start a local one]"),
+        workers: int = typer.Option(None, "--workers", min=1, max=1024,
+                                    help="threads (local) or CPUs of the local Ray cluster [2 threads for flow]"),
+        batch: int = typer.Option(None, "--batch", min=1, max=100_000, help="records per task [per analyzer]"),
         json_out: bool = JSON_OPTION,
     ) -> None:
         """Run analyzers over a finished run (no model calls unless a judge is involved)."""
+        from mathlens.analyze.executor import ExecutorOptions
         from mathlens.analyze.registry import plan, run_analyzers, select
         from mathlens.models.registry import parse_options
         from mathlens.runs.store import RunStore
@@ -121,8 +130,12 @@ def register(app: typer.Typer) -> None:
             if "flow" not in selected:
                 raise UserError("--step-judge needs the flow analyzer (add it to --only)")
             options.setdefault("flow", {}).update(step_judge=step_judge, step_judge_options=judge_options)
+        if executor not in ("local", "ray"):
+            raise UserError(f"--executor {executor!r}: choose local or ray")
+        placement = ExecutorOptions(kind="ray" if executor == "ray" else "local", address=address or None,
+                                    workers=workers, batch=batch)
         summaries = run_analyzers(RunStore(run), names, options, judge=judge, judge_options=judge_options,
-                                  no_cache=no_cache)
+                                  no_cache=no_cache, executor=placement)
         if json_out:
             emit_json({"run": str(run), "analyzers": summaries})
             return

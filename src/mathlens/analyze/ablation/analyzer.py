@@ -6,12 +6,21 @@ writes it as `analysis/sensitivity.jsonl` (the `SENSITIVITY` document: one `Ques
 per question, model, configuration; the rest in the summary) and `analysis/sensitivity_exams.csv`.
 Degenerate responses are left out unless the option `include_degenerate` is true (see
 `metrics`); `excluded_degenerate` counts them over the whole run.
+
+Memory does not grow with the run: records are appended in completion order, so a question's
+records are scattered through `records.jsonl`. A first pass keeps only a byte offset per record,
+grouped by (model, configuration, exam, question) in order of first appearance (`_group_offsets`);
+a second pass reads one group at a time by offset and hands it, with its question and its stored
+flow summaries (fetched by offset from the flow document), to the job's executor
+(`SensitivityTask`; Ray tasks with ``--executor ray``). Entries stream to disk in group order; the
+exam table keeps one slim copy (no pair details) per question, which it needs for its bootstrap.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import replace
+from array import array
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +29,9 @@ from pydantic import BaseModel, Field
 from mathlens.analyze.ablation.divergence import TOKEN_PATTERN
 from mathlens.analyze.ablation.flags import FlagConfig
 from mathlens.analyze.ablation.metrics import QuestionSensitivity, SensitivityConfig, question_sensitivity
-from mathlens.analyze.ablation.outcomes import answer_source, stored_flows
+from mathlens.analyze.ablation.outcomes import FlowSummary, answer_source, from_flow_result
 from mathlens.analyze.ablation.tables import ExamRow, exam_rows, rows_csv
+from mathlens.analyze.executor import Executor, LocalExecutor
 from mathlens.analyze.flow.models import DepthDefinition
 from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
 from mathlens.errors import UserError
@@ -29,6 +39,10 @@ from mathlens.items.schema import Exam, Question
 from mathlens.runs.documents import DocumentSpec
 from mathlens.runs.records import RunRecord
 from mathlens.runs.store import RunStore
+
+GroupKey = tuple[str, str, str, str]
+#: question groups per executor task
+GROUPS_PER_TASK = 4
 
 VECTORISER_NOTE = (
     "TF-IDF (scikit-learn, l2 norm, smooth idf) fitted per question, model, configuration and repeat on the "
@@ -99,43 +113,158 @@ def _question_index(store: RunStore) -> tuple[dict[tuple[str, str], Question], d
     return questions, {e.id: (e.name, e.course) for e in exams}, ""
 
 
+@dataclass
+class _Groups:
+    """First pass over `records.jsonl`: byte offsets of each group's records, in order of first
+    appearance, and what the summary needs about the records as a whole."""
+
+    offsets: dict[GroupKey, array[int]] = field(default_factory=dict)
+    n_records: int = 0
+    has_variants: bool = False
+
+
+def _group_offsets(store: RunStore) -> _Groups:
+    """(model, configuration, exam, question) -> offsets of its records (as `store.records()` reads them)."""
+    out = _Groups()
+    for offset, rec in _scan_records(store):
+        key = (rec.model, rec.configuration, rec.exam_id, rec.question_id)
+        out.offsets.setdefault(key, array("q")).append(offset)
+        out.n_records += 1
+        out.has_variants |= rec.variant.name != "original"
+    return out
+
+
+def _scan_records(store: RunStore) -> Iterator[tuple[int, RunRecord]]:
+    """(byte offset, record) for every complete record: the lines `RunStore.records` yields."""
+    if not store.records_path.exists():
+        return
+    offsets = _line_offsets(store.records_path)
+    for rec in store.records():
+        yield next(offsets), rec
+
+
+def _line_offsets(path: Path) -> Iterator[int]:
+    with path.open("rb") as fh:
+        offset = 0
+        for line in fh:
+            yield offset
+            offset += len(line)
+
+
+def _read_group(fh: Any, path: Path, offsets: array[int]) -> list[RunRecord]:
+    out = []
+    for offset in offsets:
+        fh.seek(offset)
+        line = fh.readline()
+        try:
+            out.append(RunRecord.model_validate_json(line))
+        except ValueError as exc:  # the file changed under us since the first pass
+            raise UserError(f"{path} at byte {offset}: not a valid record ({exc})") from None
+    return out
+
+
+class _StoredFlows:
+    """Flow summaries of the run's flow document, fetched by record key through its offset index."""
+
+    def __init__(self, root: Path) -> None:
+        from mathlens.analyze.flow.models import FLOW
+        from mathlens.runs.documents import DocumentError
+
+        self.root, self.spec = root, FLOW
+        try:
+            self.index = FLOW.index(root)
+        except DocumentError:
+            self.index = {}  # an older layout: responses are analysed afresh (see `outcomes.stored_flows`)
+
+    def __bool__(self) -> bool:
+        return bool(self.index)
+
+    def of(self, records: list[RunRecord]) -> dict[str, FlowSummary]:
+        out = {}
+        for rec in records:
+            for offset in self.index.get(rec.key, ())[:1]:
+                e = self.spec.entry_at(self.root, offset)
+                if e.status == "ok" and e.result is not None:
+                    out[rec.key] = from_flow_result(e.result, "flow (stored)")
+        return out
+
+
+@dataclass(frozen=True)
+class SensitivityTask:
+    """What an executor runs per group (module level, so it pickles to Ray workers)."""
+
+    config: SensitivityConfig
+
+    def __call__(self, item: tuple[list[RunRecord], Question | None, dict[str, FlowSummary]]) -> QuestionSensitivity:
+        records, question, flows = item
+        return question_sensitivity(records, question, self.config, flows)
+
+
+@dataclass
+class _Stream:
+    """The question entries of a run as a stream, and the summary accumulated while they pass."""
+
+    store: RunStore
+    config: SensitivityConfig
+    executor: Executor
+    slim: list[QuestionSensitivity] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.questions, self.exams, self.note = _question_index(self.store)
+        self.groups = _group_offsets(self.store)
+        self.flows = _StoredFlows(self.store.root) if self.config.flow else None
+        if self.flows and self.config.flags.complexity_max is None:
+            # stored complexity scores are on the scale their flow analysis chose: flag on that scale
+            stored = _stored_depth(self.store)
+            if stored is not None and stored != self.config.flags.complexity_depth:
+                self.config = replace(self.config, flags=replace(self.config.flags, complexity_depth=stored))
+
+    def _items(self) -> Iterator[tuple[list[RunRecord], Question | None, dict[str, FlowSummary]]]:
+        path = self.store.records_path
+        if not self.groups.offsets:
+            return
+        with path.open("rb") as fh:
+            for (_, _, exam_id, question_id), offsets in self.groups.offsets.items():
+                records = _read_group(fh, path, offsets)
+                flows = self.flows.of(records) if self.flows else {}
+                yield records, self.questions.get((exam_id, question_id)), flows
+
+    def entries(self) -> Iterator[QuestionSensitivity]:
+        for q in self.executor.map(SensitivityTask(self.config), self._items(), batch=GROUPS_PER_TASK):
+            self.slim.append(q.model_copy(update={"details": [], "impact": [], "pairs": None,
+                                                  "paraphrases": None, "consistency": None}))
+            yield q
+
+    def summary(self) -> SensitivitySummary:
+        manifest = self.store.manifest()
+        config, note, results = self.config, self.note, self.slim
+        status = "ok" if self.groups.has_variants else "no_variants"
+        if not self.groups.n_records:
+            status, note = "empty", "the run has no records yet"
+        elif not self.groups.has_variants:
+            note = note or "the run has no ablation variants (run it with --ablate); only consistency is reported"
+        return SensitivitySummary(
+            run_id=manifest.run_id, status=status, note=note, ablation=manifest.ablation,
+            thresholds={"complexity_max": config.flags.complexity_threshold,
+                        "phrase_sensitivity_max": config.flags.phrase_sensitivity_max,
+                        "flag_meaning_preserving_flips": config.flags.flag_meaning_preserving_flips},
+            bootstrap={"n_resamples": config.n_resamples, "confidence": config.confidence, "seed": config.seed,
+                       "resampled": "questions"},
+            n_records=self.groups.n_records, n_questions=len(results),
+            include_degenerate=config.include_degenerate,
+            excluded_degenerate=sum(q.excluded_degenerate for q in results),
+            excluded_questions=sum(q.status == "degenerate" for q in results),
+            answer_source=answer_source(),
+            flow_source=next((q.flow_source for q in results if q.flow_source), None),
+            exams=exam_rows(results, self.exams, config))
+
+
 def compute_sensitivity(store: RunStore, config: SensitivityConfig | None = None) -> SensitivityReport:
-    """Recompute every sensitivity metric of the run in `store` from its records."""
-    config = config or SensitivityConfig()
-    manifest = store.manifest()
-    records: list[RunRecord] = list(store.records())
-    questions, exams, note = _question_index(store)
-    groups: dict[tuple[str, str, str, str], list[RunRecord]] = defaultdict(list)
-    for r in records:
-        groups[(r.model, r.configuration, r.exam_id, r.question_id)].append(r)
-    flows = stored_flows(store.root) if config.flow else {}
-    if flows and config.flags.complexity_max is None:
-        # stored complexity scores are on the scale their flow analysis chose: flag on that scale
-        stored = _stored_depth(store)
-        if stored is not None and stored != config.flags.complexity_depth:
-            config = replace(config, flags=replace(config.flags, complexity_depth=stored))
-    results = [question_sensitivity(rs, questions.get((key[2], key[3])), config, flows)
-               for key, rs in groups.items()]
-    has_variants = any(r.variant.name != "original" for r in records)
-    status = "ok" if has_variants else "no_variants"
-    if not records:
-        status, note = "empty", "the run has no records yet"
-    elif not has_variants:
-        note = note or "the run has no ablation variants (run it with --ablate); only consistency is reported"
-    return SensitivityReport(
-        run_id=manifest.run_id, status=status, note=note, ablation=manifest.ablation,
-        thresholds={"complexity_max": config.flags.complexity_threshold,
-                    "phrase_sensitivity_max": config.flags.phrase_sensitivity_max,
-                    "flag_meaning_preserving_flips": config.flags.flag_meaning_preserving_flips},
-        bootstrap={"n_resamples": config.n_resamples, "confidence": config.confidence, "seed": config.seed,
-                   "resampled": "questions"},
-        n_records=len(records), n_questions=len(results), include_degenerate=config.include_degenerate,
-        excluded_degenerate=sum(q.excluded_degenerate for q in results),
-        excluded_questions=sum(q.status == "degenerate" for q in results),
-        answer_source=answer_source(),
-        flow_source=next((q.flow_source for q in results if q.flow_source), None),
-        exams=exam_rows(results, exams, config), questions=results,
-    )
+    """Recompute every sensitivity metric of the run in `store` from its records (all in memory:
+    the analyzer streams the same entries to its document instead)."""
+    stream = _Stream(store, config or SensitivityConfig(), LocalExecutor(1))
+    questions = list(stream.entries())
+    return SensitivityReport(**stream.summary().model_dump(), questions=questions)
 
 
 def _stored_depth(store: RunStore) -> DepthDefinition | None:
@@ -152,13 +281,24 @@ def _stored_depth(store: RunStore) -> DepthDefinition | None:
 
 def write_report(job: AnalysisJob[SensitivityOptions], report: SensitivityReport) -> Path:
     """Write the `SENSITIVITY` document and the exam table `analysis/sensitivity_exams.csv`."""
-    path = job.write(SENSITIVITY, iter(report.questions),
-                     SensitivitySummary.model_validate(report.model_dump(exclude={"questions"})))
+    summary = SensitivitySummary.model_validate(report.model_dump(exclude={"questions"}))
+    return _write(job, iter(report.questions), lambda: summary)[0]
+
+
+def _write(job: AnalysisJob[SensitivityOptions], entries: Iterator[QuestionSensitivity],
+           summary: Callable[[], SensitivitySummary]) -> tuple[Path, SensitivitySummary]:
+    made: list[SensitivitySummary] = []
+
+    def once() -> SensitivitySummary:  # computed after the entries have streamed past
+        made.append(summary())
+        return made[0]
+
+    path = job.write(SENSITIVITY, entries, once)
     csv_path = job.store.analysis_dir / "sensitivity_exams.csv"
     tmp = csv_path.with_suffix(".csv.tmp")
-    tmp.write_text(rows_csv(report.exams), encoding="utf-8")
+    tmp.write_text(rows_csv(made[0].exams), encoding="utf-8")
     tmp.replace(csv_path)
-    return path
+    return path, made[0]
 
 
 def read_report(root: Path) -> SensitivityReport | None:
@@ -170,10 +310,18 @@ def read_report(root: Path) -> SensitivityReport | None:
 
 
 def run(job: AnalysisJob[SensitivityOptions]) -> dict[str, Any]:
-    """Compute, write, and return a short summary."""
-    report = compute_sensitivity(job.store, job.options.config())
-    path = write_report(job, report)
-    flagged = [f"{q.exam_id}/{q.question_id}" for q in report.questions if q.flags]
+    """Compute and write question by question (see the module notes); return a short summary."""
+    with job.executor(default_workers=1) as executor:
+        stream = _Stream(job.store, job.options.config(), executor)
+        flagged: list[str] = []
+
+        def entries() -> Iterator[QuestionSensitivity]:
+            for q in stream.entries():
+                if q.flags:
+                    flagged.append(f"{q.exam_id}/{q.question_id}")
+                yield q
+
+        path, report = _write(job, entries(), stream.summary)
     return {"status": report.status, "path": str(path), "questions": report.n_questions,
             "exam_rows": len(report.exams), "flagged": flagged, "note": report.note,
             "excluded_degenerate": report.excluded_degenerate, "excluded_questions": report.excluded_questions,
