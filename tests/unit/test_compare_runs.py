@@ -1,0 +1,301 @@
+"""`mathlens compare` on real runs: the scripted `mock` model through `mathlens run`, records written
+through `RunStore` for one run with several configurations or variants, the real `mathlens analyze`,
+then `mathlens compare` with `--json`, `--csv` and `--out`.
+
+The expected numbers are computed here from what each run was told to answer (which questions it
+gets right), independently of the code under test: discordant counts by set arithmetic, p-values
+with scipy's binomial test, corrections with statsmodels.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from scipy.stats import binomtest
+from statsmodels.stats.multitest import multipletests
+from typer.testing import CliRunner
+
+from mathlens.analyze.compare.models import COMPARE
+from mathlens.analyze.grading.grades import GRADES
+from mathlens.analyze.judging.entries import Judgement
+from mathlens.analyze.maple.results import MAPLE, SolutionMaple
+from mathlens.cli.main import app
+from mathlens.models.base import GenerateConfig, Message
+from mathlens.runs.documents import RecordRef, records_digest
+from mathlens.runs.records import ItemSource, Manifest, ModelEntry, RunRecord, Variant
+from mathlens.runs.store import RunStore
+from mathlens.solve.prompts import EXAM_SYSTEM_ROLE
+
+JUDGED = Path(__file__).resolve().parents[1] / "cases" / "report" / "judged.yaml"
+
+
+def cli(*args: str, env: dict[str, str] | None = None, code: int = 0) -> Any:
+    res = CliRunner().invoke(app, list(args), catch_exceptions=False, env=env)
+    assert res.exit_code == code, res.output
+    return res
+
+
+def cli_json(*args: str, cache: Path) -> dict[str, Any]:
+    res = cli(*args, "--json", env={"MATHLENS_CACHE_DIR": str(cache)})
+    return json.loads(res.stdout)
+
+
+def write_exam(path: Path, ids: list[int]) -> Path:
+    """Questions `q<k>`: 'Compute k + 1.' with answer k + 1."""
+    exam = {"id": "arith", "name": "Arithmetic",
+            "questions": [{"id": f"q{k}", "text": f"Compute {k} + 1.", "points": 10, "answers": [str(k + 1)]}
+                          for k in ids]}
+    path.write_text(yaml.safe_dump(exam), encoding="utf-8")
+    return path
+
+
+def answer(k: int, right: bool) -> str:
+    value = k + 1 if right else k + 2
+    return f"We add one: {k} + 1 = {value}.\nFinal answer: {value}"
+
+
+def mock_run(tmp: Path, name: str, ids: list[int], right: set[int]) -> Path:
+    """`mathlens run` with a scripted model answering question k right when k is in `right`
+    (one request at a time, so the scripted replies meet the questions in plan order)."""
+    exam = write_exam(tmp / f"{name}.yaml", ids)
+    replies = [answer(k, k in right) for k in ids]
+    out = tmp / name
+    cache = tmp / f".cache-{name}"
+    cli_json("run", str(exam), "--model", "mock/student", "-M", "responses=" + json.dumps(replies), "--concurrency",
+             "1", "--out", str(out), "--quiet", cache=cache)
+    cli_json("analyze", str(out), cache=cache)
+    return out
+
+
+def metric(comparison: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(m for m in comparison["metrics"] if m["metric"] == name)
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, Any]]:
+    tmp = tmp_path_factory.mktemp("compare-two")
+    ids_a, ids_b = [1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 3, 4, 5, 6, 7, 9]
+    right_a, right_b = {1, 2, 3, 4, 5, 8}, {1, 2, 6, 7, 9}
+    a = mock_run(tmp, "runA", ids_a, right_a)
+    b = mock_run(tmp, "runB", ids_b, right_b)
+    expect = {"ids_a": ids_a, "ids_b": ids_b, "right_a": right_a, "right_b": right_b}
+    return a, b, expect
+
+
+def test_two_runs_pairing_mcnemar_and_changed_items(two_runs: tuple[Path, Path, dict[str, Any]],
+                                                    tmp_path: Path) -> None:
+    a, b, ex = two_runs
+    report = cli_json("compare", str(a), str(b), cache=tmp_path)
+    (c,) = report["comparisons"]
+    paired = sorted(set(ex["ids_a"]) & set(ex["ids_b"]))
+    assert c["pairing"]["paired"] == len(paired) == 7
+    assert (c["pairing"]["only_a"], c["pairing"]["only_a_ids"]) == (1, ["arith/q8"])
+    assert (c["pairing"]["only_b"], c["pairing"]["only_b_ids"]) == (1, ["arith/q9"])
+    assert c["pairing"]["key"] == ["model", "configuration", "exam_id", "question_id", "variant", "repeat"]
+    down = {k for k in paired if k in ex["right_a"] and k not in ex["right_b"]}  # 3, 4, 5
+    up = {k for k in paired if k not in ex["right_a"] and k in ex["right_b"]}  # 6, 7
+    acc = metric(c, "accuracy")
+    assert (acc["status"], acc["n"], acc["b"], acc["c"]) == ("ok", 7, len(down), len(up))
+    assert acc["p_value"] == pytest.approx(binomtest(len(down), len(down) + len(up), 0.5).pvalue)
+    assert acc["mean_a"] == pytest.approx(len(set(paired) & ex["right_a"]) / 7)
+    assert acc["delta"] == pytest.approx((len(up) - len(down)) / 7)
+    assert acc["ci_low"] <= acc["delta"] <= acc["ci_high"]
+    changed = {(ch["item"], ch["direction"]) for ch in c["changed"]}
+    assert changed == ({(f"arith/q{k}", "correct_to_wrong") for k in down}
+                       | {(f"arith/q{k}", "wrong_to_correct") for k in up})
+    q3 = next(ch for ch in c["changed"] if ch["item"] == "arith/q3")
+    assert (q3["predicted_a"], q3["predicted_b"]) == ("4", "5")
+    assert q3["record"]["key"].startswith("mock/student|baseline|arith|q3") and q3["record_b"]["question_id"] == "q3"
+    assert (c["correct_to_wrong"], c["wrong_to_correct"]) == (len(down), len(up))
+    # a wrong sum is an invalid step: the share of invalid steps follows the verdicts
+    inv = metric(c, "invalid_step_share")
+    assert len(down) > len(up)
+    assert inv["status"] == "ok" and inv["n"] == 7 and inv["delta"] > 0 and inv["mean_a"] > 0
+    # no grades and no MAPLE in these runs: unavailable, with the command that makes them, not an error
+    rubric, maple = metric(c, "rubric_percent"), metric(c, "maple")
+    assert rubric["status"] == "unavailable" and rubric["command"] == f"mathlens grade {a}"
+    assert maple["status"] == "unavailable" and maple["command"].startswith("mathlens maple")
+    # the Holm family is every metric with a p-value
+    family = [m for m in c["metrics"] if m["p_value"] is not None]
+    assert report["family"] == len(family)
+    expected = multipletests([m["p_value"] for m in family], method="holm")[1]
+    assert [m["p_adjusted"] for m in family] == pytest.approx(list(expected))
+
+
+def test_two_runs_text_csv_and_document(two_runs: tuple[Path, Path, dict[str, Any]], tmp_path: Path) -> None:
+    a, b, _ = two_runs
+    table = tmp_path / "cmp.csv"
+    out = tmp_path / "cmpdoc"
+    res = cli("compare", str(a), str(b), "--csv", str(table), "--out", str(out), "--correction", "bh",
+              env={"COLUMNS": "200"})
+    assert "only in A: arith/q8" in res.output and "McNemar b=3 c=2" in res.output
+    assert "mathlens grade" in res.output and "Changed verdicts: 3 correct→wrong, 2 wrong→correct" in res.output
+    rows = list(csv.DictReader(table.open(encoding="utf-8")))
+    assert [r["metric"] for r in rows] == ["accuracy", "rubric_percent", "maple", "robustness", "complexity",
+                                           "invalid_step_share"]
+    acc = rows[0]
+    assert (acc["b_a_right_b_wrong"], acc["c_a_wrong_b_right"], acc["paired"], acc["only_a"]) == ("3", "2", "7", "1")
+    assert float(acc["p_value"]) == pytest.approx(binomtest(3, 5, 0.5).pvalue)
+    assert rows[1]["status"] == "unavailable" and rows[1]["command"].startswith("mathlens grade")
+    doc = COMPARE.read(out)
+    assert doc is not None and doc.summary.options.correction == "bh"
+    entries = list(COMPARE.entries(out))
+    assert sorted(e.item for e in entries) == ["arith/q3", "arith/q4", "arith/q5", "arith/q6", "arith/q7"]
+    assert doc.envelope.entries == 5 and doc.summary.comparisons[0].pairing.only_b_ids == ["arith/q9"]
+
+
+def test_same_run_twice_is_all_ties(two_runs: tuple[Path, Path, dict[str, Any]], tmp_path: Path) -> None:
+    a, _, _ = two_runs
+    (c,) = cli_json("compare", str(a), str(a), cache=tmp_path)["comparisons"]
+    acc = metric(c, "accuracy")
+    assert (acc["b"], acc["c"], acc["p_value"], acc["delta"]) == (0, 0, 1.0, 0.0)
+    assert c["changed"] == [] and c["pairing"]["only_a"] == 0
+
+
+# -- one run, several configurations or variants (records written through RunStore) ---------------
+
+CONFIGS = ("baseline", "rag", "contextual")
+#: configuration -> questions answered right
+RIGHT = {"baseline": {1, 2, 3, 4}, "rag": {1, 2, 3, 4, 5, 6}, "contextual": {1, 5}}
+IDS = [1, 2, 3, 4, 5, 6]
+ABLATED = {2, 5}  # questions with an ablation variant `number-1` (answered right only for q5)
+
+
+def store_run(root: Path, *, variants: bool = False) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    exam = write_exam(root / "exam.yaml", IDS)
+    store = RunStore(root / "run")
+    now = datetime.now(UTC)
+    configs = ("baseline",) if variants else CONFIGS
+    store.write_manifest(Manifest(run_id="one", mathlens_version="test", created_at=now,
+                                  items=[ItemSource(source=str(exam))], models=[ModelEntry(spec="mock/s")],
+                                  configurations=list(configs), generate=GenerateConfig(),
+                                  system_role=EXAM_SYSTEM_ROLE))
+    for conf in configs:
+        for k in IDS:
+            tasks = [(Variant(), k in RIGHT[conf])]
+            if variants and k in ABLATED:
+                tasks.append((Variant(name="number-1", kind="ablation", element_type="number", element_text="1",
+                                      question_text=f"Compute {k} +."), k == 5))
+            for variant, right in tasks:
+                store.append(RunRecord(
+                    key=f"mock/s|{conf}|arith|q{k}|{variant.name}|r0", model="mock/s", configuration=conf,
+                    exam_id="arith", question_id=f"q{k}", variant=variant, repeat=0,
+                    messages=[Message(role="user", content=f"Compute {k} + 1.")], config=GenerateConfig(),
+                    request_hash="h", content_hash="c", response=answer(k, right), finish_reason="stop",
+                    created_at=now))
+    store.close()
+    return root / "run"
+
+
+def add_grades_and_maple(run: Path, rubric_points: dict[str, dict[int, float]]) -> None:
+    """Grades (points out of 10) and MAPLE scores per configuration and question, through the owning
+    specs; summaries from the report fixtures."""
+    judged = yaml.safe_load(JUDGED.read_text(encoding="utf-8"))
+    store = RunStore(run)
+    grades, maples = [], []
+    for rec in store.records():
+        ref = RecordRef.of(rec)
+        k = int(rec.question_id[1:])
+        pts = rubric_points[rec.configuration][k]
+        grades.append(Judgement(record=ref, grader="judge:mock/judge", status="graded", total=pts, max_total=10))
+        grades.append(Judgement(record=ref, grader="judge:mock/judge", judge_run=1, status="graded", total=pts - 1,
+                                max_total=10))
+        maples.append(SolutionMaple(record=ref, answer_status="incorrect", maple=pts / 20, status="ok"))
+    digest = records_digest(store.records_path)
+    GRADES.write(run, run_id="one", records_sha256=digest, entries=grades,
+                 summary=GRADES.summary.model_validate(judged["grades"]["summary"]))
+    MAPLE.write(run, run_id="one", records_sha256=digest, entries=maples,
+                summary=MAPLE.summary.model_validate(judged["maple"]["summary"]))
+
+
+@pytest.fixture(scope="module")
+def config_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("compare-configs")
+    run = store_run(tmp / "c")
+    cli_json("analyze", str(run), cache=tmp / ".cache")
+    points = {conf: {k: float(k + i) for k in IDS} for i, conf in enumerate(CONFIGS)}
+    add_grades_and_maple(run, points)
+    return run
+
+
+def test_within_run_by_configuration(config_run: Path, tmp_path: Path) -> None:
+    report = cli_json("compare", str(config_run), "--by", "configuration", cache=tmp_path)
+    comps = report["comparisons"]
+    assert [(c["a"]["value"], c["b"]["value"]) for c in comps] == [("baseline", "rag"), ("baseline", "contextual")]
+    for c in comps:
+        conf = c["b"]["value"]
+        assert c["pairing"]["key"] == ["model", "exam_id", "question_id", "variant", "repeat"]
+        assert (c["pairing"]["paired"], c["pairing"]["only_a"], c["pairing"]["only_b"]) == (6, 0, 0)
+        b = len(RIGHT["baseline"] - RIGHT[conf])
+        cc = len(RIGHT[conf] - RIGHT["baseline"])
+        acc = metric(c, "accuracy")
+        assert (acc["b"], acc["c"]) == (b, cc)
+        assert acc["p_value"] == pytest.approx(binomtest(b, b + cc, 0.5).pvalue if b + cc else 1.0)
+        # rubric %: mean over the two judge runs of 100 * total / 10; configuration i adds i points
+        rub = metric(c, "rubric_percent")
+        shift = 10.0 * CONFIGS.index(conf)
+        assert rub["status"] == "ok" and rub["n"] == 6 and rub["delta"] == pytest.approx(shift)
+        assert rub["mean_a"] == pytest.approx(sum(10 * k - 5 for k in IDS) / 6)
+        # a constant shift on every pair: every sign pattern but the observed one and its mirror is smaller
+        assert rub["p_value"] == pytest.approx(2 / 2 ** 6)
+        assert metric(c, "maple")["delta"] == pytest.approx(CONFIGS.index(conf) / 20)
+    family = [m for c in comps for m in c["metrics"] if m["p_value"] is not None]
+    assert report["family"] == len(family)
+    assert [m["p_adjusted"] for m in family] == pytest.approx(
+        list(multipletests([m["p_value"] for m in family], method="holm")[1]))
+    bh = cli_json("compare", str(config_run), "--by", "configuration", "--correction", "bh", cache=tmp_path)
+    bh_family = [m for c in bh["comparisons"] for m in c["metrics"] if m["p_value"] is not None]
+    assert [m["p_adjusted"] for m in bh_family] == pytest.approx(
+        list(multipletests([m["p_value"] for m in bh_family], method="fdr_bh")[1]))
+    none = cli_json("compare", str(config_run), "--by", "configuration", "--correction", "none", cache=tmp_path)
+    assert all(m["p_adjusted"] == m["p_value"] for c in none["comparisons"] for m in c["metrics"]
+               if m["p_value"] is not None)
+
+
+def test_within_run_by_variant(tmp_path: Path) -> None:
+    run = store_run(tmp_path / "v", variants=True)
+    cli_json("analyze", str(run), cache=tmp_path / ".cache")
+    report = cli_json("compare", str(run), "--by", "variant", cache=tmp_path)
+    (c,) = report["comparisons"]
+    assert (c["a"]["value"], c["b"]["value"]) == ("original", "number-1")
+    assert c["pairing"]["key"] == ["model", "configuration", "exam_id", "question_id", "repeat"]
+    assert c["pairing"]["paired"] == len(ABLATED)
+    unablated = [k for k in IDS if k not in ABLATED]
+    assert c["pairing"]["only_a"] == len(unablated)
+    assert sorted(c["pairing"]["only_a_ids"]) == sorted(f"arith/q{k}" for k in unablated)
+    acc = metric(c, "accuracy")
+    # q2: right on the original, wrong when ablated; q5: wrong on the original, right when ablated
+    assert (acc["b"], acc["c"]) == (1, 1)
+    assert {(ch["item"], ch["direction"]) for ch in c["changed"]} == {("arith/q2", "correct_to_wrong"),
+                                                                      ("arith/q5", "wrong_to_correct")}
+    rob = metric(c, "robustness")
+    assert rob["status"] == "unavailable" and "variants" in rob["reason"]
+
+
+def test_unanalysed_runs_report_every_metric_unavailable(tmp_path: Path) -> None:
+    run = store_run(tmp_path / "u")
+    report = cli_json("compare", str(run), "--by", "configuration", cache=tmp_path)
+    for c in report["comparisons"]:
+        assert c["pairing"]["paired"] == 6
+        assert {m["status"] for m in c["metrics"]} == {"unavailable"}
+        assert metric(c, "accuracy")["command"] == f"mathlens analyze {run}"
+        assert metric(c, "robustness")["command"] == f"mathlens sensitivity {run}"
+    assert report["family"] == 0
+
+
+def test_usage_errors(config_run: Path, tmp_path: Path) -> None:
+    res = cli("compare", str(config_run), code=2)
+    assert "--by" in res.output
+    res = cli("compare", str(config_run), "--by", "colour", code=2)
+    assert "model, configuration or variant" in res.output
+    res = cli("compare", str(config_run), "--by", "model", code=2)
+    assert "one model only" in res.output
+    res = cli("compare", str(config_run), str(config_run), "--by", "configuration", code=2)
+    assert "3 configuration values" in res.output
