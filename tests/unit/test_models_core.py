@@ -18,13 +18,13 @@ from mathlens.runs.records import RunRecord
 from mathlens.runs.store import RunStore
 
 MSGS = [Message(role="system", content="be brief"), Message(role="user", content="2+2?")]
-IDENT = {"provider": "openai", "model": "m", "base_url": "http://a"}
+IDENT = {"provider": "openai", "model": "m", "deployment": "a"}
 
 
 @pytest.mark.parametrize("change", [
     lambda i, m, c: ({**i, "provider": "ollama"}, m, c),
     lambda i, m, c: ({**i, "model": "m2"}, m, c),
-    lambda i, m, c: ({**i, "base_url": "http://b"}, m, c),
+    lambda i, m, c: ({**i, "deployment": "b"}, m, c),
     lambda i, m, c: (i, [m[0], Message(role="user", content="2+3?")], c),
     lambda i, m, c: (i, [Message(role="user", content="be brief"), m[1]], c),
     lambda i, m, c: (i, m, c.with_(temperature=0.7)),

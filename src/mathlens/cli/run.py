@@ -30,6 +30,7 @@ from mathlens.models.base import GenerateConfig
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import RetryPolicy, closing_all
 from mathlens.models.options import split_options
+from mathlens.models.providers.pool import ReplicaStats
 from mathlens.models.registry import DEFAULT_MODEL, get_model, parse_options, provider_class, split_spec
 from mathlens.runs.plan import estimate_prompt_tokens, load_exams, plan_tasks
 from mathlens.runs.records import ItemSource, Manifest, ModelEntry, RunRecord
@@ -44,33 +45,93 @@ def _split_csv(values: list[str] | None) -> list[str]:
     return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
 
 
-def _model_entries(models: list[str], options: dict[str, Any], base_url: str | None) -> list[ModelEntry]:
+def _model_entries(models: list[str], options: dict[str, Any], base_urls: list[str] | None) -> list[ModelEntry]:
     """One manifest entry per model, each with the `-M` options its backend declares (a key no
-    backend of the run declares is an error); `--base-url` goes to every HTTP backend."""
+    backend of the run declares is an error); `--base-url` goes to every HTTP backend, and several
+    of them make a pool of replicas for openai/ models (docs/replicas.md)."""
     specs = list(models or [DEFAULT_MODEL])
     per_model = split_options({spec: provider_class(split_spec(spec)[0]).Options for spec in specs}, options)
     entries = []
     opened = []
     for spec in specs:
         opts = per_model[spec]
-        if base_url:
+        if base_urls:
             if spec.startswith(("ollama/", "openai/")):
-                opts["host" if spec.startswith("ollama/") else "base_url"] = base_url
+                opts.update(server_options(spec, base_urls))
             elif len(specs) == 1:
                 raise UserError(f"--base-url is for openai/ and ollama/ models, not {spec}")
         model = get_model(spec, opts)  # validates the spec and options now, not mid-run
         opened.append(model)
+        pool = model.provider.pool()
+        if isinstance(opts.get("base_urls"), str) and pool is not None:  # the manifest keeps the URLs, not @FILE
+            opts["base_urls"] = [r.url for r in pool.replicas]
         entries.append(ModelEntry(spec=spec, options=dict(opts), identity=model.identity()))
     asyncio.run(closing_all(asyncio.sleep(0), opened))  # built to check them; the run builds its own
     return entries
 
 
+def server_options(spec: str, base_urls: list[str]) -> dict[str, Any]:
+    """The model options `--base-url` (given once or more) sets for `spec`: `host` for ollama/ (one
+    server), `base_url` for one openai/ server, `base_urls` for a pool."""
+    if spec.startswith("ollama/"):
+        if len(base_urls) > 1:
+            raise UserError(f"--base-url given {len(base_urls)} times: pools of replicas are for openai/ models, "
+                            f"and {spec} takes one server")
+        return {"host": base_urls[0]}
+    return {"base_url": base_urls[0]} if len(base_urls) == 1 else {"base_urls": list(base_urls)}
+
+
+def resume_servers(manifest: Manifest, base_urls: list[str]) -> Manifest:
+    """`manifest` with the servers of its openai/ models replaced by `base_urls` (`--base-url` with
+    `--resume`): their identity holds no URL, so keys, records and the cache stay valid."""
+    models = [m for m in manifest.models if m.spec.startswith("openai/")]
+    if not models:
+        raise UserError("--base-url with --resume replaces the servers of openai/ models, and this run has none")
+    entries = []
+    for entry in manifest.models:
+        if entry.spec.startswith("openai/"):
+            opts = {k: v for k, v in entry.options.items() if k not in ("base_url", "base_urls")}
+            entry = entry.model_copy(update={"options": {**opts, **server_options(entry.spec, base_urls)}})
+        entries.append(entry)
+    return manifest.model_copy(update={"models": entries})
+
+
+class _ProgressWithReplicas(Progress):
+    """A rich progress bar with a table of replica counters under it (models served by a pool)."""
+
+    replicas: dict[str, list[ReplicaStats]] = {}  # noqa: RUF012 - replaced per instance by _Bar
+
+    def get_renderables(self) -> Any:
+        yield from super().get_renderables()
+        if self.replicas:
+            yield replica_table(self.replicas)
+
+
+def replica_table(replicas: dict[str, list[ReplicaStats]], title: str | None = None) -> Table:
+    """Each replica's requests, errors (no answer, 5xx), 429s, current limit and in/out state."""
+    table = Table(title=title, box=None, pad_edge=False)
+    for col in ("model", "replica", "state", "requests", "ok", "errors", "429s", "in flight", "limit"):
+        table.add_column(col, justify="left" if col in ("model", "replica", "state") else "right")
+    for spec, stats in replicas.items():
+        for r in stats:
+            state = {"in": "[green]in[/]", "out": "[red]out[/]", "resting": "[yellow]resting[/]"}[r.state]
+            table.add_row(escape(spec), escape(r.url), state, str(r.requests), str(r.ok), str(r.errors),
+                          str(r.overloaded), str(r.in_flight), str(r.limit))
+    return table
+
+
+def _replica_line(replicas: dict[str, list[ReplicaStats]]) -> str:
+    return "; ".join(f"{r.url} {r.state} {r.requests} req {r.errors} err limit {r.limit}"
+                     for stats in replicas.values() for r in stats)
+
+
 class _Bar:
     """Progress fed by the runner's callbacks: done/total, rate, ETA, tokens/s, errors.
 
-    On a terminal it is a rich progress bar. When stderr is not a terminal (a log file, CI) and
-    `lines` is set, it prints one plain line every `LINE_EVERY` records or `LINE_SECONDS`
-    seconds, whichever comes first, so a log shows the run is alive.
+    On a terminal it is a rich progress bar (with a table of replica counters under it when a
+    model is served by a pool). When stderr is not a terminal (a log file, CI) and `lines` is set,
+    it prints one plain line every `LINE_EVERY` records or `LINE_SECONDS` seconds, whichever comes
+    first, so a log shows the run is alive, and a line of replica counters after it.
     """
 
     LINE_EVERY = 5
@@ -82,7 +143,8 @@ class _Bar:
         self.total = 0
         self.done = 0
         self.last_line = time.perf_counter()
-        self.bar = Progress(
+        self.replicas: dict[str, list[ReplicaStats]] = {}
+        self.bar = _ProgressWithReplicas(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[rate]}"), TextColumn("{task.fields[tps]} tok/s"),
             TextColumn("[red]{task.fields[errors]} errors"), TimeElapsedColumn(), TimeRemainingColumn(),
@@ -115,6 +177,12 @@ class _Bar:
             self.last_line = now
             print(f"[run] {self.done}/{self.total} requests, {self.errors} errors, "
                   f"{self.tokens / elapsed:.1f} tok/s, {elapsed:.0f} s elapsed", file=sys.stderr, flush=True)
+            if self.replicas:
+                print(f"[run] replicas: {_replica_line(self.replicas)}", file=sys.stderr, flush=True)
+
+    def on_replicas(self, spec: str, stats: list[ReplicaStats]) -> None:
+        self.replicas[spec] = stats
+        self.bar.replicas = self.replicas
 
     def stop(self) -> None:
         self.bar.stop()
@@ -127,7 +195,7 @@ def _execute(store: RunStore, manifest: Manifest, concurrency: int | None, retry
     bar = _Bar(enabled=not quiet and sys.stderr.isatty(), lines=not quiet)
     try:
         result = asyncio.run(closing_all(execute(store, manifest, models, RunProgress(
-            on_start=bar.on_start, on_record=bar.on_record)), models.values()))
+            on_start=bar.on_start, on_record=bar.on_record, on_replicas=bar.on_replicas)), models.values()))
     finally:
         bar.stop()
         cache.close()
@@ -152,6 +220,7 @@ def summary_dict(store: RunStore, result: RunResult | None = None) -> dict[str, 
     stored = stored_quality(store.root)
     flags = run_flags(records, stored)
     groups: dict[tuple[str, str], dict[str, Any]] = {}
+    replicas: dict[tuple[str, str], dict[str, Any]] = {}
     group_flags: dict[tuple[str, str], list[Any]] = {}
     for rec in records:
         group_flags.setdefault((rec.model, rec.configuration), []).append(flags.get(rec.key))
@@ -165,6 +234,7 @@ def summary_dict(store: RunStore, result: RunResult | None = None) -> dict[str, 
         g["prompt_tokens"] += rec.usage.prompt_tokens
         g["completion_tokens"] += rec.usage.completion_tokens
         g["latency_s"] = round(g["latency_s"] + rec.latency_s, 3)
+        _count_replica(replicas, rec)
     for key, g in groups.items():
         counts = flag_counts(group_flags[key])
         g["degenerate"] = counts["degenerate"]
@@ -180,6 +250,7 @@ def summary_dict(store: RunStore, result: RunResult | None = None) -> dict[str, 
                     "degenerate": sum(f.degenerate for f in all_flags), "responses": len(all_flags),
                     "warning_share": WARNING_SHARE},
         "warning": warning,
+        "replicas": list(replicas.values()),
     }
     from mathlens.analyze.grading.tables import GRADE_TABLES
 
@@ -189,7 +260,21 @@ def summary_dict(store: RunStore, result: RunResult | None = None) -> dict[str, 
     if result is not None:
         doc["this_invocation"] = {"written": result.written, "skipped": result.skipped, "errors": result.errors,
                                   "model_calls": result.model_calls, "cache_hits": result.cache_hits}
+        if result.replicas:
+            doc["this_invocation"]["replicas"] = {spec: [r.model_dump(mode="json") for r in stats]
+                                                  for spec, stats in result.replicas.items()}
     return doc
+
+
+def _count_replica(replicas: dict[tuple[str, str], dict[str, Any]], rec: RunRecord) -> None:
+    """Count `rec` under the replica that answered it (records of a pool of several replicas)."""
+    if rec.replica is None:
+        return
+    row = replicas.setdefault((rec.model, rec.replica), {"model": rec.model, "replica": rec.replica, "records": 0,
+                                                          "ok": 0, "error": 0, "completion_tokens": 0})
+    row["records"] += 1
+    row[rec.status] += 1
+    row["completion_tokens"] += rec.usage.completion_tokens
 
 
 def _flag_breakdown(quality: dict[str, int]) -> str:
@@ -209,13 +294,36 @@ def print_summary(doc: dict[str, Any]) -> None:
                       str(g["truncated"]), str(g["cached"]), str(g["completion_tokens"]), degenerate,
                       _flag_breakdown(g.get("quality") or {}))
     console.print(table)
+    print_replicas(doc)
     inv = doc.get("this_invocation")
     if inv:
         console.print(f"this invocation: {inv['written']} new records, {inv['skipped']} already done, "
                       f"{inv['model_calls']} model calls, {inv['cache_hits']} cache hits, {inv['errors']} errors")
+        if inv.get("replicas"):
+            live = {spec: [ReplicaStats.model_validate(r) for r in rows] for spec, rows in inv["replicas"].items()}
+            console.print(replica_table(live, title="replicas (this invocation)"))
     console.print(f"[bold]run directory:[/] {escape(doc['run_dir'])}\n[bold]summary:[/] mathlens show "
                   f"{escape(doc['run_dir'])}")
     print_warning(doc)
+
+
+def print_replicas(doc: dict[str, Any]) -> None:
+    """The answered records of each replica (a run's records name the replica that answered; cache
+    hits name none)."""
+    rows = doc.get("replicas") or []
+    if not rows:
+        return
+    table = Table(title="records by replica")
+    for col in ("model", "replica", "records", "ok", "error", "share", "completion tokens"):
+        table.add_column(col, justify="left" if col in ("model", "replica") else "right")
+    totals: dict[str, int] = {}
+    for row in rows:
+        totals[row["model"]] = totals.get(row["model"], 0) + row["records"]
+    for row in rows:
+        share = row["records"] / totals[row["model"]] if totals[row["model"]] else 0.0
+        table.add_row(escape(row["model"]), escape(row["replica"]), str(row["records"]), str(row["ok"]),
+                      str(row["error"]), f"{share:.0%}", str(row["completion_tokens"]))
+    console.print(table)
 
 
 def print_warning(doc: dict[str, Any]) -> None:
@@ -229,7 +337,8 @@ def run(
     sources: list[str] = typer.Argument(None, help="Exam names (see `mathlens list exams`) or files."),
     model: list[str] = typer.Option(None, "--model", "-m", help=f"provider/model, repeatable [{DEFAULT_MODEL}]"),
     model_option: list[str] = typer.Option(None, "-M", help="Model option key=value (all models)."),
-    base_url: str = typer.Option(None, "--base-url", help="Server URL for openai/ollama models."),
+    base_url: list[str] = typer.Option(None, "--base-url", help="Server URL for openai/ollama models; repeat it "
+                                       "for a pool of openai/ replicas (with --resume: the servers to use now)."),
     judge: str = typer.Option(None, "--judge", help="Judge model for later grading (stored in the manifest)."),
     runs: int = typer.Option(1, "--runs", min=1, help="Repeat each question N times (seed + k)."),
     limit: int = typer.Option(None, "--limit", min=1, help="First K questions of each source."),
@@ -269,8 +378,8 @@ def run(
     """
     RunNumbers(runs=runs, max_tokens=max_tokens, temperature=temperature, concurrency=concurrency,
                timeout=timeout, attempts=retries, top_k=top_k).check()
-    if base_url:
-        check_url("--base-url", base_url)
+    for url in base_url or []:
+        check_url("--base-url", url)
     model_opts = parse_options(model_option)
     check_model_options(model_opts)
     check_out_dir(out)
@@ -288,7 +397,8 @@ def run(
         if imported is not None:
             raise UserError(f"{resume} was imported from {imported.source} (mathlens import): it has no requests "
                             "to send, so it cannot be resumed; import again into a new --out")
-        _start(store, store.manifest(), how, resumed=True)
+        _start(store, resume_servers(store.manifest(), base_url) if base_url else store.manifest(), how,
+               resumed=True)
         return
     if not sources:
         raise UserError("name at least one exam or dataset (see `mathlens list exams`)")

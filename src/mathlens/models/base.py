@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import abc
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from mathlens.models.options import ProviderOptions, parse_provider_options
+
+if TYPE_CHECKING:
+    from mathlens.models.providers.pool import ReplicaPool
 
 Role = Literal["system", "user", "assistant"]
 
@@ -102,6 +105,11 @@ class Provider(abc.ABC):
     def identity(self) -> dict[str, Any]:
         """Everything that determines the responses: part of the cache key and the run manifest."""
         return {"provider": self.name, "model": self.model}
+
+    def pool(self) -> ReplicaPool | None:
+        """The replicas this backend spreads requests over (`providers/pool.py`), if it has a pool:
+        the `Model` wrapper then admits calls by the pool's capacity instead of a fixed semaphore."""
+        return None
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections or loaded weights."""

@@ -143,7 +143,7 @@ class ResponseCache:
                                        "they are dropped and the requests sent again")
                 self._drop(key)
                 return None
-        return out.model_copy(update={"cached": True})
+        return out.model_copy(update={"cached": True, "replica": None})  # no replica answered a hit
 
     def _drop(self, key: str) -> None:
         assert self._db is not None

@@ -17,12 +17,14 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Iterable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from mathlens.errors import PermanentModelError, TransientModelError
 from mathlens.models.base import GenerateConfig, Message, ModelOutput, Provider
 from mathlens.models.cache import ResponseCache, request_hash
+from mathlens.models.providers.pool import ReplicaPool
 from mathlens.models.reasoning import split_reasoning
 
 T = TypeVar("T")
@@ -83,7 +85,7 @@ class Model:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     concurrency: int | None = None
     stats: Accounting = field(default_factory=Accounting)
-    _sem: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
+    _sem: AbstractAsyncContextManager[Any] | None = field(default=None, init=False, repr=False)
     _rng: random.Random = field(default_factory=lambda: random.Random(0), init=False, repr=False)
 
     @property
@@ -97,9 +99,15 @@ class Model:
         """The cache key of a request (also stored on run records)."""
         return request_hash(self.identity(), messages, config, schema)
 
-    def _semaphore(self) -> asyncio.Semaphore:
+    def _semaphore(self) -> AbstractAsyncContextManager[Any]:
         if self._sem is None:
-            self._sem = asyncio.Semaphore(self.concurrency or self.provider.default_concurrency)
+            limit = self.concurrency or self.provider.default_concurrency
+            pool = self.provider.pool()
+            if pool is None:
+                self._sem = asyncio.Semaphore(limit)
+            else:  # `concurrency` is each replica's start; the pool admits by its current capacity
+                pool.configure(limit)
+                self._sem = _PoolGate(pool)
         return self._sem
 
     async def generate(
@@ -171,6 +179,19 @@ def with_reasoning(out: ModelOutput) -> ModelOutput:
     if split.reasoning is None:
         return out
     return out.model_copy(update={"text": split.visible, "reasoning": split.reasoning or None})
+
+
+@dataclass
+class _PoolGate:
+    """A replica pool's admission as a reusable `async with` gate (one per call)."""
+
+    pool: ReplicaPool
+
+    async def __aenter__(self) -> None:
+        await self.pool.admit()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.pool.leave()
 
 
 async def closing_all(work: Awaitable[T], models: Iterable[Model]) -> T:

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeVar
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from mathlens.errors import UserError
 
@@ -55,13 +57,95 @@ class OllamaOptions(HttpOptions):
         "take one; default: the model's own); the trace is kept apart from the answer")
 
 
+#: Most replicas one pool takes, and the largest replica file read.
+MAX_REPLICAS = 256
+MAX_REPLICA_FILE_BYTES = 64 * 1024
+
+
+def _replica_url(url: str, where: str) -> str:
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError as exc:
+        raise ValueError(f"{where}: {url!r} is not a valid URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{where}: {url!r} is not an http:// or https:// URL with a host")
+    return url.rstrip("/")
+
+
+def read_replica_file(path: Path) -> list[str]:
+    """The URLs of a replica file: one per line; blank lines and `#` comments (whole lines, or
+    after the URL) are skipped. Errors name the file and line."""
+    try:
+        if path.stat().st_size > MAX_REPLICA_FILE_BYTES:
+            raise ValueError(f"replica file {path} is larger than {MAX_REPLICA_FILE_BYTES} bytes")
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"replica file {path} is not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read replica file {path} ({exc.strerror or exc})") from None
+    urls = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        url = line.split("#", 1)[0].strip() if not line.lstrip().startswith("#") else ""
+        if url:
+            urls.append(_replica_url(url, f"{path} line {number}"))
+    if not urls:
+        raise ValueError(f"replica file {path} lists no URL")
+    return urls
+
+
+def _replica_list(value: Any) -> Any:
+    """`base_urls` as given: a list, `URL1,URL2`, or `@FILE` (see `read_replica_file`)."""
+    if isinstance(value, str):
+        if value.startswith("@"):
+            return read_replica_file(Path(value[1:]))
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return value
+
+
+def _check_replicas(urls: tuple[str, ...]) -> tuple[str, ...]:
+    checked = [_replica_url(u, "base_urls") for u in urls]
+    seen: set[str] = set()
+    for url in checked:
+        if url in seen:
+            raise ValueError(f"base_urls: {url} is listed twice")
+        seen.add(url)
+    if len(checked) > MAX_REPLICAS:
+        raise ValueError(f"base_urls: {len(checked)} replicas is more than the limit of {MAX_REPLICAS}")
+    return tuple(checked)
+
+
+ReplicaList = Annotated[tuple[str, ...], BeforeValidator(_replica_list), AfterValidator(_check_replicas)]
+
+
 class OpenAIOptions(HttpOptions):
-    """`openai/MODEL`."""
+    """`openai/MODEL`: one server, or a pool of replicas (docs/replicas.md)."""
 
     base_url: str | None = Field(None, description="server URL (default: $OPENAI_BASE_URL or OpenAI's)")
+    base_urls: ReplicaList = Field((), description="replicas of one model: URL1,URL2 or @FILE (one URL a line); "
+                                   "requests go to the least-loaded one in service")
+    deployment: str | None = Field(None, min_length=1, max_length=200,
+                                   description="label of what the servers run, part of the cache key (for "
+                                   "different weights served under one model name)")
     api_key_env: str = Field("OPENAI_API_KEY", min_length=1, description="environment variable holding the key")
-    response_format: Literal["json_schema", "json_object"] = Field(
-        "json_schema", description="structured-output form: OpenAI/vLLM json_schema or llama.cpp json_object")
+    response_format: Literal["json_schema", "json_object", "guided_json"] = Field(
+        "json_schema", description="structured-output form: OpenAI/vLLM json_schema, llama.cpp json_object, or "
+        "older vLLM's guided_json")
+    max_concurrency: int | None = Field(None, ge=1, le=4096, description="ceiling of each replica's adaptive "
+                                        "limit (default: 4 x --concurrency)")
+    latency_factor: float = Field(2.0, ge=0, description="cut a replica's limit when its latency per token "
+                                  "exceeds this multiple of its best (0: latency is not watched)")
+    failure_threshold: int = Field(3, ge=1, le=1000, description="failures in a row that take a replica out")
+    probe_s: float = Field(1.0, gt=0, le=300, description="first wait before probing a replica that is out "
+                           "(doubles up to 30 s)")
+
+    def replica_urls(self, default: str) -> tuple[str, ...]:
+        """Every server of this model: `base_url` (or `default`) when no `base_urls` are given, else
+        `base_url` (if given) followed by the `base_urls` not already named."""
+        if not self.base_urls:
+            return (_replica_url(self.base_url or default, "base_url"),)
+        first = (_replica_url(self.base_url, "base_url"),) if self.base_url else ()
+        return first + tuple(u for u in self.base_urls if u not in first)
 
 
 class MockOptions(ProviderOptions):

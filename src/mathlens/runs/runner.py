@@ -33,6 +33,7 @@ from mathlens.errors import ModelError, redact_secrets
 from mathlens.models.base import Message
 from mathlens.models.cache import ResponseCache, content_hash
 from mathlens.models.model import Model, RetryPolicy
+from mathlens.models.providers.pool import ReplicaPool, ReplicaStats
 from mathlens.models.registry import get_model
 from mathlens.runs.plan import conversations, plan_tasks
 from mathlens.runs.records import Manifest, RunRecord, Task
@@ -64,10 +65,14 @@ def now_utc() -> datetime:
 
 @dataclass
 class Progress:
-    """Callbacks the CLI hooks a progress bar to; the default does nothing."""
+    """Callbacks the CLI hooks a progress bar to; the default does nothing.
+
+    `on_replicas(spec, stats)` follows each record of a model served by a pool of several
+    replicas, with every replica's counters (requests, errors, current limit, in/out)."""
 
     on_start: Callable[[int, int], None] = lambda total, done: None
     on_record: Callable[[RunRecord], None] = lambda rec: None
+    on_replicas: Callable[[str, list[ReplicaStats]], None] = lambda spec, stats: None
 
 
 @dataclass
@@ -80,6 +85,8 @@ class RunResult:
     model_calls: int
     cache_hits: int
     stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: per model served by several replicas: each replica's counters at the end of this invocation
+    replicas: dict[str, list[ReplicaStats]] = field(default_factory=dict)
 
 
 def build_models(manifest: Manifest, cache: ResponseCache | None, retry: RetryPolicy,
@@ -116,7 +123,8 @@ async def _one(task: Task, model: Model) -> RunRecord:
     except Exception as exc:  # a backend bug or a reply nobody foresaw must not end the run
         return _error_record(common, f"unexpected {type(exc).__name__}: {exc}")
     return RunRecord(**common, response=out.text, reasoning=out.reasoning, finish_reason=out.finish_reason,
-                     usage=out.usage, latency_s=out.latency_s, cached=out.cached, replica=out.replica,
+                     usage=out.usage, latency_s=out.latency_s, cached=out.cached,
+                     replica=None if out.cached else out.replica,
                      status="ok", created_at=now_utc())
 
 
@@ -126,6 +134,8 @@ class _Sink:
 
     store: RunStore
     progress: Progress
+    #: the pools of models served by several replicas, by model spec
+    pools: dict[str, ReplicaPool] = field(default_factory=dict)
     written: int = 0
     errors: int = 0
 
@@ -134,6 +144,9 @@ class _Sink:
         self.written += 1
         self.errors += rec.status == "error"
         self.progress.on_record(rec)
+        pool = self.pools.get(rec.model)
+        if pool is not None:
+            self.progress.on_replicas(rec.model, pool.stats())
 
 
 def in_conversation(task: Task, history: list[Message]) -> Task:
@@ -214,7 +227,7 @@ async def execute(store: RunStore, manifest: Manifest, models: dict[str, Model],
     progress = progress or Progress()
     took_lock = not store.locked
     store.acquire_lock()
-    sink = _Sink(store, progress)
+    sink = _Sink(store, progress, pools=replica_pools(models))
     try:
         tasks = tasks if tasks is not None else plan_tasks(manifest, store.exams())
         sequential = any(t.conversation is not None for t in tasks)
@@ -224,7 +237,7 @@ async def execute(store: RunStore, manifest: Manifest, models: dict[str, Model],
         todo = [t for t in tasks if t.key not in done_keys]
         progress.on_start(len(tasks), len(tasks) - len(todo))
         # Bound the number of in-flight coroutines; each Model also limits its own concurrency.
-        window = max(8, 4 * sum((m.concurrency or m.provider.default_concurrency) for m in models.values()))
+        window = max(8, 4 * sum(in_flight_ceiling(m) for m in models.values()))
         jobs: list[Callable[[], Any]]
         if sequential:
             jobs = [_conversation_job(conv, models[conv[0][0].model], done, sink) for conv in conversations(tasks)
@@ -241,7 +254,22 @@ async def execute(store: RunStore, manifest: Manifest, models: dict[str, Model],
         errors=sink.errors, model_calls=sum(m.stats.calls for m in models.values()),
         cache_hits=sum(m.stats.cache_hits for m in models.values()),
         stats={spec: vars(m.stats).copy() for spec, m in models.items()},
+        replicas={spec: pool.stats() for spec, pool in sink.pools.items()},
     )
+
+
+def replica_pools(models: dict[str, Model]) -> dict[str, ReplicaPool]:
+    """The pools of the models served by more than one replica, by spec."""
+    pools = {spec: m.provider.pool() for spec, m in models.items()}
+    return {spec: pool for spec, pool in pools.items() if pool is not None and len(pool.replicas) > 1}
+
+
+def in_flight_ceiling(model: Model) -> int:
+    """The most requests `model` may have in flight: its concurrency, or for a pool the sum of its
+    replicas' ceilings (`--concurrency` is then each replica's starting limit)."""
+    limit = model.concurrency or model.provider.default_concurrency
+    pool = model.provider.pool()
+    return limit if pool is None else pool.ceiling_total(limit)
 
 
 def _task_job(task: Task, model: Model, sink: _Sink) -> Callable[[], Any]:

@@ -83,6 +83,15 @@ class StandinState:
     think: str | None = None
     trace: Callable[[list[dict[str, Any]]], str] = default_trace
     faults: dict[str, list[str]] = field(default_factory=dict)
+    #: replica-pool behaviours (docs/replicas.md): answer 429 + Retry-After past `capacity` requests in
+    #: flight; `fail` every request ("500", or "drop" the connection) and the health check (503);
+    #: a 400 like vLLM's when prompt words + max_tokens exceed `max_model_len`; `dead` after `kill()`
+    capacity: int | None = None
+    retry_after_s: float = 1.0
+    fail: str | None = None
+    max_model_len: int | None = None
+    dead: bool = False
+    in_flight: int = 0
     requests: list[dict[str, Any]] = field(default_factory=list)
     attempts: dict[str, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -115,8 +124,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _drop(self) -> None:
+        self.connection.shutdown(socket.SHUT_RDWR)
+        self.close_connection = True
+
     def do_GET(self) -> None:
-        if self.path.rstrip("/") in ("/v1/models", "/models"):
+        if self.server.state.dead:
+            self._drop()
+        elif self.server.state.fail and self.path.rstrip("/") in ("/v1/models", "/models", "/health"):
+            self._send(503, {"error": {"message": "stand-in failing"}})
+        elif self.path.rstrip("/") == "/health":
+            self._send(200, {})
+        elif self.path.rstrip("/") in ("/v1/models", "/models"):
             self._send(200, {"object": "list", "data": [{"id": "standin", "object": "model"}]})
         elif self.path.rstrip("/") == "/api/tags":
             self._send(200, {"models": [{"name": "standin"}]})
@@ -124,11 +143,39 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": "not found"})
 
     def do_POST(self) -> None:
+        state = self.server.state
+        if state.dead:
+            self._drop()
+            return
+        with state.lock:
+            full = state.capacity is not None and state.in_flight >= state.capacity
+            state.in_flight += not full
+        if full:
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            self._send(429, {"error": {"message": "stand-in at capacity"}},
+                       {"Retry-After": f"{state.retry_after_s:g}"})
+            return
+        try:
+            self._post(state)
+        finally:
+            with state.lock:
+                state.in_flight -= 1
+
+    def _post(self, state: StandinState) -> None:
         length = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(length) or b"{}")
-        state = self.server.state
         with state.lock:
             state.requests.append({"path": self.path, "body": body})
+        if state.dead or state.fail == "drop":
+            self._drop()
+            return
+        if state.fail:
+            self._send(int(state.fail), {"error": {"message": f"stand-in failing ({state.fail})"}})
+            return
+        too_long = _context_error(state, body)
+        if too_long:
+            self._send(400, {"object": "error", "message": too_long, "type": "BadRequestError", "code": 400})
+            return
         messages = body.get("messages")
         if messages is None:  # /api/generate
             messages = [{"role": "system", "content": body.get("system", "")},
@@ -155,6 +202,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if state.delay_s:
             time.sleep(state.delay_s)
+        if state.dead:  # killed while this request waited: no answer
+            self._drop()
+            return
         text = state.reply(messages)
         mode = action.removeprefix("think-") if action.startswith("think-") else state.think
         text, thinking, finish = _traced(mode, text, state.trace(messages) if mode else "")
@@ -192,6 +242,19 @@ def _usage(messages: list[dict[str, Any]], text: str) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
+def _context_error(state: StandinState, body: dict[str, Any]) -> str | None:
+    """vLLM's message when prompt words + max_tokens exceed `max_model_len`, else None."""
+    if state.max_model_len is None:
+        return None
+    prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages") or [])
+    wanted = prompt + int(body.get("max_tokens") or 0)
+    if wanted <= state.max_model_len:
+        return None
+    return (f"This model's maximum context length is {state.max_model_len} tokens. However, you requested "
+            f"{wanted} tokens ({prompt} in the messages, {body.get('max_tokens')} in the completion). Please "
+            "reduce the length of the messages or completion.")
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256
@@ -219,6 +282,13 @@ class StandinServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if not self.state.dead:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def kill(self) -> None:
+        """Die mid-run: refuse new connections and drop every request in progress or kept alive."""
+        self.state.dead = True
         self._server.shutdown()
         self._server.server_close()
 

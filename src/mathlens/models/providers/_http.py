@@ -19,13 +19,37 @@ from mathlens.errors import MalformedReplyError, PermanentModelError, TransientM
 
 #: Status codes worth retrying: rate limits and server-side failures.
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+#: Status codes that say the server itself is in trouble (a replica pool counts them against it).
+SERVER_TROUBLE_STATUS = frozenset({500, 502, 503, 504})
 #: Largest reply body read; a longer one is an error (a chat reply is a few kilobytes).
 MAX_REPLY_BYTES = 32 * 1024 * 1024
 
 
+class ServerTroubleError(TransientModelError):
+    """No answer (refused, dropped, timed out) or HTTP 500/502/503/504: the server, not the request, is at fault."""
+
+    def __init__(self, message: str, status: int | None = None, retry_after: float | None = None) -> None:
+        super().__init__(message, retry_after=retry_after)
+        self.status = status
+
+
+class RateLimitedError(TransientModelError):
+    """HTTP 429: the server is busy; `retry_after` is how long it asked us to wait, if it said."""
+
+
+class RequestRefusedError(PermanentModelError):
+    """An HTTP error not worth retrying (a 4xx but 408/409/425/429, or a 5xx such as 501); `body` is
+    its (redacted) text."""
+
+    def __init__(self, message: str, status: int, body: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
 def make_client(timeout_s: float) -> httpx.AsyncClient:
-    # Generous pool: concurrency is limited by the Model wrapper, not by the pool.
-    limits = httpx.Limits(max_connections=256, max_keepalive_connections=64)
+    # Generous pool: concurrency is limited by the Model wrapper (and a replica pool), not by httpx.
+    limits = httpx.Limits(max_connections=1024, max_keepalive_connections=256)
     return httpx.AsyncClient(timeout=httpx.Timeout(timeout_s), limits=limits, trust_env=False)
 
 
@@ -101,18 +125,26 @@ async def _read_capped(resp: httpx.Response, url: str) -> bytes:
 async def post_json(
     client: httpx.AsyncClient, url: str, payload: dict[str, Any], headers: dict[str, str] | None = None
 ) -> dict[str, Any]:
-    """POST and decode JSON, mapping every failure onto Transient/PermanentModelError."""
+    """POST and decode JSON, mapping every failure onto Transient/PermanentModelError.
+
+    The subclasses say more: `ServerTroubleError` (no answer, 5xx), `RateLimitedError` (429),
+    `RequestRefusedError` (another 4xx), so that a replica pool can tell a sick server from a
+    busy one and from a bad request."""
     secrets = [v.split(" ", 1)[-1] for v in (headers or {}).values() if v]
     try:
         async with client.stream("POST", url, json=payload, headers=headers) as resp:
             raw = await _read_capped(resp, url)
             status, retry_after = resp.status_code, resp.headers.get("retry-after")
     except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-        raise TransientModelError(f"{type(exc).__name__} calling {url}") from exc
+        raise ServerTroubleError(f"{type(exc).__name__} calling {url}") from exc
     if status >= 400:
         body = redact_secrets(raw[:2000].decode("utf-8", "replace"), secrets)
+        wait = retry_after_seconds(retry_after)
+        if status == 429:
+            raise RateLimitedError(f"HTTP 429 from {url}: {body[:200]}", retry_after=wait)
+        if status in SERVER_TROUBLE_STATUS:
+            raise ServerTroubleError(f"HTTP {status} from {url}: {body[:200]}", status=status, retry_after=wait)
         if status in TRANSIENT_STATUS:
-            raise TransientModelError(f"HTTP {status} from {url}: {body[:200]}",
-                                      retry_after=retry_after_seconds(retry_after))
-        raise PermanentModelError(f"HTTP {status} from {url}: {body[:500]}")
+            raise TransientModelError(f"HTTP {status} from {url}: {body[:200]}", retry_after=wait)
+        raise RequestRefusedError(f"HTTP {status} from {url}: {body[:500]}", status=status, body=body)
     return decode_reply(raw, url)

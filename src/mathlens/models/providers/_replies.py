@@ -73,6 +73,10 @@ class _Reply(BaseModel):
 
 class ChatMessage(_Reply):
     content: Content = ""
+    #: a reasoning trace returned apart from the answer (vLLM's reasoning parsers, llama.cpp's
+    #: --reasoning-format); `reasoning` is the newer name some servers use
+    reasoning_content: OptStr = None
+    reasoning: OptStr = None
 
 
 class ChatChoice(_Reply):
