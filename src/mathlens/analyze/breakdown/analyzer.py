@@ -9,12 +9,19 @@ judge run's total over its maximum), else from the final answers (`"final answer
 points when its answer is correct, or the points of each correct part), else there is none.
 Step verdicts are the hybrid check's where the flow analysis ran with a step judge (option
 `steps="hybrid"`, the default), else SymPy's.
+
+Memory does not grow with the documents' entries: the run's records are read twice (once for the
+step shares, once for the question rows) and each record's flow and answers entries are read
+alongside (`_Aligned`: both documents are written in record order, so each is walked once; a
+record met out of order is fetched by byte offset). The question rows keep, per record, only the
+verdicts of its checked steps, not its labels.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 from pydantic import Field
 
@@ -34,8 +41,12 @@ from mathlens.analyze.grading.grades import GRADES
 from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
 from mathlens.errors import UserError
 from mathlens.items.schema import Exam, Question
-from mathlens.runs.documents import DocumentError, RecordRef
+from mathlens.runs.documents import DocumentError, DocumentSpec, RecordRef
 from mathlens.runs.store import RunStore
+
+E = TypeVar("E")
+#: the two verdicts of a checked step, shared by every question row (labels are not needed there)
+_CHECKED = {v: StepFacts(operations=(), concepts=(), verdict=v) for v in ("valid", "invalid")}
 
 
 class BreakdownOptions(AnalyzerOptions):
@@ -82,19 +93,38 @@ def _questions(store: RunStore) -> tuple[list[Exam], dict[tuple[str, str], Quest
     return exams, {(e.id, q.id): q for e in exams for q in e.questions}
 
 
+class _Aligned(Generic[E]):
+    """One per-record document read alongside the run's records: entries are taken from one pass
+    over the file while their keys follow the records, and fetched by offset otherwise."""
+
+    def __init__(self, spec: DocumentSpec[Any, Any], root: Path) -> None:
+        self.spec, self.root = spec, root
+        self.stream: Iterator[Any] = iter(spec.entries(root))
+        self.ahead: Any = None
+        self.index: dict[str, list[int]] | None = None
+
+    def get(self, key: str) -> E | None:
+        if self.ahead is None:
+            self.ahead = next(self.stream, None)
+        if self.ahead is not None and self.ahead.record.key == key:
+            found, self.ahead = self.ahead, None
+            return found
+        if self.index is None:
+            self.index = self.spec.index(self.root)
+        offsets = self.index.get(key)
+        return self.spec.entry_at(self.root, offsets[0]) if offsets else None
+
+
 class _Inputs:
-    """The documents the breakdown reads, reduced to what it needs per record key."""
+    """The documents the breakdown reads; per record, what it needs of them (see the module notes)."""
 
     def __init__(self, store: RunStore, questions: dict[tuple[str, str], Question], source: StepSource) -> None:
         root = store.root
+        self.root, self.questions, self.source = root, questions, source
         self.notes: list[str] = []
         self.has_flow = FLOW.read(root) is not None
         self.has_answers = ANSWERS.read(root) is not None
         self.hybrid_used = False
-        self.answers: dict[str, tuple[str, float | None]] = {}
-        for a in ANSWERS.entries(root):
-            q = questions.get((a.record.exam_id, a.record.question_id))
-            self.answers[a.record.key] = (a.status, answer_fraction(q, a) if q is not None else None)
         self.rubric: dict[str, float] = {}
         try:
             has_grades = GRADES.read(root) is not None
@@ -103,23 +133,31 @@ class _Inputs:
                     self.rubric.setdefault(g.record.key, g.total / g.max_total)
         except DocumentError as exc:
             self.notes.append(f"rubric grades not used: {exc}")
-        self.steps: dict[str, tuple[StepFacts, ...]] = {}
-        for f in FLOW.entries(root):
-            steps, used = step_facts(f, source)
-            self.steps[f.record.key] = steps
-            self.hybrid_used |= used
 
     @property
     def basis(self) -> ScoreBasis:
         return "rubric" if self.rubric else "final answer" if self.has_answers else "none"
 
-    def facts(self, store: RunStore) -> Iterator[RecordFacts]:
+    def facts(self, store: RunStore, *, labels: bool = True) -> Iterator[RecordFacts]:
+        """Every record's facts, in record order (`labels=False`: checked steps' verdicts only)."""
         rubric = self.basis == "rubric"
+        flows: _Aligned[FlowRecord] | None = _Aligned(FLOW, self.root) if self.has_flow else None
+        answers: _Aligned[AnswerRecord] | None = _Aligned(ANSWERS, self.root) if self.has_answers else None
         for rec in store.records():
-            status, fraction = self.answers.get(rec.key, (None, None))
+            status, fraction = None, None
+            a = answers.get(rec.key) if answers is not None else None
+            if a is not None:
+                q = self.questions.get((a.record.exam_id, a.record.question_id))
+                status, fraction = a.status, answer_fraction(q, a) if q is not None else None
+            steps: tuple[StepFacts, ...] = ()
+            f = flows.get(rec.key) if flows is not None else None
+            if f is not None:
+                steps, used = step_facts(f, self.source)
+                self.hybrid_used |= used
+                if not labels:
+                    steps = tuple(_CHECKED[s.verdict] for s in steps if s.checked)
             yield RecordFacts(ref=RecordRef.of(rec), answer=status,
-                              fraction=self.rubric.get(rec.key) if rubric else fraction,
-                              steps=self.steps.get(rec.key, ()))
+                              fraction=self.rubric.get(rec.key) if rubric else fraction, steps=steps)
 
 
 def run_breakdown(job: AnalysisJob[BreakdownOptions]) -> dict[str, Any]:
@@ -127,10 +165,17 @@ def run_breakdown(job: AnalysisJob[BreakdownOptions]) -> dict[str, Any]:
     opts = job.options
     exams, questions = _questions(job.store)
     inputs = _Inputs(job.store, questions, opts.steps)
-    records = list(inputs.facts(job.store))
     boot = Bootstrap(resamples=opts.resamples, confidence=opts.confidence, seed=opts.seed)
-    entries = question_entries(records, questions)
-    overall, operations, concepts = step_shares(records, boot)
+    responses = 0
+
+    def counted(facts: Iterator[RecordFacts]) -> Iterator[RecordFacts]:
+        nonlocal responses
+        for f in facts:
+            responses += 1
+            yield f
+
+    overall, operations, concepts = step_shares(counted(inputs.facts(job.store)), boot)
+    entries = question_entries(inputs.facts(job.store, labels=False), questions)
     notes = list(inputs.notes)
     if not inputs.has_flow:
         notes.append("no flow analysis: no step shares (run `mathlens analyze RUN --only flow`)")
@@ -140,7 +185,7 @@ def run_breakdown(job: AnalysisJob[BreakdownOptions]) -> dict[str, Any]:
         score_basis=inputs.basis,
         step_source=("hybrid" if inputs.hybrid_used else "symbolic") if inputs.has_flow else None,
         has_answers=inputs.has_answers, confidence=opts.confidence, resamples=opts.resamples,
-        responses=len(records), overall=overall, operations=operations, concepts=concepts,
+        responses=responses, overall=overall, operations=operations, concepts=concepts,
         topics=group_scores(entries, "topic", boot), types=group_scores(entries, "type", boot),
         exams=exam_cohorts(entries, exams),
         questions_with_class_average=len({(e.exam_id, e.question_id) for e in entries
