@@ -226,11 +226,14 @@ def summary_dict(store: RunStore, result: RunResult | None = None) -> dict[str, 
         group_flags.setdefault((rec.model, rec.configuration), []).append(flags.get(rec.key))
         g = groups.setdefault((rec.model, rec.configuration), {
             "model": rec.model, "configuration": rec.configuration, "records": 0, "ok": 0, "error": 0,
-            "truncated": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0, "latency_s": 0.0})
+            "truncated": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0, "latency_s": 0.0,
+            "with_trace": 0, "trace_truncated": 0})
         g["records"] += 1
         g[rec.status] += 1
         g["truncated"] += rec.truncated
         g["cached"] += rec.cached
+        g["with_trace"] += bool(rec.reasoning)  # reasoning traces, and those the token cap cut
+        g["trace_truncated"] += rec.trace_truncated
         g["prompt_tokens"] += rec.usage.prompt_tokens
         g["completion_tokens"] += rec.usage.completion_tokens
         g["latency_s"] = round(g["latency_s"] + rec.latency_s, 3)

@@ -1,5 +1,9 @@
 """Per question: each configuration's response, with its status, finish reason, output-quality flags
-(each with the reason it was set) and retrieved context."""
+(each with the reason it was set) and retrieved context.
+
+A reasoning model's trace is shown apart from its visible answer: collapsed (``<details>``, closed
+until clicked) above the answer, which stays outside it; a trace the token cap cut before any
+answer gets a "trace cut by token cap" badge and an empty-answer note instead of the answer."""
 
 from __future__ import annotations
 
@@ -36,6 +40,10 @@ class ResponseCard:
     degenerate: bool = False
     #: (flag, reason) for every quality flag set, except `truncated` (shown by its own badge)
     quality: tuple[tuple[str, str], ...] = ()
+    #: the reasoning trace, apart from `text` (the visible answer); None when there was none
+    reasoning: str | None = None
+    #: the token cap cut the trace itself, before any visible answer
+    trace_truncated: bool = False
 
 
 def retrieved_chunks(retrieval: Retrieval | None) -> tuple[list[Chunk], list[tuple[str, Any]]]:
@@ -65,7 +73,8 @@ def build(ctx: ReportContext, view: QuestionView) -> list[ResponseCard] | None:
                                   text=rec.response, error=rec.error,
                                   completion_tokens=rec.usage.completion_tokens, latency_s=rec.latency_s,
                                   chunks=chunks, retrieval_meta=meta,
-                                  degenerate=flags is not None and flags.degenerate, quality=quality))
+                                  degenerate=flags is not None and flags.degenerate, quality=quality,
+                                  reasoning=rec.reasoning, trace_truncated=rec.trace_truncated))
     return cards or None
 
 
