@@ -198,8 +198,14 @@ def flatten_content(path: Path, where: str, name: str, value: Any) -> str:
     if isinstance(value, str):
         return text_field(path, where, name, value) or ""
     if isinstance(value, list):
-        parts = [p.get("text") for p in value if isinstance(p, dict) and p.get("type") == "text"]
-        return text_field(path, where, name, "".join(p for p in parts if isinstance(p, str))) or ""
+        parts = []
+        for i, part in enumerate(value):
+            if isinstance(part, dict) and part.get("type") == "text":
+                text = part.get("text")
+                if not isinstance(text, str):
+                    raise SourceError(path, where, f"{name}[{i}].text", f"expected text, found {type(text).__name__}")
+                parts.append(text)
+        return text_field(path, where, name, "".join(parts)) or ""
     raise SourceError(path, where, name, f"expected text or a list of content parts, found {type(value).__name__}")
 
 
