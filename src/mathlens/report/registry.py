@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 SECTIONS: tuple[str, ...] = (
     "overview",
     "scores",
+    "compare",
     "interpretability",
     "breakdown",
     "flags",

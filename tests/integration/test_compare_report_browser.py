@@ -1,0 +1,96 @@
+"""The report's comparison section in a real browser (headless Chromium driven by Playwright).
+
+Two runs of a scripted model (`mathlens run` with `mock/`, then `mathlens analyze`), one report over
+both: the comparison section lists the items whose verdict changed, and clicking one opens a
+side-by-side view with run A's response and run B's response and both verdicts.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from mathlens.report import write_report
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
+
+
+def _helpers() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("compare_run_helpers", ROOT / "tests" / "unit" /
+                                                  "test_compare_runs.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if CHROMIUM is None:
+        pytest.skip("Chromium not installed (Debian package `chromium`)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("the Python package `playwright` is not installed")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    h = _helpers()
+    tmp = tmp_path_factory.mktemp("compare-browser")
+    # q2 right in A and wrong in B; q3 wrong in A and right in B
+    a = h.mock_run(tmp, "runA", [1, 2, 3], {1, 2})
+    b = h.mock_run(tmp, "runB", [1, 2, 3], {1, 3})
+    out = tmp / "report.html"
+    write_report([a, b], out)
+    return out
+
+
+def test_changed_item_link_opens_both_responses(report: Path, browser: Any) -> None:
+    # `report` first: its runs use asyncio, which cannot start inside Playwright's event loop
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(report.as_uri())
+    page.wait_for_selector("html[data-report-ready='1']")
+    section = page.locator("#sec-compare")
+    assert section.is_visible()
+    changed = section.locator("figure.tbl", has_text="Changed verdicts")
+    assert changed.locator("tbody tr").count() == 2
+    link = changed.locator("tbody tr", has_text="arith/q2").locator("a")
+    target = (link.get_attribute("href") or "").lstrip("#")
+    pair = page.locator(f"[id='{target}']")
+    assert pair.get_attribute("open") is None  # closed until asked for
+    link.click()
+    page.wait_for_function(f"document.getElementById({target!r}).open === true")
+    sides = pair.locator("article.compare-side")
+    assert sides.count() == 2
+    a_side, b_side = sides.nth(0), sides.nth(1)
+    assert a_side.is_visible() and b_side.is_visible()
+    assert "2 + 1 = 3." in a_side.locator("pre.response").inner_text()
+    assert "2 + 1 = 4." in b_side.locator("pre.response").inner_text()
+    assert a_side.locator(".badge").inner_text() == "correct" and b_side.locator(".badge").inner_text() == "incorrect"
+    # side by side: B's card starts to the right of A's, on the same row
+    box_a, box_b = a_side.bounding_box(), b_side.bounding_box()
+    assert box_a is not None and box_b is not None
+    assert box_b["x"] >= box_a["x"] + box_a["width"] - 1 and abs(box_b["y"] - box_a["y"]) < 5
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "report-compare.png"), full_page=False)
+    assert errors == []
+    page.close()
