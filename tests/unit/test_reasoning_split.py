@@ -117,6 +117,7 @@ async def test_llamacpp_inline_trace(tmp_path: Path, monkeypatch: pytest.MonkeyP
 @pytest.mark.server
 @pytest.mark.parametrize(("spec", "think", "options"), [
     ("openai/standin", "inline", {}),
+    ("openai/standin", "field", {}),
     ("ollama/standin", "inline", {}),
     ("ollama/standin", "field", {}),
     ("ollama/standin", "field", {"api": "generate"}),

@@ -123,9 +123,14 @@ def summarize(grades: list[Grade], rubric: Rubric, grader_kind: Literal["judge",
 
 
 def flow_evidence(root: Path) -> dict[str, FlowEvidence]:
-    """Record key -> the flow analysis's first invalid step (empty when the run has no flow analysis)."""
+    """Record key -> the flow analysis's first invalid step (empty when the run has no flow analysis).
+
+    Records whose flow analysis read a reasoning trace are left out: the judge grades the visible
+    answer, and a step number of the trace would point at text the judge never sees."""
     out: dict[str, FlowEvidence] = {}
     for entry in FLOW.entries(root):
+        if entry.trace:
+            continue
         step = entry.result.first_invalid_step if entry.result is not None else None
         out[entry.record.key] = FlowEvidence(first_invalid_step=step)
     return out
