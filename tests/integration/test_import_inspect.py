@@ -21,11 +21,11 @@ import pytest
 pytest.importorskip("inspect_ai", reason="inspect-ai is not installed (pip install 'mathlens[interop]')")
 pytest.importorskip("openai", reason="Inspect's OpenAI-compatible provider needs the openai package")
 
-from mathlens.analyze.grading.analyzer import ANSWERS  # noqa: E402
-from mathlens.runs.importing.importer import ImportRequest, import_run  # noqa: E402
-from mathlens.runs.records import ItemSource  # noqa: E402
-from mathlens.runs.store import RunStore  # noqa: E402
-from mathlens.testing.standin import StandinServer  # noqa: E402
+from mathlens.analyze.grading.analyzer import ANSWERS
+from mathlens.runs.importing.importer import ImportRequest, import_run
+from mathlens.runs.records import ItemSource
+from mathlens.runs.store import RunStore
+from mathlens.testing.standin import StandinServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 

@@ -19,10 +19,10 @@ import pytest
 
 pytest.importorskip("lm_eval", reason="lm-eval is not installed (pip install 'mathlens[interop]')")
 
-from mathlens.runs.importing.importer import ImportRequest, import_run  # noqa: E402
-from mathlens.runs.records import ItemSource  # noqa: E402
-from mathlens.runs.store import RunStore  # noqa: E402
-from mathlens.testing.standin import StandinServer  # noqa: E402
+from mathlens.runs.importing.importer import ImportRequest, import_run
+from mathlens.runs.records import ItemSource
+from mathlens.runs.store import RunStore
+from mathlens.testing.standin import StandinServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 

@@ -69,7 +69,8 @@ def _archive(path: Path, members: dict[str, Any]) -> Path:
 
 
 HEADER = {"version": 2, "status": "success", "eval": {"task": "t", "model": "m"}, "plan": {"config": {}}}
-SAMPLE = {"id": "q1", "epoch": 1, "input": "What is 2 + 3?", "messages": [{"role": "user", "content": "What is 2 + 3?"}],
+SAMPLE = {"id": "q1", "epoch": 1, "input": "What is 2 + 3?",
+          "messages": [{"role": "user", "content": "What is 2 + 3?"}],
           "output": {"completion": "5", "choices": [{"message": {"role": "assistant", "content": "5"},
                                                      "stop_reason": "stop"}]}}
 

@@ -158,6 +158,9 @@ def _build(request: ImportRequest, log: SourceLog, fmt: str, matcher: Matcher) -
     matched: list[tuple[SourceRow, str, str, str, str]] = []  # row, model, configuration, exam, question id
     unmatched: list[UnmatchedRow] = []
     by = {"id": 0, "text": 0}
+    named = {row.model for row in log.rows if row.model}
+    # a row that names no model (a failed batch request) takes the file's model when it has just one
+    file_model = log.model or (next(iter(named)) if len(named) == 1 else None)
     for row in log.rows:
         m = matcher.match(row)
         if m.question is None or m.exam_id is None:
@@ -165,7 +168,7 @@ def _build(request: ImportRequest, log: SourceLog, fmt: str, matcher: Matcher) -
                                           question=(row.question or "")[:120] or None))
             continue
         by[m.by] += 1
-        model = request.model or row.model or log.model
+        model = request.model or row.model or file_model
         if model is None:
             raise SourceError(request.source, row.where, "model", "the source does not name the model: give it "
                                                                   "with --model NAME (or map it with -F model=KEY)")

@@ -87,8 +87,7 @@ class Matcher:
                     return text_hit
                 return Match(found[0][0], found[0][1], "id")
             if len(found) > 1:
-                if text_hit is not None and text_hit.question is not None and \
-                        any(text_hit.question is t[1] for t in found):
+                if text_hit is not None and text_hit.question is not None:
                     return text_hit
                 return Match(None, None, "none", f"id {row.id!r} is a question of several item sets "
                                                  f"({', '.join(t[0] for t in found[:4])}): map the item set "
