@@ -3,7 +3,7 @@
 Shown when the report has two or more runs (the first run against each other one, items paired on
 every record field; when nothing pairs, by model or by configuration, each run holding one value)
 or one run with several configurations, variants or models (each against baseline, the original
-prompt, or the first model). The numbers are computed again from the runs' analysis documents
+prompt, or the first model); left out while no compared metric's analysis exists. The numbers are computed again from the runs' analysis documents
 by the same function as `mathlens compare` (`analyze.compare.compare_runs`, default seed and
 resamples), so no separate document has to be kept in step with the runs.
 
@@ -173,8 +173,8 @@ def build(ctx: ReportContext) -> CompareView | None:
     except UserError:
         return None
     reports = _two_or_more(ctx, values, opts) if len(values) > 1 else _one(ctx, values[0], opts) if values else []
-    if not reports:
-        return None
+    if not any(m.status != "unavailable" for rep in reports for c in rep.comparisons for m in c.metrics):
+        return None  # no analysis to compare yet (the overview lists the section as skipped, with why)
     runs = {str(r.root): r for r in ctx.runs}
     views = [_view(ctx, c, runs, rep.options) for rep in reports for c in rep.comparisons]
     settings = (f"The p-values of each set of comparisons are corrected together ({opts.correction}); "
