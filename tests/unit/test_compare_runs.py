@@ -60,15 +60,17 @@ def answer(k: int, right: bool) -> str:
     return f"We add one: {k} + 1 = {value}.\nFinal answer: {value}"
 
 
-def mock_run(tmp: Path, name: str, ids: list[int], right: set[int]) -> Path:
+def mock_run(tmp: Path, name: str, ids: list[int], right: set[int], *, model: str = "mock/student",
+             repeats: int = 1) -> Path:
     """`mathlens run` with a scripted model answering question k right when k is in `right`
-    (one request at a time, so the scripted replies meet the questions in plan order)."""
+    (one request at a time, so the scripted replies meet the questions in plan order: each
+    question's repeats in turn)."""
     exam = write_exam(tmp / f"{name}.yaml", ids)
-    replies = [answer(k, k in right) for k in ids]
+    replies = [answer(k, k in right) for k in ids for _ in range(repeats)]
     out = tmp / name
     cache = tmp / f".cache-{name}"
-    cli_json("run", str(exam), "--model", "mock/student", "-M", "responses=" + json.dumps(replies), "--concurrency",
-             "1", "--out", str(out), "--quiet", cache=cache)
+    cli_json("run", str(exam), "--model", model, "-M", "responses=" + json.dumps(replies), "--concurrency",
+             "1", "--runs", str(repeats), "--out", str(out), "--quiet", cache=cache)
     cli_json("analyze", str(out), cache=cache)
     return out
 
@@ -156,6 +158,24 @@ def test_same_run_twice_is_all_ties(two_runs: tuple[Path, Path, dict[str, Any]],
     acc = metric(c, "accuracy")
     assert (acc["b"], acc["c"], acc["p_value"], acc["delta"]) == (0, 0, 1.0, 0.0)
     assert c["changed"] == [] and c["pairing"]["only_a"] == 0
+
+
+def test_two_models_pair_only_by_model_and_repeats_pair_by_number(tmp_path: Path) -> None:
+    a = mock_run(tmp_path, "m1", [1, 2, 3], {1, 2}, model="mock/one", repeats=2)
+    b = mock_run(tmp_path, "m2", [1, 2, 3], {1, 3}, model="mock/two")
+    (c,) = cli_json("compare", str(a), str(b), cache=tmp_path)["comparisons"]
+    # the model is part of an item's identity: nothing pairs, and every item is listed, not dropped
+    assert (c["pairing"]["paired"], c["pairing"]["only_a"], c["pairing"]["only_b"]) == (0, 6, 3)
+    assert metric(c, "accuracy")["status"] == "no_pairs"
+    report = cli_json("compare", str(a), str(b), "--by", "model", cache=tmp_path)
+    (c,) = report["comparisons"]
+    assert (c["a"]["value"], c["b"]["value"]) == ("mock/one", "mock/two")
+    # repeat 0 meets repeat 0; run A's second repeats have no partner
+    assert (c["pairing"]["paired"], c["pairing"]["only_a"], c["pairing"]["only_b"]) == (3, 3, 0)
+    assert sorted(c["pairing"]["only_a_ids"]) == ["arith/q1 · r1", "arith/q2 · r1", "arith/q3 · r1"]
+    acc = metric(c, "accuracy")
+    assert (acc["n"], acc["b"], acc["c"]) == (3, 1, 1)  # q2 broken, q3 fixed
+    assert {ch["item"] for ch in c["changed"]} == {"arith/q2 · r0", "arith/q3 · r0"}
 
 
 # -- one run, several configurations or variants (records written through RunStore) ---------------
