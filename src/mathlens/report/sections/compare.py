@@ -3,9 +3,10 @@
 Shown when the report has two or more runs (the first run against each other one, items paired on
 every record field; when nothing pairs, by model or by configuration, each run holding one value)
 or one run with several configurations, variants or models (each against baseline, the original
-prompt, or the first model); left out while no compared metric's analysis exists. The numbers are computed again from the runs' analysis documents
-by the same function as `mathlens compare` (`analyze.compare.compare_runs`, default seed and
-resamples), so no separate document has to be kept in step with the runs.
+prompt, or the first model); left out while no compared metric's analysis exists. The numbers are
+computed again from the runs' analysis documents by the same function as `mathlens compare`
+(`analyze.compare.compare_runs`, default seed and resamples), so no separate document has to be
+kept in step with the runs.
 
 Per comparison: the pairing (with the ids found on one side only), the metric table (means, the
 difference B - A with its bootstrap CI, the test, the raw and corrected p-values), the metrics
