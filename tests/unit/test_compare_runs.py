@@ -310,6 +310,23 @@ def test_unanalysed_runs_report_every_metric_unavailable(tmp_path: Path) -> None
     assert report["family"] == 0
 
 
+def test_unreadable_document_makes_its_metric_unavailable(tmp_path: Path) -> None:
+    run = store_run(tmp_path / "old")
+    cli_json("analyze", str(run), cache=tmp_path / ".cache")
+    (run / "analysis" / "answers.jsonl").unlink()
+    (run / "analysis" / "answers.json").write_text("{}", encoding="utf-8")  # the layout of older releases
+    flow = run / "analysis" / "flow.jsonl"
+    lines = flow.read_text(encoding="utf-8").splitlines()
+    flow.write_text("\n".join([lines[0], '{"record": 1}', *lines[2:]]) + "\n", encoding="utf-8")
+    c = cli_json("compare", str(run), "--by", "configuration", cache=tmp_path)["comparisons"][0]
+    acc = metric(c, "accuracy")
+    assert acc["status"] == "unavailable" and "unversioned layout" in acc["reason"]
+    assert acc["command"] == f"mathlens analyze {run}"
+    for name in ("complexity", "invalid_step_share"):
+        assert metric(c, name)["status"] == "unavailable" and "flow.jsonl: line 2" in metric(c, name)["reason"]
+    assert metric(c, "robustness")["status"] in ("ok", "no_pairs")
+
+
 def test_usage_errors(config_run: Path, tmp_path: Path) -> None:
     res = cli("compare", str(config_run), code=2)
     assert "--by" in res.output
