@@ -180,7 +180,8 @@ def _build(request: ImportRequest, log: SourceLog, fmt: str, matcher: Matcher) -
                         f"{shown}). Check --items, or map the id/question fields with -F")
     repeats = _repeats(request.source, matched)
     config = log.config or GenerateConfig()
-    records = [_record(row, model, conf, exam, qid, repeats[i], config, fmt, matcher)
+    hashes = _Hashes(fmt, config)
+    records = [_record(row, model, conf, exam, qid, repeats[i], hashes, matcher)
                for i, (row, model, conf, exam, qid) in enumerate(matched)]
     return _Built(records=records, unmatched=unmatched, models=list(dict.fromkeys(r.model for r in records)),
                   configurations=list(dict.fromkeys(r.configuration for r in records)),
@@ -214,9 +215,31 @@ def _repeats(path: Path, matched: list[tuple[SourceRow, str, str, str, str]]) ->
     return [k if k is not None else 0 for k in out]
 
 
-def _record(row: SourceRow, model: str, conf: str, exam: str, qid: str, repeat: int, config: GenerateConfig,
-            fmt: str, matcher: Matcher) -> RunRecord:
-    messages = list(row.messages) or [Message(role="user", content=row.question or _prompt(matcher, exam, qid))]
+class _Hashes:
+    """`request_hash`/`content_hash` of the records, computed once per distinct request (the
+    repeats of a question share their messages, and hashing is most of the cost of an import)."""
+
+    def __init__(self, fmt: str, config: GenerateConfig) -> None:
+        self.fmt, self.config = fmt, config
+        self._content: dict[tuple[Message, ...], str] = {}
+        self._request: dict[tuple[str, tuple[Message, ...]], str] = {}
+
+    def content(self, messages: tuple[Message, ...]) -> str:
+        if messages not in self._content:
+            self._content[messages] = content_hash(list(messages), self.config)
+        return self._content[messages]
+
+    def request(self, model: str, messages: tuple[Message, ...]) -> str:
+        key = (model, messages)
+        if key not in self._request:
+            self._request[key] = request_hash(_identity(self.fmt, model), list(messages), self.config)
+        return self._request[key]
+
+
+def _record(row: SourceRow, model: str, conf: str, exam: str, qid: str, repeat: int, hashes: _Hashes,
+            matcher: Matcher) -> RunRecord:
+    sent = row.messages or (Message(role="user", content=row.question or _prompt(matcher, exam, qid)),)
+    messages = list(sent)
     response, reasoning = row.response, row.reasoning
     if response is not None and reasoning is None:
         split = split_reasoning(response)
@@ -224,9 +247,9 @@ def _record(row: SourceRow, model: str, conf: str, exam: str, qid: str, repeat: 
             response, reasoning = split.visible, split.reasoning or None
     return RunRecord(
         key=task_key(model, conf, exam, qid, "original", repeat), model=model, configuration=conf,
-        exam_id=exam, question_id=qid, repeat=repeat, messages=messages, config=config,
-        request_hash=request_hash(_identity(fmt, model), messages, config),
-        content_hash=content_hash(messages, config), response=response, reasoning=reasoning,
+        exam_id=exam, question_id=qid, repeat=repeat, messages=messages, config=hashes.config,
+        request_hash=hashes.request(model, sent), content_hash=hashes.content(sent), response=response,
+        reasoning=reasoning,
         finish_reason=row.finish_reason, usage=row.usage, latency_s=row.latency_s,
         status="error" if row.error else "ok", error=row.error, created_at=row.created_at or now_utc())
 

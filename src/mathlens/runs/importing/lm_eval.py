@@ -7,7 +7,8 @@ each holding the model's raw answers, several when the task repeats), `filtered_
 metric values. Older versions write `arguments` as a list of argument lists; newer ones as
 `{"gen_args_0": {"arg_0": prompt, "arg_1": settings}}`; both are read.
 
-A row per answer: the repeat is the answer's place in `resps[0]`. The id is `doc.id` (or
+A row per answer, numbered as repeats of its question in file order (a task that repeats gives
+several answers per document, and a dataset may hold one question in several documents). The id is `doc.id` (or
 `doc_id` as text); the question is the `doc` field named by `-F question=KEY` (default: the first
 of `question`, `problem`, `text`, `input`), else the prompt. The samples file does not name the
 model: it is read from the `results_<date>.json` written beside it (`model_name`), unless given.
@@ -67,7 +68,7 @@ def read(path: Path, question_key: str | None = None) -> SourceLog:
                                                                  "tasks can be imported)")
             text = text_field(path, where, f"resps[0][{k}]", answer, required=True)
             rows.append(SourceRow(where=where if len(resps[0]) == 1 else f"{where} answer {k + 1}", id=sid,
-                                  question=question, response=text, repeat=k, messages=messages,
+                                  question=question, response=text, messages=messages,
                                   finish_reason="unknown"))
     return SourceLog(rows=rows, model=_sibling_model(path), task=_task_name(path), config=config)
 

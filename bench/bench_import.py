@@ -1,0 +1,107 @@
+"""Speed of `mathlens import` on a 10,000-sample file, against plain `json.loads` of the same file.
+
+Writes N (default 10,000) samples over a set of 500 questions (20 repeats each), in two formats:
+
+- `jsonl`: plain JSONL (`id`, `question`, `response`, `model`), matched by id;
+- `lm-eval`: an lm-evaluation-harness samples file (doc, arguments with a chat prompt, resps),
+  matched by question text inside the prompt template, as a real lm-eval import is.
+
+For each it times the whole import (read, check, match, build the records, write the run) and the
+baseline: `json.loads` of every line of the same file. Prints seconds, records/s and the ratio of
+import time to baseline time (how many times the bare parse the import costs). Asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+QUESTIONS = 500
+
+
+def _question(i: int) -> str:
+    return f"A shop sells {i + 3} boxes of {i % 7 + 2} pencils each. How many pencils does it sell in total?"
+
+
+def write_items(path: Path) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(QUESTIONS):
+            fh.write(json.dumps({"id": f"q{i}", "text": _question(i), "answers": [str((i + 3) * (i % 7 + 2))]}) + "\n")
+
+
+def _answer(i: int) -> str:
+    steps = "\n".join(f"Step {k}: multiply and add, {k} * {i % 7 + 2} = {k * (i % 7 + 2)}." for k in range(1, 6))
+    return f"<think>Count boxes times pencils.</think>{steps}\nFinal answer: {(i + 3) * (i % 7 + 2)}"
+
+
+def write_jsonl(path: Path, n: int) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        for s in range(n):
+            i = s % QUESTIONS
+            fh.write(json.dumps({"id": f"q{i}", "question": _question(i), "response": _answer(i),
+                                 "model": "bench-model"}) + "\n")
+
+
+def write_lm_eval(path: Path, n: int) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        for s in range(n):
+            i = s % QUESTIONS
+            prompt = json.dumps([{"role": "user", "content": f"Question: {_question(i)}\nAnswer:"}])
+            fh.write(json.dumps({
+                "doc_id": s, "doc": {"question": _question(i), "answer": f"#### {(i + 3) * (i % 7 + 2)}"},
+                "target": str((i + 3) * (i % 7 + 2)),
+                "arguments": {"gen_args_0": {"arg_0": prompt, "arg_1": {"until": ["Question:"], "max_gen_toks": 256}}},
+                "resps": [[_answer(i)]], "filtered_resps": [str((i + 3) * (i % 7 + 2))], "filter": "none",
+                "metrics": ["exact_match"], "exact_match": 1.0}) + "\n")
+
+
+def baseline(path: Path) -> float:
+    t = time.perf_counter()
+    with path.open("rb") as fh:
+        for line in fh:
+            json.loads(line)
+    return time.perf_counter() - t
+
+
+def run_import(source: Path, items: Path, out: Path, model: str | None) -> tuple[float, int]:
+    from mathlens.runs.importing.importer import ImportRequest, import_run
+    from mathlens.runs.records import ItemSource
+
+    t = time.perf_counter()
+    result = import_run(ImportRequest(source=source, items=[ItemSource(source=str(items))], out=out, model=model))
+    return time.perf_counter() - t, result.imported.records
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=10_000, help="samples in each file")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each (the median is printed)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        items = root / "items.jsonl"
+        write_items(items)
+        files = {"jsonl": root / "outputs.jsonl", "lm-eval": root / "samples_bench_2026-01-01T00-00-00.jsonl"}
+        write_jsonl(files["jsonl"], args.n)
+        write_lm_eval(files["lm-eval"], args.n)
+        print(f"{args.n:,} samples over {QUESTIONS} questions; median of {args.repeat} runs")
+        print(f"{'format':<9} {'MB':>6} {'json.loads s':>13} {'import s':>9} {'records/s':>10} {'import/baseline':>16}")
+        for name, path in files.items():
+            base = statistics.median(baseline(path) for _ in range(args.repeat))
+            times = []
+            count = 0
+            model = "bench-model" if name == "lm-eval" else None  # lm-eval samples do not name the model
+            for k in range(args.repeat):
+                s, count = run_import(path, items, root / f"run-{name}-{k}", model)
+                times.append(s)
+            took = statistics.median(times)
+            print(f"{name:<9} {path.stat().st_size / 1e6:>6.1f} {base:>13.3f} {took:>9.2f} {count / took:>10,.0f} "
+                  f"{took / base:>15.1f}x")
+
+
+if __name__ == "__main__":
+    main()
