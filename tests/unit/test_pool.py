@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from mathlens.models.providers.pool import AimdLimiter, PoolSettings, ReplicaPool
+from mathlens.models.providers.pool import AimdLimiter, Outcome, PoolSettings, ReplicaPool
 
 
 class Clock:
@@ -63,6 +63,19 @@ def test_overload_halves_once_per_window_down_to_the_floor() -> None:
     assert lim.current == 1 and lim.limit >= 1
 
 
+def test_growth_back_to_the_limit_that_met_a_429_is_slower() -> None:
+    lim = AimdLimiter(start=4, ceiling=16, latency_factor=0)
+    lim.on_overload(lim.epoch)  # met at 4: cut to 2
+    for _ in range(2):
+        lim.on_success(lim.epoch, in_flight=lim.current)
+    assert lim.current == 3  # below the overload point: one window of 2 successes
+    for _ in range(3 * 8 - 1):
+        lim.on_success(lim.epoch, in_flight=lim.current)
+    assert lim.current == 3  # up to it: eight windows
+    lim.on_success(lim.epoch, in_flight=lim.current)
+    assert lim.current == 4
+
+
 def test_rising_latency_per_token_cuts_the_limit() -> None:
     lim = AimdLimiter(start=8, ceiling=16, latency_factor=2.0)
     for _ in range(10):
@@ -90,7 +103,7 @@ def test_limiter_refuses_impossible_bounds_and_resets() -> None:
 
 async def test_requests_go_to_the_replica_with_fewest_outstanding() -> None:
     pool = _pool(n=3, start=2)
-    first = [await pool.acquire() for _ in range(3)]
+    first = [r for _ in range(3) if (r := await pool.acquire()) is not None]
     assert [r.url for r in first] == ["http://r0", "http://r1", "http://r2"]  # ties: fewest sent, then order
     pool.release(first[1], "ok", epoch=first[1].limiter.epoch)
     nxt = await pool.acquire()
@@ -155,10 +168,11 @@ async def test_failures_in_a_row_take_a_replica_out_but_never_the_last() -> None
 async def test_a_reply_of_any_kind_resets_the_failure_count() -> None:
     pool = _pool(n=2, failure_threshold=2)
     r0 = pool.replicas[0]
-    for outcome in ("failed", "refused", "failed", "ok", "failed"):
+    outcomes: list[Outcome] = ["failed", "refused", "failed", "ok", "failed"]
+    for outcome in outcomes:
         got = await pool.acquire(exclude={"http://r1"})
         assert got is r0
-        pool.release(r0, outcome, epoch=r0.limiter.epoch)  # type: ignore[arg-type]
+        pool.release(r0, outcome, epoch=r0.limiter.epoch)
     assert not r0.out and r0.errors == 3 and r0.ok == 1
 
 

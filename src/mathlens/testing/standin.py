@@ -294,14 +294,17 @@ class StandinServer:
 
 
 def main() -> None:
-    """`python -m mathlens.testing.standin [--delay S] [--port-file F]`: serve until killed."""
+    """`python -m mathlens.testing.standin [--delay S] [--capacity N] [--retry-after S] [--port-file F]`:
+    serve until killed."""
     import argparse
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--capacity", type=int, default=None, help="answer 429 past this many in flight")
+    parser.add_argument("--retry-after", type=float, default=1.0, help="the Retry-After of those 429s")
     parser.add_argument("--port-file", default=None)
     args = parser.parse_args()
-    with StandinServer(delay_s=args.delay) as srv:
+    with StandinServer(delay_s=args.delay, capacity=args.capacity, retry_after_s=args.retry_after) as srv:
         if args.port_file:
             with open(args.port_file, "w") as fh:
                 fh.write(srv.url)

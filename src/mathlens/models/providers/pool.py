@@ -10,7 +10,8 @@ several. The pool decides three things:
   the run's `--concurrency` (per replica), grows by one request per window of successes while its
   limit is in use (additive increase, up to a ceiling), and halves (multiplicative decrease) when
   the replica answers 429 or its latency per generated token rises above `latency_factor` times
-  the best it has shown. Only one decrease per "window": an answer to a request sent before the
+  the best it has shown; growing back to the limit that met the last 429 takes `PROBE_SLOWDOWN`
+  times as many successes. Only one decrease per "window": an answer to a request sent before the
   last decrease does not cut again (the burst of 429s one overload causes counts once). A
   `Retry-After` makes the replica rest (no new requests) for that long, capped at `MAX_REST_S`.
 - **Which replicas are in service.** A replica that fails `failure_threshold` times in a row
@@ -52,6 +53,8 @@ MAX_REST_S = 60.0
 PROBE_MAX_S = 30.0
 #: Successes a limiter sees before its latency signal counts (its baseline needs a few).
 LATENCY_WARMUP = 5
+#: How many times more slowly a limiter grows back to the limit at which it last met a 429.
+PROBE_SLOWDOWN = 8
 
 Outcome = Literal["ok", "overloaded", "failed", "refused", "cancelled"]
 ReplicaState = Literal["in", "out", "resting"]
@@ -85,6 +88,7 @@ class AimdLimiter:
     _best: float | None = field(default=None, init=False, repr=False)
     _samples: int = field(default=0, init=False, repr=False)
     _credit: int = field(default=0, init=False, repr=False)
+    _overloaded_at: int | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not 1 <= self.floor <= self.start <= self.ceiling:
@@ -101,6 +105,7 @@ class AimdLimiter:
         self.limit = float(self.start)
         self._fast = self._best = None
         self._samples = 0
+        self._overloaded_at = None
         self.epoch += 1
 
     def _cut(self) -> None:
@@ -109,8 +114,10 @@ class AimdLimiter:
         self.epoch += 1
 
     def on_overload(self, epoch: int) -> None:
-        """A 429 (or another sign of overload) to a request sent in `epoch`: cut once per epoch."""
+        """A 429 (or another sign of overload) to a request sent in `epoch`: cut once per epoch, and
+        remember the limit that met it (growth back up to it is slower)."""
         if epoch == self.epoch:
+            self._overloaded_at = self.current
             self._cut()
 
     def _congested(self, per_token_s: float | None) -> bool:
@@ -133,7 +140,9 @@ class AimdLimiter:
             return
         if in_flight >= self.current:
             self._credit += 1
-            if self._credit >= self.current:
+            # above the limit that last met an overload, probe PROBE_SLOWDOWN times more slowly
+            slow = self._overloaded_at is not None and self.current + 1 >= self._overloaded_at
+            if self._credit >= self.current * (PROBE_SLOWDOWN if slow else 1):
                 self._credit = 0
                 self.limit = min(float(self.ceiling), self.limit + 1.0)
 
