@@ -114,7 +114,7 @@ def test_both_readers_import_the_same_records(eval_log: Path, items: list[ItemSo
     assert add.reasoning == THINK and add.response == "Final answer: 5" and add.status == "ok"
     assert [m.content for m in add.messages if m.role == "user"] == ["What is 2 + 3?"]
     sub = a[f"{model}|baseline|items|sub|original|r0"]
-    assert sub.status == "error" and sub.error and "400" in sub.error
+    assert sub.status == "error" and sub.error and "400" in sub.error and sub.response is None
     assert ours.imported.errors == 2 and ours.imported.matched_by_id == 6 and ours.imported.unmatched == 0
     manifest = RunStore(ours.root).manifest()
     assert manifest.imported is not None and manifest.imported.sha256 == theirs.imported.sha256

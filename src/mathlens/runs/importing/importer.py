@@ -240,7 +240,8 @@ def _record(row: SourceRow, model: str, conf: str, exam: str, qid: str, repeat: 
             matcher: Matcher) -> RunRecord:
     sent = row.messages or (Message(role="user", content=row.question or _prompt(matcher, exam, qid)),)
     messages = list(sent)
-    response, reasoning = row.response, row.reasoning
+    # a failed sample keeps the text it produced, if any; an empty one is no response
+    response, reasoning = (row.response or None) if row.error else row.response, row.reasoning
     if response is not None and reasoning is None:
         split = split_reasoning(response)
         if split.reasoning is not None:
