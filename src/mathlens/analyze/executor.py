@@ -147,6 +147,23 @@ def import_ray() -> Any:
     return ray
 
 
+def _check_reachable(address: str, timeout_s: float = 10.0) -> None:
+    """Fail fast, with a clear error, when nothing listens at a ``HOST:PORT`` or ``ray://HOST:PORT``
+    address (Ray itself waits minutes for an absent cluster). ``auto`` is left to Ray."""
+    import socket
+
+    target = address.removeprefix("ray://")
+    host, sep, port = target.rpartition(":")
+    if address == "auto" or not sep or not port.isdigit():
+        return
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            pass
+    except OSError as exc:
+        raise UserError(f"cannot join the Ray cluster at {address}: nothing answers there "
+                        f"({exc.strerror or exc}); start it with `ray start --head --port={port}`") from None
+
+
 class RayExecutor:
     """Batches as Ray tasks on a cluster (joined by address, or a private local one)."""
 
@@ -160,6 +177,8 @@ class RayExecutor:
         if not ray.is_initialized():
             kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                                       "configure_logging": False}
+            if options.address:
+                _check_reachable(options.address)
             try:
                 if options.address:
                     ray.init(address=options.address, **kwargs)

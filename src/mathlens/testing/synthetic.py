@@ -17,6 +17,7 @@ import json
 import random
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from mathlens.items.loaders import load_items
 from mathlens.items.schema import Exam
@@ -30,18 +31,22 @@ ABLATION = Variant(name="number-1", kind="ablation", element_type="number", elem
 WINDOW = 1000
 
 
-def real_solutions(data_dir: Path, limit: int | None = None) -> tuple[list[Exam], list[tuple[str, str, str]]]:
+Source = Literal["math500", "gsm8k"]
+
+
+def real_solutions(data_dir: Path, limit: int | None = None, sources: tuple[Source, ...] = ("math500", "gsm8k")
+                   ) -> tuple[list[Exam], list[tuple[str, str, str]]]:
     """The MATH500 and GSM8K item sets and their real solutions as (exam id, question id, text),
-    interleaved (MATH, then GSM8K, in turn) and cut to `limit` when given."""
+    interleaved (MATH, then GSM8K, in turn) from `sources` and cut to `limit` when given."""
     math = load_items(data_dir / "math500_test.jsonl", "math")
     gsm = load_items(data_dir / "gsm8k_test.jsonl", "gsm8k")
-    math_sols = [(math.id, q.id, q.solution) for q in math.questions if q.solution]
+    math_sols = [(math.id, q.id, q.solution) for q in math.questions if q.solution and "math500" in sources]
     gsm_sols: list[tuple[str, str, str]] = []
     with (data_dir / "gsm8k_model_solutions.jsonl").open(encoding="utf-8") as fh:
         for q, line in zip(gsm.questions, fh, strict=True):
             row = json.loads(line)
             gsm_sols += [(gsm.id, q.id, v["solution"]) for v in row.values()
-                         if isinstance(v, dict) and v.get("solution")]
+                         if isinstance(v, dict) and v.get("solution") and "gsm8k" in sources]
     mixed: list[tuple[str, str, str]] = []
     for i in range(max(len(math_sols), len(gsm_sols))):
         mixed += [s for s in (math_sols[i] if i < len(math_sols) else None,
@@ -55,9 +60,9 @@ def _variant_text(text: str) -> str:
 
 
 def write_synthetic_run(root: Path, n_records: int, data_dir: Path, *, solutions: int | None = None,
-                        seed: int = 0) -> RunStore:
+                        seed: int = 0, sources: tuple[Source, ...] = ("math500", "gsm8k")) -> RunStore:
     """A run of `n_records` records at `root` from the first `solutions` real solutions (all when None)."""
-    exams, sols = real_solutions(data_dir, solutions)
+    exams, sols = real_solutions(data_dir, solutions, sources)
     store = RunStore(root)
     root.mkdir(parents=True, exist_ok=True)
     now = datetime(2025, 1, 1, tzinfo=UTC)

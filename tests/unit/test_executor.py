@@ -1,0 +1,134 @@
+"""The analysis executor: order, bounded reading ahead, options, and the Ray-less error."""
+
+from __future__ import annotations
+
+import builtins
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from mathlens.analyze.executor import ExecutorOptions, LocalExecutor, open_executor, run_batch
+from mathlens.errors import UserError
+
+
+def _slow_square(x: int) -> int:
+    time.sleep(0.001 * (x % 5))  # later items often finish first
+    return x * x
+
+
+def test_results_come_back_in_input_order_with_threads() -> None:
+    ex = LocalExecutor(3, batch=4, in_flight=3)
+    try:
+        got = list(ex.map(_slow_square, range(101)))
+    finally:
+        ex.close()
+    assert got == [x * x for x in range(101)]
+
+
+def test_one_worker_runs_in_the_calling_thread() -> None:
+    seen: set[int] = set()
+
+    def where(x: int) -> int:
+        seen.add(threading.get_ident())
+        return x
+
+    assert list(LocalExecutor(1).map(where, range(10))) == list(range(10))
+    assert seen == {threading.get_ident()}
+
+
+def test_items_are_read_a_bounded_distance_ahead() -> None:
+    """However long the input, at most in_flight batches (plus the one being formed) are read
+    before the first result is consumed."""
+    read = 0
+
+    def items() -> Iterator[int]:
+        nonlocal read
+        for i in range(10_000):
+            read += 1
+            yield i
+
+    ex = LocalExecutor(2, batch=5, in_flight=3)
+    try:
+        results = ex.map(lambda x: x, items())
+        assert next(results) == 0
+        assert read <= 5 * (3 + 1)
+        for _ in range(20):
+            next(results)
+        assert read <= 5 * (3 + 1) + 21
+    finally:
+        ex.close()
+
+
+def test_a_failing_item_raises_in_the_consumer() -> None:
+    def boom(x: int) -> int:
+        if x == 7:
+            raise ValueError("seven")
+        return x
+
+    ex = LocalExecutor(2, batch=2)
+    try:
+        with pytest.raises(ValueError, match="seven"):
+            list(ex.map(boom, range(20)))
+    finally:
+        ex.close()
+
+
+def test_run_batch_applies_the_function_to_each_item() -> None:
+    assert run_batch(str, [1, 2]) == ["1", "2"]
+
+
+def test_options_are_typed_and_closed() -> None:
+    with pytest.raises(ValidationError):
+        ExecutorOptions(kind="dask")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        ExecutorOptions(workers=0)
+    with pytest.raises(ValidationError):
+        ExecutorOptions.model_validate({"kind": "local", "threads": 2})
+    ex = open_executor(ExecutorOptions(), default_workers=3)
+    assert ex.kind == "local" and ex.workers == 3
+    ex = open_executor(ExecutorOptions(workers=1), default_workers=3)
+    assert ex.workers == 1
+
+
+def test_an_address_without_ray_is_refused() -> None:
+    with pytest.raises(UserError, match="--executor ray"):
+        open_executor(ExecutorOptions(address="127.0.0.1:6379"))
+
+
+def test_ray_missing_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_import = builtins.__import__
+
+    def no_ray(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "ray" or name.startswith("ray."):
+            raise ImportError("No module named 'ray'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ray)
+    with pytest.raises(UserError, match=r"mathlens\[ray\]"):
+        open_executor(ExecutorOptions(kind="ray"))
+
+
+def test_cli_without_ray_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    from tests.unit.grading_run_helpers import make_run
+    from typer.testing import CliRunner
+
+    from mathlens.cli.main import app
+
+    store = make_run(tmp_path)
+    real_import = builtins.__import__
+
+    def no_ray(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "ray" or name.startswith("ray."):
+            raise ImportError("No module named 'ray'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ray)
+    result = CliRunner().invoke(app, ["analyze", str(store.root), "--only", "answers", "--executor", "ray"])
+    assert result.exit_code != 0
+    assert "mathlens[ray]" in result.output
+    bad = CliRunner().invoke(app, ["analyze", str(store.root), "--executor", "spark"])
+    assert bad.exit_code != 0 and "local or ray" in bad.output
