@@ -60,8 +60,12 @@ def _variant_text(text: str) -> str:
 
 
 def write_synthetic_run(root: Path, n_records: int, data_dir: Path, *, solutions: int | None = None,
-                        seed: int = 0, sources: tuple[Source, ...] = ("math500", "gsm8k")) -> RunStore:
-    """A run of `n_records` records at `root` from the first `solutions` real solutions (all when None)."""
+                        seed: int = 0, sources: tuple[Source, ...] = ("math500", "gsm8k"),
+                        configurations: int = 1) -> RunStore:
+    """A run of `n_records` records at `root` from the first `solutions` real solutions (all when None),
+    spread over `configurations` configurations (``c0``, ``c1``, ...; ``baseline`` when there is one)
+    in turn, so that a question's records per configuration stay as many as the run grows."""
+    names = ["baseline"] if configurations == 1 else [f"c{j}" for j in range(configurations)]
     exams, sols = real_solutions(data_dir, solutions, sources)
     store = RunStore(root)
     root.mkdir(parents=True, exist_ok=True)
@@ -70,7 +74,8 @@ def write_synthetic_run(root: Path, n_records: int, data_dir: Path, *, solutions
         run_id=f"synthetic-{n_records}", mathlens_version="synthetic", created_at=now, finished_at=now,
         items=[ItemSource(source=str(data_dir / "math500_test.jsonl")),
                ItemSource(source=str(data_dir / "gsm8k_test.jsonl"))],
-        models=[ModelEntry(spec=MODEL)], generate=GenerateConfig(), system_role="Solve the problem.",
+        models=[ModelEntry(spec=MODEL)], configurations=names, generate=GenerateConfig(),
+        system_role="Solve the problem.",
         ablation={"elements": ["number"], "synthetic": True}, total_tasks=n_records))
     store.write_items(exams)
     rng = random.Random(seed)
@@ -85,13 +90,14 @@ def write_synthetic_run(root: Path, n_records: int, data_dir: Path, *, solutions
     with store.records_path.open("w", encoding="utf-8") as out:
         window: list[str] = []
         for i in range(n_records):
-            slot, variant_side = divmod(i, 2)
+            conf_slot, conf = divmod(i, len(names))
+            slot, variant_side = divmod(conf_slot, 2)
             exam_id, question_id, text = sols[slot % len(sols)]
             repeat = (slot // len(sols)) * per_question + ordinal[slot % len(sols)]
             variant = ABLATION if variant_side else Variant()
             record = RunRecord(
-                key=f"{MODEL}|baseline|{exam_id}|{question_id}|{variant.name}|r{repeat}", model=MODEL,
-                configuration="baseline", exam_id=exam_id, question_id=question_id, variant=variant,
+                key=f"{MODEL}|{names[conf]}|{exam_id}|{question_id}|{variant.name}|r{repeat}", model=MODEL,
+                configuration=names[conf], exam_id=exam_id, question_id=question_id, variant=variant,
                 repeat=repeat, messages=[Message(role="user", content=question_id)], config=config,
                 request_hash=f"h{i}", content_hash=f"c{i}",
                 response=_variant_text(text) if variant_side else text, finish_reason="stop", created_at=now)

@@ -14,7 +14,7 @@ Memory does not grow with the documents' entries: the run's records are read twi
 step shares, once for the question rows) and each record's flow and answers entries are read
 alongside (`_Aligned`: both documents are written in record order, so each is walked once; a
 record met out of order is fetched by byte offset). The question rows keep, per record, only the
-verdicts of its checked steps, not its labels.
+verdicts of its checked steps, not its labels, and share one `RecordRef` per question and cell.
 """
 
 from __future__ import annotations
@@ -141,6 +141,7 @@ class _Inputs:
     def facts(self, store: RunStore, *, labels: bool = True) -> Iterator[RecordFacts]:
         """Every record's facts, in record order (`labels=False`: checked steps' verdicts only)."""
         rubric = self.basis == "rubric"
+        refs: dict[tuple[str, ...], RecordRef] = {}
         flows: _Aligned[FlowRecord] | None = _Aligned(FLOW, self.root) if self.has_flow else None
         answers: _Aligned[AnswerRecord] | None = _Aligned(ANSWERS, self.root) if self.has_answers else None
         for rec in store.records():
@@ -156,7 +157,11 @@ class _Inputs:
                 self.hybrid_used |= used
                 if not labels:
                     steps = tuple(_CHECKED[s.verdict] for s in steps if s.checked)
-            yield RecordFacts(ref=RecordRef.of(rec), answer=status,
+            ref = RecordRef.of(rec)
+            if not labels:  # question rows read only the question and the cell: one shared ref per cell
+                ref = refs.setdefault((ref.exam_id, ref.question_id, ref.model, ref.configuration, ref.variant,
+                                       ref.variant_kind), ref)
+            yield RecordFacts(ref=ref, answer=status,
                               fraction=self.rubric.get(rec.key) if rubric else fraction, steps=steps)
 
 
