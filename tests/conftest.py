@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,3 +90,25 @@ def mock_model(tmp_path: Path) -> Any:
         )
 
     return make
+
+
+#: Debian's chromium, driven by Playwright for the report's browser tests
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+#: headless, and nothing that reaches for the network on its own
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """A headless Chromium (skipped with the reason when Chromium or Playwright is missing)."""
+    if CHROMIUM is None:
+        pytest.skip("Chromium not installed (Debian package `chromium`)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("the Python package `playwright` is not installed")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

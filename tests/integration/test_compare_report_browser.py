@@ -8,8 +8,6 @@ side-by-side view with run A's response and run B's response and both verdicts.
 from __future__ import annotations
 
 import importlib.util
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -20,9 +18,6 @@ from mathlens.report import write_report
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
@@ -35,19 +30,6 @@ def _helpers() -> ModuleType:
     spec.loader.exec_module(mod)
     return mod
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if CHROMIUM is None:
-        pytest.skip("Chromium not installed (Debian package `chromium`)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the Python package `playwright` is not installed")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")

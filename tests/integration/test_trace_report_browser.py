@@ -10,20 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mathlens.report import write_report
-
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
@@ -40,19 +34,6 @@ def _cli(*args: str, cache: Path) -> None:
                          timeout=600, env={**os.environ, "MATHLENS_CACHE_DIR": str(cache)})
     assert res.returncode == 0, res.stderr[-2000:]
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if CHROMIUM is None:
-        pytest.skip("Chromium not installed (Debian package `chromium`)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the Python package `playwright` is not installed")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
