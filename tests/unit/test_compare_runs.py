@@ -160,22 +160,32 @@ def test_same_run_twice_is_all_ties(two_runs: tuple[Path, Path, dict[str, Any]],
     assert c["changed"] == [] and c["pairing"]["only_a"] == 0
 
 
-def test_two_models_pair_only_by_model_and_repeats_pair_by_number(tmp_path: Path) -> None:
+def test_two_runs_of_two_models_pair_on_the_rest_and_repeats_pair_by_number(tmp_path: Path) -> None:
     a = mock_run(tmp_path, "m1", [1, 2, 3], {1, 2}, model="mock/one", repeats=2)
     b = mock_run(tmp_path, "m2", [1, 2, 3], {1, 3}, model="mock/two")
-    (c,) = cli_json("compare", str(a), str(b), cache=tmp_path)["comparisons"]
-    # the model is part of an item's identity: nothing pairs, and every item is listed, not dropped
-    assert (c["pairing"]["paired"], c["pairing"]["only_a"], c["pairing"]["only_b"]) == (0, 6, 3)
-    assert metric(c, "accuracy")["status"] == "no_pairs"
-    report = cli_json("compare", str(a), str(b), "--by", "model", cache=tmp_path)
-    (c,) = report["comparisons"]
+    plain = cli_json("compare", str(a), str(b), cache=tmp_path)
+    by_model = cli_json("compare", str(a), str(b), "--by", "model", cache=tmp_path)
+    # each run holds one model, a different one: the model is the change compared, not part of an item
+    assert "but model" in plain["rule"]
+    for report in (plain, by_model):
+        (c,) = report["comparisons"]
+        assert "model" not in c["pairing"]["key"]
+        # repeat 0 meets repeat 0; run A's second repeats have no partner and are listed, not dropped
+        assert (c["pairing"]["paired"], c["pairing"]["only_a"], c["pairing"]["only_b"]) == (3, 3, 0)
+        assert sorted(c["pairing"]["only_a_ids"]) == ["arith/q1 · r1", "arith/q2 · r1", "arith/q3 · r1"]
+        acc = metric(c, "accuracy")
+        assert (acc["n"], acc["b"], acc["c"]) == (3, 1, 1)  # q2 broken, q3 fixed
+        assert {ch["item"] for ch in c["changed"]} == {"arith/q2 · r0", "arith/q3 · r0"}
+    (c,) = by_model["comparisons"]
     assert (c["a"]["value"], c["b"]["value"]) == ("mock/one", "mock/two")
-    # repeat 0 meets repeat 0; run A's second repeats have no partner
-    assert (c["pairing"]["paired"], c["pairing"]["only_a"], c["pairing"]["only_b"]) == (3, 3, 0)
-    assert sorted(c["pairing"]["only_a_ids"]) == ["arith/q1 · r1", "arith/q2 · r1", "arith/q3 · r1"]
-    acc = metric(c, "accuracy")
-    assert (acc["n"], acc["b"], acc["c"]) == (3, 1, 1)  # q2 broken, q3 fixed
-    assert {ch["item"] for ch in c["changed"]} == {"arith/q2 · r0", "arith/q3 · r0"}
+
+
+def test_a_field_shared_by_both_runs_stays_in_the_key(tmp_path: Path) -> None:
+    a = mock_run(tmp_path, "s1", [1, 2, 3], {1, 2})
+    b = mock_run(tmp_path, "s2", [1, 2], {1})
+    (c,) = cli_json("compare", str(a), str(b), cache=tmp_path)["comparisons"]
+    assert c["pairing"]["key"] == ["model", "configuration", "exam_id", "question_id", "variant", "repeat"]
+    assert (c["pairing"]["paired"], c["pairing"]["only_a"], c["pairing"]["only_b"]) == (2, 1, 0)
 
 
 # -- one run, several configurations or variants (records written through RunStore) ---------------

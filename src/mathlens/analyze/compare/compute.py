@@ -2,7 +2,9 @@
 
 **Sides.** `plan_sides` turns the runs and `--by` into pairs of sides:
 
-* two runs, no `--by`: run A against run B;
+* two runs, no `--by`: run A against run B. A field that holds one value in each run and a
+  different one in the other (the model of a run A and a run B that tried a new model, or
+  their configuration) is the change being compared, so it is left out of the pairing key;
 * two runs, `--by F`: run A's value of F against run B's (each run must hold one value of F);
 * one run, `--by F`: each value of F against a reference value: `baseline` for configurations
   (else the first one met), `original` for variants (the unmodified prompt against each ablation
@@ -56,6 +58,8 @@ class SideSpec:
     run: RunValues
     by: By | None = None
     value: str | None = None
+    #: fields left out of the pairing key besides `by` (two runs that differ in them: module notes)
+    unpaired: tuple[str, ...] = ()
 
     def refs(self) -> list[RecordRef]:
         if self.by is None:
@@ -75,7 +79,13 @@ def plan_sides(runs: Sequence[RunValues], by: By | None) -> tuple[list[tuple[Sid
     if len(runs) == 2:
         a, b = runs
         if by is None:
-            return [(SideSpec(a), SideSpec(b))], "run A against run B, items paired on every record field"
+            changed = tuple(f for f in ("model", "configuration")
+                            if len(va := _values(a, f)) == 1 and len(vb := _values(b, f)) == 1 and va != vb)
+            if not changed:
+                return [(SideSpec(a), SideSpec(b))], "run A against run B, items paired on every record field"
+            return ([(SideSpec(a, unpaired=changed), SideSpec(b, unpaired=changed))],
+                    f"run A against run B, items paired on every record field but {' and '.join(changed)} "
+                    "(one value per run, different in each)")
         va, vb = _values(a, by), _values(b, by)
         for run, vals in ((a, va), (b, vb)):
             if len(vals) != 1:
@@ -163,7 +173,7 @@ def _test(metric: MetricName, xs: list[float], ys: list[float], missing: int, op
 
 def compare_sides(index: int, sa: SideSpec, sb: SideSpec, opts: CompareOptions) -> Comparison:
     """One comparison: pairing, every metric, and the items whose verdict changed."""
-    fields = tuple(f for f in KEY_FIELDS if f != sa.by)
+    fields = tuple(f for f in KEY_FIELDS if f != sa.by and f not in sa.unpaired)
     side_a = {_key(r, fields): r for r in sa.refs()}
     side_b = {_key(r, fields): r for r in sb.refs()}
     paired = [k for k in side_a if k in side_b]
