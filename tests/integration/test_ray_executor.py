@@ -48,18 +48,20 @@ def _ray_stop() -> None:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
-    """A one-node Ray cluster on 127.0.0.1 (2 CPUs, 200 MB object store); its address."""
-    port = _free_port()
+def cluster() -> Iterator[tuple[str, str]]:
+    """A one-node Ray cluster on 127.0.0.1 (2 CPUs, 200 MB object store): its GCS address and its
+    Ray Client (`ray://`) address."""
+    port, client_port = _free_port(), _free_port()
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
     started = subprocess.run(
         [str(RAY), "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1", "--num-cpus=2",
-         "--include-dashboard=false", "--object-store-memory=200000000", "--disable-usage-stats"],
+         "--include-dashboard=false", "--object-store-memory=200000000", "--disable-usage-stats",
+         f"--ray-client-server-port={client_port}"],
         capture_output=True, text=True, timeout=300, env=env, check=False)
     try:
         if started.returncode != 0:
             pytest.fail(f"ray start failed: {started.stderr[-2000:]}")
-        yield f"127.0.0.1:{port}"
+        yield f"127.0.0.1:{port}", f"ray://127.0.0.1:{client_port}"
     finally:
         _ray_stop()
 
@@ -69,7 +71,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("ray-runs")
     first = write_synthetic_run(base / "local", 48, DATA, solutions=24, seed=3, sources=("gsm8k",)).root
     out = {"local": first}
-    for name in ("ray-private", "ray-address"):
+    for name in ("ray-private", "ray-address", "ray-client"):
         shutil.copytree(first, base / name)
         out[name] = base / name
     return out
@@ -112,11 +114,15 @@ def test_private_ray_cluster_matches_local_pool(runs: dict[str, Path]) -> None:
     assert flow["summary"]["analysed"] == 48  # real work was compared, not two empty documents
 
 
-def test_ray_cluster_joined_by_address_matches_local_pool(runs: dict[str, Path], cluster: str) -> None:
+@pytest.mark.parametrize("how", ["ray-address", "ray-client"])
+def test_ray_cluster_joined_by_address_matches_local_pool(runs: dict[str, Path], cluster: tuple[str, str],
+                                                          how: str) -> None:
+    """Joined at its GCS address, or through Ray Client (`ray://HOST:PORT`)."""
     if not (runs["local"] / "analysis" / "flow.jsonl").is_file():
         _analyze(runs["local"], "--only", ",".join(DOCUMENTS))
-    _analyze(runs["ray-address"], "--only", ",".join(DOCUMENTS), "--executor", "ray", "--address", cluster)
-    _same_documents(runs["local"], runs["ray-address"])
+    address = cluster[0] if how == "ray-address" else cluster[1]
+    _analyze(runs[how], "--only", ",".join(DOCUMENTS), "--executor", "ray", "--address", address)
+    _same_documents(runs["local"], runs[how])
 
 
 def test_unreachable_address_is_a_user_error(runs: dict[str, Path]) -> None:

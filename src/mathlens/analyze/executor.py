@@ -31,6 +31,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import islice
+from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -164,6 +165,23 @@ def _check_reachable(address: str, timeout_s: float = 10.0) -> None:
                         f"({exc.strerror or exc}); start it with `ray start --head --port={port}`") from None
 
 
+def client_auth(address: str) -> None:
+    """Let a Ray Client (``ray://``) connection carry the cluster's token.
+
+    Recent Ray releases turn token authentication on by default, and a Ray Client connection sends
+    the token only when ``RAY_AUTH_MODE=token`` is set on the client side; without it the
+    connection times out after half a minute with no reason given. When the user has not chosen a
+    mode and a token is at hand (``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH`` or Ray's default file
+    ``~/.ray/auth_token``), token mode is set for this process. A cluster without authentication
+    ignores the token, so this never breaks a connection that would have worked.
+    """
+    if not address.startswith("ray://") or "RAY_AUTH_MODE" in os.environ:
+        return
+    if os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH") or \
+            (Path.home() / ".ray" / "auth_token").is_file():
+        os.environ["RAY_AUTH_MODE"] = "token"
+
+
 class RayExecutor:
     """Batches as Ray tasks on a cluster (joined by address, or a private local one)."""
 
@@ -179,6 +197,7 @@ class RayExecutor:
                                       "configure_logging": False}
             if options.address:
                 _check_reachable(options.address)
+                client_auth(options.address)
             try:
                 if options.address:
                     ray.init(address=options.address, **kwargs)
