@@ -246,3 +246,29 @@ def test_several_base_urls_are_refused_for_ollama(tmp_path: Path) -> None:
                            "--base-url", "http://127.0.0.1:1", "--base-url", "http://127.0.0.1:2", "--out",
                            str(tmp_path / "run")], env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "pools of replicas are for openai/ models" in proc.stderr
+
+
+async def test_a_replica_that_never_answers_is_taken_out_by_the_callers_timeouts(tmp_path: Path) -> None:
+    """A replica that accepts requests and sits on them is seen only through the run's timeout: two
+    requests given up on after `hang_s` take it out, and every task still ends with one good record."""
+    data = _dataset(tmp_path / "q.jsonl", 12)
+    hasty = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05, timeout_s=1.5)
+    with StandinServer(delay_s=0.02) as fast, StandinServer(delay_s=6.0) as hung:
+        manifest = _manifest(data, [hung.url + "/v1", fast.url + "/v1"], hang_s=1.0, failure_threshold=2,
+                             probe_s=60)
+        store = RunStore(tmp_path / "run")
+        store.write_manifest(manifest)
+        models = build_models(manifest, None, hasty, concurrency=2)
+        await execute(store, manifest, models)
+        (model,) = models.values()
+        pool = model.provider.pool()
+        assert pool is not None
+        states = {s.url: s.state for s in pool.stats()}
+        await model.aclose()
+        sent_to_hung = _chat_requests(hung)
+        hung.kill()
+    recs = list(store.records())
+    assert len(recs) == 12 and len({r.key for r in recs}) == 12
+    assert all(r.status == "ok" and r.replica == fast.url + "/v1" for r in recs)
+    assert states[hung.url + "/v1"] == "out"
+    assert sent_to_hung <= 4  # its first requests only: no task kept landing on it

@@ -176,6 +176,21 @@ async def test_a_reply_of_any_kind_resets_the_failure_count() -> None:
     assert not r0.out and r0.errors == 3 and r0.ok == 1
 
 
+async def test_a_request_the_caller_gave_up_on_late_counts_as_a_failure() -> None:
+    """A replica that accepts connections and never answers only shows as the caller's timeouts."""
+    pool = _pool(n=2, failure_threshold=2, hang_s=30.0)
+    r0 = pool.replicas[0]
+    for latency in (0.2, 1.0):  # cancelled quickly (the run was stopped): nothing learnt
+        assert await pool.acquire(exclude={"http://r1"}) is r0
+        pool.release(r0, "cancelled", epoch=r0.limiter.epoch, latency_s=latency)
+    assert r0.failures == 0 and not r0.out
+    for _ in range(2):  # the caller's timeout ran out on this replica twice in a row
+        assert await pool.acquire(exclude={"http://r1"}) is r0
+        pool.release(r0, "cancelled", epoch=r0.limiter.epoch, latency_s=31.0)
+    assert r0.out and r0.errors == 2
+    await pool.aclose()
+
+
 async def test_a_replica_that_is_out_is_probed_back_in_at_its_starting_limit() -> None:
     answers = [False, True]
     probed: list[str] = []

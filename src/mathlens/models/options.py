@@ -138,6 +138,8 @@ class OpenAIOptions(HttpOptions):
     failure_threshold: int = Field(3, ge=1, le=1000, description="failures in a row that take a replica out")
     probe_s: float = Field(1.0, gt=0, le=300, description="first wait before probing a replica that is out "
                            "(doubles up to 30 s)")
+    hang_s: float = Field(30.0, gt=0, le=3600, description="a request the run's timeout gave up on after this "
+                          "many seconds counts as a replica failure (a replica that never answers)")
 
     def replica_urls(self, default: str) -> tuple[str, ...]:
         """Every server of this model: `base_url` (or `default`) when no `base_urls` are given, else

@@ -88,7 +88,8 @@ class OpenAIProvider(Provider):
         self._client = make_client(timeout_option(options))
         self._pool = ReplicaPool(urls, PoolSettings(
             max_concurrency=settings.max_concurrency, latency_factor=settings.latency_factor,
-            failure_threshold=settings.failure_threshold, probe_s=settings.probe_s),
+            failure_threshold=settings.failure_threshold, probe_s=settings.probe_s,
+            hang_s=settings.hang_s),
             probe=self._healthy, start=self.default_concurrency)
 
     def identity(self) -> dict[str, Any]:

@@ -15,7 +15,8 @@ several. The pool decides three things:
   last decrease does not cut again (the burst of 429s one overload causes counts once). A
   `Retry-After` makes the replica rest (no new requests) for that long, capped at `MAX_REST_S`.
 - **Which replicas are in service.** A replica that fails `failure_threshold` times in a row
-  (connection refused or dropped, HTTP 5xx) is taken out, unless it is the last one in service
+  (connection refused or dropped, HTTP 5xx, or a request the caller's timeout gave up on after
+  `hang_s` seconds or more: a replica that accepts connections and never answers) is taken out, unless it is the last one in service
   (then its failures go back to the caller's retry policy, and the requests become error records
   if they keep failing). A replica that is out is probed with `GET {base}/models` (any
   OpenAI-compatible server answers it), after `probe_s`, then twice as long each time up to
@@ -172,6 +173,8 @@ class PoolSettings:
     failure_threshold: int = 3
     probe_s: float = 1.0
     max_rest_s: float = MAX_REST_S
+    #: a request cancelled by the caller's timeout after this many seconds counts as a failure
+    hang_s: float = 30.0
 
     def ceiling(self, start: int) -> int:
         return max(start, self.max_concurrency if self.max_concurrency is not None else 4 * start)
@@ -314,7 +317,11 @@ class ReplicaPool:
 
         `ok`: an answer; `overloaded`: a 429; `failed`: no answer or a 5xx (counts towards taking
         the replica out); `refused`: a 4xx the request itself caused (the replica is fine);
-        `cancelled`: the caller gave up (a timeout), nothing learnt."""
+        `cancelled`: the caller gave up. A cancellation after `hang_s` or more is the caller's
+        timeout running out on this replica, and counts as a failure (a hung replica would
+        otherwise keep taking requests); a quicker one (the run being stopped) teaches nothing."""
+        if outcome == "cancelled" and latency_s is not None and latency_s >= self.settings.hang_s:
+            outcome = "failed"
         in_flight = replica.in_flight
         replica.in_flight = max(0, in_flight - 1)
         if outcome == "ok":
