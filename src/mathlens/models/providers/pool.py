@@ -18,10 +18,9 @@ several. The pool decides three things:
   (connection refused or dropped, HTTP 5xx, or a request the caller's timeout gave up on after
   `hang_s` seconds or more: a replica that accepts connections and never answers) is taken out,
   unless it is the last one in service (then its failures go back to the caller's retry policy,
-  and the requests become error records
-  if they keep failing). A replica that is out is probed with `GET {base}/models` (any
-  OpenAI-compatible server answers it), after `probe_s`, then twice as long each time up to
-  `PROBE_MAX_S`; when a probe succeeds it comes back at its starting limit.
+  and the requests become error records if they keep failing). A replica that is out is probed
+  with `GET {base}/models` (any OpenAI-compatible server answers it), after `probe_s`, then twice
+  as long each time up to `PROBE_MAX_S`; when a probe succeeds it comes back at its starting limit.
 
 The pool never sends one request twice on its own account: the backend asks for a replica, sends
 the request, and reports the outcome with `release`; a request that failed on one replica may be
