@@ -93,3 +93,17 @@ def test_rubric_judge_sees_the_visible_answer_only() -> None:
                                                        evidence))
     assert "Final answer: 42" in sent and "SCRATCH" not in sent and "41" not in sent
     assert evidence.final_answer is not None and "42" in evidence.final_answer
+
+
+def test_the_report_says_which_bounds_cut_an_analysis() -> None:
+    from mathlens.analyze.flow.models import FlowRecord
+    from mathlens.report.flowdata import read_flow
+    from mathlens.runs.documents import RecordRef
+
+    text = "".join(f"Step {i}: {i} + 1 = {i + 1}.\n\n" for i in range(30))
+    result = analyze_solution(text, None, FlowConfig(verify=VerifyConfig(solution_budget_s=0.0)))
+    ref = RecordRef.of(_record("Final answer: 31", text))
+    shown = dict(read_flow(FlowRecord(record=ref, status="ok", result=result)).metrics)
+    assert shown["analysed in part"] == f"steps checked: 0 of {len(result.steps)} (limit 0 s of checks)"
+    whole = analyze_solution("Step 1: 2 + 2 = 4.", None, FlowConfig())
+    assert "analysed in part" not in dict(read_flow(FlowRecord(record=ref, status="ok", result=whole)).metrics)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mathlens.analyze.flow.models import DEFAULT_DEPTH, FLOW, DepthDefinition, FlowRecord, StepReport
+from mathlens.analyze.flow.models import DEFAULT_DEPTH, FLOW, DepthDefinition, FlowCap, FlowRecord, StepReport
 from mathlens.report.graph import StepNode
 
 
@@ -59,6 +59,18 @@ def _step(s: StepReport) -> FlowStep:
                     detail=reason or s.check_error or None, redundant=s.redundant)
 
 
+#: what each bound counts, as the page names it (`FlowCap.limit`)
+_CAP_WHAT = {"text_chars": ("characters read", "characters"), "steps": ("steps analysed", "steps"),
+             "math_snippets": ("steps checked", "math snippets"), "time_budget": ("steps checked", "s of checks")}
+
+
+def cap_text(cap: FlowCap) -> str:
+    """One bound that cut an analysis short, in words: 'steps analysed: 300 of 612 (limit 300 steps)'."""
+    counted, unit = _CAP_WHAT[cap.limit]
+    total = f" of {cap.total}" if cap.total is not None else ""
+    return f"{counted}: {cap.analysed}{total} (limit {cap.bound:g} {unit})"
+
+
 def read_flow(entry: FlowRecord) -> FlowView:
     """A `FlowView` of one record's flow entry."""
     res = entry.result
@@ -71,6 +83,8 @@ def read_flow(entry: FlowRecord) -> FlowView:
         val = getattr(m, name)
         if val is not None:
             shown.append((label, round(val, 3) if isinstance(val, float) else val))
+    if res.capped:  # nothing is cut silently: say which bounds stopped this analysis
+        shown.append(("analysed in part", "; ".join(cap_text(c) for c in res.capped)))
     return FlowView(
         status=res.status, steps=tuple(_step(s) for s in res.steps),
         edges=tuple((e.source, e.target) for e in res.edges), complexity=m.complexity_score,
