@@ -134,8 +134,9 @@ def test_two_runs_text_csv_and_document(two_runs: tuple[Path, Path, dict[str, An
     a, b, _ = two_runs
     table = tmp_path / "cmp.csv"
     out = tmp_path / "cmpdoc"
+    changed = tmp_path / "changed.csv"
     res = cli("compare", str(a), str(b), "--csv", str(table), "--out", str(out), "--correction", "bh",
-              env={"COLUMNS": "200"})
+              "--changed-csv", str(changed), env={"COLUMNS": "200"})
     assert "only in A: arith/q8" in res.output and "McNemar b=3 c=2" in res.output
     assert "mathlens grade" in res.output and "Changed verdicts: 3 correct→wrong, 2 wrong→correct" in res.output
     rows = list(csv.DictReader(table.open(encoding="utf-8")))
@@ -150,6 +151,10 @@ def test_two_runs_text_csv_and_document(two_runs: tuple[Path, Path, dict[str, An
     entries = list(COMPARE.entries(out))
     assert sorted(e.item for e in entries) == ["arith/q3", "arith/q4", "arith/q5", "arith/q6", "arith/q7"]
     assert doc.envelope.entries == 5 and doc.summary.comparisons[0].pairing.only_b_ids == ["arith/q9"]
+    flips = {r["item"]: r["direction"] for r in csv.DictReader(changed.open(encoding="utf-8"))}
+    # the fixture's answers: q3-q5 right only in A, q6-q7 right only in B
+    assert flips == {**{f"arith/q{k}": "correct_to_wrong" for k in (3, 4, 5)},
+                     **{f"arith/q{k}": "wrong_to_correct" for k in (6, 7)}}
 
 
 def test_same_run_twice_is_all_ties(two_runs: tuple[Path, Path, dict[str, Any]], tmp_path: Path) -> None:

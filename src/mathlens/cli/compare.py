@@ -4,7 +4,8 @@ Prints, per comparison, how the items paired (and which were on one side only), 
 metric (means, the difference B - A with its bootstrap CI, the test, the raw and the corrected
 p-value) with the metrics that could not be computed and the command that makes them, and the
 items whose final answer went from correct to wrong or back. `--json` prints the `CompareReport`,
-`--csv PATH` writes the metric rows, `--out DIR` writes the `COMPARE` document
+`--csv PATH` writes the metric rows, `--changed-csv PATH` the items whose verdict changed (up to
+`--max-listed` per comparison), `--out DIR` writes the `COMPARE` document
 (`DIR/analysis/compare.jsonl`). The statistics are described in docs/compare.md.
 """
 
@@ -108,6 +109,25 @@ def write_csv(report: CompareReport, path: Path) -> int:
     return rows
 
 
+CHANGED_COLUMNS = ("comparison", "a", "b", "item", "direction", "status_a", "status_b", "answer_a", "answer_b",
+                   "record_a", "record_b")
+
+
+def write_changed_csv(report: CompareReport, path: Path) -> int:
+    """One row per item whose verdict changed (formula-looking text escaped); returns the row count."""
+    rows = 0
+    with Path(path).open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(CHANGED_COLUMNS)
+        for c in report.comparisons:
+            for ch in c.changed:
+                row = (c.index, c.a.label, c.b.label, ch.item, ch.direction, ch.status_a, ch.status_b,
+                       ch.predicted_a, ch.predicted_b, ch.record.key, ch.record_b.key)
+                writer.writerow([csv_cell(v) for v in row])
+                rows += 1
+    return rows
+
+
 def write_document(report: CompareReport, runs: list[Path], out: Path) -> Path:
     """The `COMPARE` document in `out/analysis/compare.jsonl` (summary + one entry per changed item)."""
     stores = [RunStore(r) for r in runs]
@@ -134,6 +154,8 @@ def compare(
     max_listed: int = typer.Option(500, "--max-listed", min=0, max=100_000,
                                    help="Most ids listed per unpaired side and of changed items."),
     csv_path: Path | None = typer.Option(None, "--csv", help="Write the metric rows to this CSV file."),
+    changed_csv: Path | None = typer.Option(None, "--changed-csv", help="Write the items whose verdict changed "
+                                            "to this CSV file."),
     out: Path | None = typer.Option(None, "--out", help="Write the COMPARE document to DIR/analysis/compare.jsonl."),
     json_out: bool = JSON_OPTION,
 ) -> None:
@@ -153,6 +175,9 @@ def compare(
     if csv_path is not None:
         write_csv(report, csv_path)
         written.append(str(csv_path))
+    if changed_csv is not None:
+        write_changed_csv(report, changed_csv)
+        written.append(str(changed_csv))
     if out is not None:
         written.append(str(write_document(report, runs, out)))
     if json_out:
