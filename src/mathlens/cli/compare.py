@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+from collections.abc import Iterable
 from pathlib import Path
 
 import typer
@@ -22,7 +23,7 @@ from mathlens.analyze.compare import COMPARE, CompareOptions, CompareReport, com
 from mathlens.analyze.compare.models import By, Comparison, CorrectionName
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
 from mathlens.errors import UserError
-from mathlens.report.tables import csv_cell
+from mathlens.report.tables import Cell, csv_cell
 from mathlens.runs.documents import records_digest
 from mathlens.runs.store import RunStore
 
@@ -93,20 +94,25 @@ def _print_one(c: Comparison, opts: CompareOptions) -> None:
         out_console.print(changed)
 
 
-def write_csv(report: CompareReport, path: Path) -> int:
-    """One row per comparison and metric (raw numbers, formula-looking text escaped); returns the row count."""
-    rows = 0
+def _write_rows(path: Path, columns: tuple[str, ...], rows: Iterable[tuple[Cell, ...]]) -> int:
+    """A CSV file of `columns` and `rows` (formula-looking text escaped); returns the row count."""
+    count = 0
     with Path(path).open("w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(CSV_COLUMNS)
-        for c in report.comparisons:
-            for m in c.metrics:
-                row = (c.index, c.a.label, c.b.label, c.pairing.paired, c.pairing.only_a, c.pairing.only_b, m.metric,
-                       m.status, m.n, m.missing, m.mean_a, m.mean_b, m.delta, m.ci_low, m.ci_high, m.test, m.p_value,
-                       m.p_adjusted, m.significant, m.b, m.c, m.reason, m.command)
-                writer.writerow([csv_cell(v) for v in row])
-                rows += 1
-    return rows
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([csv_cell(v) for v in row])
+            count += 1
+    return count
+
+
+def write_csv(report: CompareReport, path: Path) -> int:
+    """One row per comparison and metric (raw numbers); returns the row count."""
+    return _write_rows(path, CSV_COLUMNS, (
+        (c.index, c.a.label, c.b.label, c.pairing.paired, c.pairing.only_a, c.pairing.only_b, m.metric, m.status,
+         m.n, m.missing, m.mean_a, m.mean_b, m.delta, m.ci_low, m.ci_high, m.test, m.p_value, m.p_adjusted,
+         m.significant, m.b, m.c, m.reason, m.command)
+        for c in report.comparisons for m in c.metrics))
 
 
 CHANGED_COLUMNS = ("comparison", "a", "b", "item", "direction", "status_a", "status_b", "answer_a", "answer_b",
@@ -114,18 +120,11 @@ CHANGED_COLUMNS = ("comparison", "a", "b", "item", "direction", "status_a", "sta
 
 
 def write_changed_csv(report: CompareReport, path: Path) -> int:
-    """One row per item whose verdict changed (formula-looking text escaped); returns the row count."""
-    rows = 0
-    with Path(path).open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(CHANGED_COLUMNS)
-        for c in report.comparisons:
-            for ch in c.changed:
-                row = (c.index, c.a.label, c.b.label, ch.item, ch.direction, ch.status_a, ch.status_b,
-                       ch.predicted_a, ch.predicted_b, ch.record.key, ch.record_b.key)
-                writer.writerow([csv_cell(v) for v in row])
-                rows += 1
-    return rows
+    """One row per item whose verdict changed; returns the row count."""
+    return _write_rows(path, CHANGED_COLUMNS, (
+        (c.index, c.a.label, c.b.label, ch.item, ch.direction, ch.status_a, ch.status_b, ch.predicted_a,
+         ch.predicted_b, ch.record.key, ch.record_b.key)
+        for c in report.comparisons for ch in c.changed))
 
 
 def write_document(report: CompareReport, runs: list[Path], out: Path) -> Path:
