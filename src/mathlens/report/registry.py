@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 #: Module names under `mathlens.report.sections`, in the order the page shows them.
 SECTIONS: tuple[str, ...] = (
+    "trust",
     "overview",
     "scores",
     "compare",
@@ -35,10 +36,11 @@ SECTIONS: tuple[str, ...] = (
     "other_analyses",
     # per-question sections (inside each question's block)
     "question",
-    "responses",
+    "lens",
+    "flow",
     "answers",
     "rubric",
-    "flow",
+    "responses",
     "sensitivity",
     "maple_steps",
     "adaptivity_items",
