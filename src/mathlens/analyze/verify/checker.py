@@ -13,10 +13,12 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from mathlens.analyze.verify.budget import run_bounded
+from mathlens.analyze.verify.budget import prestart, run_bounded
 from mathlens.analyze.verify.reading import reading_for
 from mathlens.analyze.verify.results import StepMath, StepStatus, VerifyConfig
 from mathlens.analyze.verify.steps_entry import question_call, step_call
+
+__all__ = ["prestart", "verify_steps"]
 
 # Less than this left of the solution's budget: the remaining steps are skipped.
 _MIN_STEP_S = 0.05
