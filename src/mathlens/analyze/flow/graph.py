@@ -44,6 +44,8 @@ from typing import Any
 
 _ANSWER = re.compile(r"\\boxed|\bfinal answer\b|\banswer is\b|\bthe answer\b|####", re.I)
 _SMALL_INT = re.compile(r"^-?\d$|^-?10$")
+#: entries that say nothing about which tuple a step uses
+_TRIVIAL = re.compile(r"^-?[01]$")
 #: the left side of a claim that names what the step states a result for
 _CLAIM_NAME = re.compile(r"^((?:norm\()?[A-Za-z][\w']*(?:\([^=<>]*\))?\)?) = ")
 #: a question's part labels: "(a) ...", "(b) ..."
@@ -304,6 +306,9 @@ def build_graph(steps: Sequence[StepFacts]) -> StepGraph:
     seen: dict[str, int] = {}  # item -> latest step mentioning or introducing it
     answer = answer_step(steps)
     calls: list[str] = []  # claimed values of a function at a point ("F(0)"), found in later text
+    # stated tuples of numbers ("<-8, 1>") -> their entries: a step that uses every entry (small
+    # ones included, which are too common to count alone) uses the tuple
+    tuples: dict[str, frozenset[str]] = {}
     for j, later in enumerate(steps):
         used = _uses(later)
         tokens = text_tokens(later.text)
@@ -313,6 +318,10 @@ def build_graph(steps: Sequence[StepFacts]) -> StepGraph:
                 continue
             for i in sources.get(item, ()):
                 shared.setdefault(i, set()).add(item)
+        for item, parts in tuples.items():  # "64 = (-8)^2 and 1 = 1^2" uses <-8, 1> entry by entry
+            if item not in shared_items(shared) and parts <= (used | tokens):
+                for i in sources.get(item, ()):
+                    shared.setdefault(i, set()).add(item)
         compact = later.text.replace(" ", "")
         for item in calls:
             if item in compact:
@@ -330,11 +339,20 @@ def build_graph(steps: Sequence[StepFacts]) -> StepGraph:
         introduced = _introduced(later)
         for item in introduced:
             sources.setdefault(item, []).append(j)
+            entries = components(item)
+            if len(entries) >= 2 and len(tuples) < MAX_CALLS and any(not _TRIVIAL.match(p) for p in entries) \
+                    and all(_TEXT_ITEM.fullmatch(p) for p in entries):
+                tuples[item] = frozenset(entries)
             if _CALL.match(item) and item not in calls and len(calls) < MAX_CALLS:
                 calls.append(item)
         for item in used | introduced:
             seen[item] = j
     return graph
+
+
+def shared_items(shared: dict[int, set[str]]) -> set[str]:
+    """Every item already linking the step to some earlier one."""
+    return {item for items in shared.values() for item in items}
 
 
 def redundant_steps(graph: StepGraph, steps: Sequence[StepFacts], finals: Sequence[int]) -> list[int]:

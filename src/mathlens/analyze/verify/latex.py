@@ -27,9 +27,10 @@ def _converter() -> tuple[Any, Any]:
 
 
 def latex2sympy(text: str) -> Any:
-    """Convert LaTeX with latex2sympy2 under this project's configuration."""
+    """Convert LaTeX with latex2sympy2 under this project's configuration (a norm ``‖v‖`` is read
+    as ``|v|``: the step checker takes the length of a vector inside bars)."""
     convert, config = _converter()
-    return convert(text, conversion_config=config)
+    return convert(text.replace("‖", "|"), conversion_config=config)
 
 _SPACING = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])|(?<!\\)\\[,;:! ]|\\q?quad(?![a-zA-Z])|"
                       r"\\displaystyle(?![a-zA-Z])|\\limits(?![a-zA-Z])")
@@ -60,6 +61,8 @@ def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
     s = _PRIMED_NAME.sub(lambda m: m.group() if m.group(1) in "yuvfghFGH" else
                          f"{m.group(1)}_{{{'prime' * len(m.group(2))}}}", s)
     s = _unwrap_boxed(s)
+    # "\|v\|", "\left\| v \right\|": a norm, which the plain reader knows as "‖v‖"
+    s = re.sub(r"\\left\s*\\\||\\right\s*\\\||\\\|", "‖", s)
     s = s.replace(r"\dfrac", r"\frac").replace(r"\tfrac", r"\frac")
     s = re.sub(r"\\frac\s*(\d)\s*(\d)", r"\\frac{\1}{\2}", s)  # \frac54 -> \frac{5}{4}
     s = re.sub(r"\\frac\s*(\{[^{}]*\})\s*(\d)", r"\\frac\1{\2}", s)

@@ -74,6 +74,7 @@ def _cues(parsed: Parsed, text: str) -> set[str]:
     names = {getattr(s, "name", "") for s in raw.free_symbols}
     if any(re.match(r"^[fghFGH]_\{?[a-z]{1,3}\}?$", n) for n in names):
         cues.add("partial")
+    names |= {a.func.__name__ for a in raw.atoms(AppliedUndef)}  # "∇f(-1, 4)"
     if any(n.startswith("nabla_") for n in names):
         cues.update({"partial", "vector"})
     for cls, cue in ((sympy.Integral, "integral"), (sympy.Limit, "limit"), (sympy.Sum, "sum")):
@@ -450,7 +451,28 @@ def _mentions(side: sympy.Basic, ctx: Context) -> set[str]:
     except Exception:
         pass
     out.add(_key(side))
+    out |= _named_parts(side)
     out.discard("")
+    return out
+
+
+#: sub-expressions of one side recorded as mentions (a bound on what one side adds)
+_MAX_NAMED_PARTS = 16
+
+
+def _named_parts(side: sympy.Basic) -> set[str]:
+    """Results used by name inside a larger expression: ``|v|`` in ``v/|v|``, ``f(-1, 4)``,
+    ``f'(2)``, ``∇f(-1, 4)`` (a function of a name, or a named function at its arguments)."""
+    out: set[str] = set()
+    for node in sympy.preorder_traversal(side):
+        if len(out) >= _MAX_NAMED_PARTS:
+            break
+        if node is side or not node.args:
+            continue
+        if isinstance(node, AppliedUndef | sympy.Subs | sympy.Derivative) or \
+                (isinstance(node, sympy.Function) and node.free_symbols and
+                 all(a.is_Atom for a in node.args)):
+            out.add(_key(node))
     return out
 
 
