@@ -87,6 +87,10 @@ class Context:
             return replace(self, equations=(*self.equations[-5:], diff), last_equation=diff)
         return replace(self, equations=(diff,), equation_age=0, last_equation=diff)
 
+    def names(self) -> set[str]:
+        """Every name the context gives a value or a definition."""
+        return {*self.values, *self.functions}
+
     def next_step(self) -> Context:
         """A copy for the next step: the pending equation is one step older."""
         return replace(self, equation_age=self.equation_age + 1)
@@ -281,3 +285,8 @@ def at_point(expr: sympy.Basic, ctx: Context) -> sympy.Basic | None:
         if len(fn.params) == len(ctx.point) and names <= {p.name for p in fn.params}:
             return expr.subs(dict(zip(fn.params, ctx.point, strict=True)), simultaneous=True)
     return None
+
+
+def defined_names(ctx: Context) -> set[str]:
+    """The names `ctx` defines (values and functions)."""
+    return ctx.names()
