@@ -81,5 +81,5 @@ async def test_a_projector_llama_cpp_cannot_load_is_one_clear_error(tmp_path: Pa
     image = tmp_path / "d.png"
     image.write_bytes(b"\x89PNG")
     provider = LlamaCppProvider(str(weights), mmproj=str(mmproj), n_ctx=512, n_threads=1)
-    with pytest.raises(PermanentModelError, match="mmproj.gguf"):
+    with pytest.raises(PermanentModelError, match=r"mmproj\.gguf"):
         await provider.generate([Message(role="user", content="Q", images=(str(image),))], GenerateConfig(max_tokens=4))
