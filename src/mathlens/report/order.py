@@ -2,7 +2,8 @@
 
 A reader opens a report to see where the reasoning went wrong, so a question comes earlier when its
 original responses hold what the lens is for: a grade the checker contradicts, a step found invalid,
-a wrong final answer. The order only selects; it reads the statuses the analyses stored. Flow
+a wrong final answer; one whose responses are degenerate (a loop, an echo) comes later. The order
+only selects; it reads the statuses the analyses stored. Flow
 entries are read only for the first `FLOW_CANDIDATES` questions after the cheaper signals have
 ordered them, so ordering a very large run costs one pass over the answers and grades.
 """
@@ -18,6 +19,8 @@ from mathlens.report.loader import QuestionView, RunData
 FLOW_CANDIDATES = 200
 #: weights of what makes a question telling (higher first)
 DISAGREEMENT, INVALID_STEP, WRONG_ANSWER, NO_ANSWER = 8, 4, 2, 1
+#: a degenerate response (a loop, an echo) shows the model failing, not reasoning: it comes later
+DEGENERATE = -5
 
 
 def _answer_weight(runs: list[RunData], view: QuestionView) -> int:
@@ -30,6 +33,8 @@ def _answer_weight(runs: list[RunData], view: QuestionView) -> int:
         flags = run.quality.get(key)
         if flags is not None and flags.no_final_answer and not flags.degenerate:
             weight = max(weight, NO_ANSWER)
+        if flags is not None and flags.degenerate:
+            weight += DEGENERATE
         if run.document(GRADES) is not None and any(g.disagreements for g in run.entries(GRADES, key)):
             weight += DISAGREEMENT
     return weight

@@ -35,9 +35,9 @@ SECTIONS: tuple[str, ...] = (
     "question_index",
     "other_analyses",
     # per-question sections (inside each question's block)
-    "question",
     "lens",
     "flow",
+    "question",
     "answers",
     "rubric",
     "responses",

@@ -40,12 +40,21 @@ class LensGrade:
 
 
 @dataclass(frozen=True)
+class LensPart:
+    label: str
+    status: str
+    answer: str | None
+    reference: str | None
+
+
+@dataclass(frozen=True)
 class LensCard:
     label: str
     verdict: str | None
     answer: str | None
     reference: str | None
     how: str | None
+    parts: tuple[LensPart, ...]
     flags: tuple[str, ...]
     invalid: tuple[LensStep, ...]
     invalid_total: int
@@ -75,6 +84,8 @@ def _card(ctx: ReportContext, resp: Response) -> LensCard:
                     answer=verdict.predicted if verdict is not None else None,
                     reference=verdict.reference if verdict is not None else None,
                     how=verdict.how if verdict is not None else None,
+                    parts=tuple(LensPart(p.label, p.status, p.predicted, p.reference)
+                                for p in (verdict.parts if verdict is not None else [])),
                     flags=tuple(flags.names()) if flags is not None else (), invalid=steps, invalid_total=len(bad),
                     checked=flow is not None, grades=_grades(resp))
 

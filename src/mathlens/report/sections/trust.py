@@ -64,8 +64,8 @@ def _responses(ctx: ReportContext, run_index: int) -> list[TrustLine]:
                      warn=(overall.share(overall.answered) or 0.0) < ANSWERED_WARNING)]
     if overall.accuracy is not None:
         out.append(TrustLine("final answers", f"{overall.counts.get('correct', 0)} of {n} correct by the answer "
-                                              f"checker ({_pct(overall.accuracy)} of the checkable responses, "
-                                              "ablation variants included)"))
+                                              f"checker ({_pct(overall.accuracy)} of the checkable responses; every "
+                                              "response of the run, prompt variants included)"))
     return out
 
 
