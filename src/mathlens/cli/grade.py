@@ -21,7 +21,6 @@ from mathlens.analyze.registry import run_one
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
 from mathlens.errors import UserError
 from mathlens.models.registry import parse_options
-from mathlens.runs.documents import records_digest
 from mathlens.runs.store import RunStore
 
 
@@ -166,7 +165,7 @@ def agreement_cmd(
         raise UserError(f"{run_dir}: no grades yet (run `mathlens grade` or import worksheets first)")
     rubric = rubric_for(store.root, None)
     report = agreement_report(grades, rubric, resamples, seed)
-    AGREEMENT.write(store.root, run_id=store.manifest().run_id, records_sha256=records_digest(store.records_path),
+    AGREEMENT.write(store.root, run_id=store.manifest().run_id, records=store.snapshot(),
                     entries=(), summary=report, options=AgreementOptions(resamples=resamples, seed=seed))
     if json_out:
         emit_json(report)

@@ -37,7 +37,7 @@ from mathlens.items.schema import Question
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import Model
 from mathlens.models.registry import get_model
-from mathlens.runs.documents import DocumentSpec, DocumentVersionError, RecordRef, records_digest
+from mathlens.runs.documents import DocumentSpec, DocumentVersionError, RecordRef
 from mathlens.runs.records import ModelEntry, RunRecord
 from mathlens.runs.store import RunStore
 
@@ -198,7 +198,7 @@ def refresh_tables(store: RunStore, options: BaseModel | None = None) -> GradeTa
     tables = current_tables(store)
     if tables is not None:
         GRADE_TABLES.write(store.root, run_id=store.manifest().run_id,
-                           records_sha256=records_digest(store.records_path), entries=(), summary=tables,
+                           records=store.snapshot(), entries=(), summary=tables,
                            options=options)
         write_table_csvs(store.analysis_dir, tables)
     return tables

@@ -242,6 +242,22 @@ class WorkerPool:
             return
         self._release(worker)
 
+    def prestart(self) -> bool:
+        """Start one worker in the background when the pool has none, without waiting for it to
+        be ready: its start-up overlaps whatever the caller does before the first call. False
+        when the pool already had a worker (nothing was started)."""
+        with self._cond:
+            if self._count > 0:
+                return False
+            self._count += 1
+        try:
+            worker = _Worker(self.config.memory_mb)
+        except Exception:
+            self._release(None)
+            return False
+        self._release(worker)
+        return True
+
     def warm(self, n: int = 1) -> None:
         """Start up to ``n`` workers ahead of time, so the first calls do not pay for it."""
         started = []
@@ -282,6 +298,16 @@ def get_pool() -> WorkerPool:
                 _pool.abandon()
             _pool = WorkerPool()
         return _pool
+
+
+def prestart() -> bool:
+    """Start the process-wide pool's first worker in the background (once; see `WorkerPool.prestart`).
+
+    Call it as early as a caller knows it will check steps or answers: ``mathlens flow`` does
+    before it reads its input and imports the flow analysis, so the worker's SymPy import runs
+    beside them instead of after them.
+    """
+    return get_pool().prestart()
 
 
 def configure_pool(config: PoolConfig) -> WorkerPool:
