@@ -40,3 +40,16 @@ def test_prestart_starts_one_worker_in_the_background() -> None:
         assert pool._count == 1  # the call used the worker started ahead of time
     finally:
         pool.shutdown()
+
+
+def test_waiting_for_a_starting_worker_is_bounded_by_the_caller() -> None:
+    pool = WorkerPool(PoolConfig(max_workers=1))
+    try:
+        pool.prestart()  # a fresh interpreter importing SymPy: far longer than 1 ms
+        got = pool.call(pow, (2, 3), timeout_s=5, ready_s=0.001)
+        assert got.status == "timeout" and "ready" in got.error
+        later = pool.call(pow, (2, 3), timeout_s=30)  # the worker was kept and serves the next call
+        assert later.ok and later.value == 8
+        assert pool._count == 1
+    finally:
+        pool.shutdown()

@@ -12,8 +12,9 @@ wrong shape, the names of `MALFORMED`: `"usage-text"`, `"usage-huge"`, `"usage-n
 `"think-inline"`, `"think-field"`, `"think-cut"` for one request): the reply carries the trace of
 `trace(messages)` inline in `<think>…</think>` before the answer, in its own field
 (`reasoning_content` in OpenAI replies, `thinking` in Ollama's), or cut by the token cap (an
-unclosed `<think>` with no answer and `finish_reason` "length"). Used by the provider, fault and resume tests and by the
-benchmarks. It binds to 127.0.0.1 only.
+unclosed `<think>` with no answer and `finish_reason` "length"). Embeddings (`/api/embed`,
+`/v1/embeddings`) are answered with hashed bag-of-words vectors (`testing/embeddings.py`). Used by
+the provider, fault, resume and retrieval tests and by the benchmarks. It binds to 127.0.0.1 only.
 
 Three load behaviours stand in for the servers an adaptive client meets: **healthy** (the
 default: every request answered after `delay_s`, however many are in flight), **saturating**
@@ -36,6 +37,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from mathlens.testing.embeddings import embedding_reply
 
 #: Wrong-shape reply bodies (OpenAI protocol) by behaviour name; `%(text)s` is the normal reply text.
 MALFORMED: dict[str, str] = {
@@ -200,6 +203,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if state.fail:
             self._send(int(state.fail), {"error": {"message": f"stand-in failing ({state.fail})"}})
+            return
+        embedded = embedding_reply(self.path, body)
+        if embedded is not None:
+            self._send(*embedded)
             return
         refused = _refusal(state, body)
         if refused:

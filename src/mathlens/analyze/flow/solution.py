@@ -75,7 +75,8 @@ def analyze_solution(text: str, question: str | None = None, config: FlowConfig 
     lexicon = load_lexicon()
     clipped = text[: config.max_text_chars] if text else ""
     steps = segment_steps(clipped, config.max_step_chars)
-    maths = verify_steps([s.text for s in steps], question, config.verify) if steps else []
+    # The solution's budget covers segmentation and every later check, not the step checks alone.
+    maths = verify_steps([s.text for s in steps], question, _left(config, started)) if steps else []
     reports: list[StepReport] = []
     facts: list[StepFacts] = []
     for step, math in zip(steps, maths, strict=True):
@@ -92,7 +93,7 @@ def analyze_solution(text: str, question: str | None = None, config: FlowConfig 
                                tuple(c.text for c in math.claims)))
     if text and len(text) > config.max_text_chars and reports:
         reports[-1].notes.append(f"text after {config.max_text_chars} characters was not analysed")
-    facts = _with_part_answers(facts, question, config)
+    facts = _with_part_answers(facts, question, replace(config, verify=_left(config, started)))
     graph = build_graph(facts)
     final = final_step(facts)
     finals = final_steps(facts, graph, question_parts(question))
@@ -128,6 +129,12 @@ def step_confidence(claims: tuple[ClaimCheck, ...]) -> Confidence | None:
             if best is None or _RANK[grade] < _RANK[best]:
                 best = grade
     return best
+
+
+def _left(config: FlowConfig, started: float) -> VerifyConfig:
+    """The step checks' config with what is left of the solution's time budget."""
+    spent = time.perf_counter() - started
+    return replace(config.verify, solution_budget_s=max(0.0, config.verify.solution_budget_s - spent))
 
 
 def caps_hit(text: str, steps: list[Step], maths: list[StepMath], config: FlowConfig) -> list[FlowCap]:

@@ -183,8 +183,14 @@ class WorkerPool:
                 self._idle.append(worker)
             self._cond.notify()
 
-    def call(self, fn: Callable[..., Any], args: tuple[Any, ...], timeout_s: float) -> Bounded:
-        """Run ``fn(*args)`` in a worker; kill the worker if it takes longer than ``timeout_s``."""
+    def call(self, fn: Callable[..., Any], args: tuple[Any, ...], timeout_s: float,
+             ready_s: float | None = None) -> Bounded:
+        """Run ``fn(*args)`` in a worker; kill the worker if it takes longer than ``timeout_s``.
+
+        A worker still starting (after one was replaced) is waited for up to `ready_s` seconds
+        when given (else up to the start-up limit); past that the call gives up as ``timeout``
+        and the worker is kept for later calls, so a caller with a deadline never waits past it.
+        """
         start = time.perf_counter()
         try:
             worker = self._acquire()
@@ -195,6 +201,10 @@ class WorkerPool:
         except Exception as exc:
             self._release(worker)
             return Bounded("error", error=f"could not send work: {type(exc).__name__}: {exc}"[:500])
+        if ready_s is not None and not worker.wait_ready(max(ready_s, 0.0)) and worker.alive():
+            self._release(worker)  # still starting: a later call may use it
+            return Bounded("timeout", error=f"no worker was ready within {ready_s:.2g} s",
+                           elapsed_s=time.perf_counter() - start)
         if not worker.wait_ready():
             worker.kill()
             self._release(None)
@@ -320,14 +330,16 @@ def configure_pool(config: PoolConfig) -> WorkerPool:
         return _pool
 
 
-def run_bounded(fn: Callable[..., Any], *args: Any, timeout_s: float = DEFAULT_TIMEOUT_S) -> Bounded:
+def run_bounded(fn: Callable[..., Any], *args: Any, timeout_s: float = DEFAULT_TIMEOUT_S,
+                ready_s: float | None = None) -> Bounded:
     """Call ``fn(*args)`` in a reusable worker process, giving up after ``timeout_s`` seconds.
 
     ``fn`` and its arguments must be picklable (a module-level function); so must its result.
     Never raises for a failure of the work itself: a timeout gives ``status="timeout"`` (the worker
-    is killed and replaced), an exception or a crashed worker gives ``status="error"``.
+    is killed and replaced), an exception or a crashed worker gives ``status="error"``. With
+    `ready_s`, waiting for a worker that is still starting is bounded too (``timeout`` past it).
     """
-    return get_pool().call(fn, args, timeout_s)
+    return get_pool().call(fn, args, timeout_s, ready_s)
 
 
 def _after_fork_in_child() -> None:

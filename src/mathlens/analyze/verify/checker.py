@@ -36,8 +36,9 @@ def verify_steps(step_texts: list[str], question: str | None = None,
     started = time.perf_counter()
     reading = reading_for([question or "", *step_texts])
     ctx: bytes | None = None
-    if question:
-        got = run_bounded(question_call, question, reading, timeout_s=config.step_timeout_s)
+    if question and config.solution_budget_s >= _MIN_STEP_S:
+        got = run_bounded(question_call, question, reading, ready_s=config.solution_budget_s,
+                          timeout_s=min(config.step_timeout_s, config.solution_budget_s))
         if got.status == "ok":
             ctx = got.value
     results: list[StepMath] = []
@@ -53,7 +54,9 @@ def verify_steps(step_texts: list[str], question: str | None = None,
             results.append(StepMath("skipped", error=f"the solution's limit of {config.max_spans} math "
                                                      "snippets was reached"))
             continue
-        got = run_bounded(step_call, text, ctx, reading, not results, timeout_s=min(config.step_timeout_s, left))
+        budget = min(config.step_timeout_s, left)
+        # Waiting for a replacement worker counts against the solution too: never past its budget.
+        got = run_bounded(step_call, text, ctx, reading, not results, timeout_s=budget, ready_s=left)
         if got.status == "ok":
             step, ctx = got.value
             spans += step.spans
