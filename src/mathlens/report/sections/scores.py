@@ -180,7 +180,7 @@ def _changes_table(ctx: ReportContext) -> Table | None:
         per_run = " · ".join("–" if g.total is None else f"{g.total:g}" for g in c.grades)
         rows.append(((run.label,) if ctx.multi_run else ()) + (c.exam_id, c.question_id, c.model, c.configuration)
                     + ((c.variant,) if variants else ()) + (c.grader, f"{per_run} of {c.max_total:g}", c.spread))
-        links.append(_anchor(c.exam_id, c.question_id) if not ctx.multi_run else None)
+        links.append(ctx.href(_anchor(c.exam_id, c.question_id)) if not ctx.multi_run else None)
     cols = (("run",) if ctx.multi_run else ()) + ("exam", "question", "model", "configuration") + (
         ("prompt variant",) if variants else ()) + ("grader", "grade in each run", "spread (points)")
     return Table(ctx.uid("grade-changes"), "Questions whose grade changed between runs", cols, tuple(rows),
