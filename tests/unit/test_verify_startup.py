@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 from mathlens.analyze.verify.budget import PoolConfig, WorkerPool
 
@@ -45,7 +46,9 @@ def test_prestart_starts_one_worker_in_the_background() -> None:
 def test_waiting_for_a_starting_worker_is_bounded_by_the_caller() -> None:
     pool = WorkerPool(PoolConfig(max_workers=1))
     try:
-        pool.prestart()  # a fresh interpreter importing SymPy: far longer than 1 ms
+        first = pool.call(pow, (2, 2), timeout_s=30, ready_s=0.001)  # start-up is always waited for
+        assert first.ok and first.value == 4
+        assert pool.call(time.sleep, (60,), timeout_s=0.2).status == "timeout"  # killed; a spare starts
         got = pool.call(pow, (2, 3), timeout_s=5, ready_s=0.001)
         assert got.status == "timeout" and "ready" in got.error
         later = pool.call(pow, (2, 3), timeout_s=30)  # the worker was kept and serves the next call

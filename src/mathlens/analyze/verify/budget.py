@@ -153,6 +153,7 @@ class WorkerPool:
         self._cond = threading.Condition()
         self._pid = os.getpid()
         self.replaced = 0  # workers killed after a timeout or crash (for benches and tests)
+        self.warmed = False  # some worker of this pool has been ready (start-up is over)
 
     def _acquire(self) -> _Worker:
         with self._cond:
@@ -187,9 +188,10 @@ class WorkerPool:
              ready_s: float | None = None) -> Bounded:
         """Run ``fn(*args)`` in a worker; kill the worker if it takes longer than ``timeout_s``.
 
-        A worker still starting (after one was replaced) is waited for up to `ready_s` seconds
-        when given (else up to the start-up limit); past that the call gives up as ``timeout``
-        and the worker is kept for later calls, so a caller with a deadline never waits past it.
+        A worker still starting after one was replaced is waited for up to `ready_s` seconds when
+        given (else up to the start-up limit); past that the call gives up as ``timeout`` and the
+        worker is kept for later calls, so a caller with a deadline never waits past it. The
+        pool's first worker is always waited for: that is the process's start-up.
         """
         start = time.perf_counter()
         try:
@@ -201,7 +203,9 @@ class WorkerPool:
         except Exception as exc:
             self._release(worker)
             return Bounded("error", error=f"could not send work: {type(exc).__name__}: {exc}"[:500])
-        if ready_s is not None and not worker.wait_ready(max(ready_s, 0.0)) and worker.alive():
+        # The pool's very first worker is start-up, paid once per process: only a replacement's
+        # start is charged to the caller's deadline.
+        if ready_s is not None and self.warmed and not worker.wait_ready(max(ready_s, 0.0)) and worker.alive():
             self._release(worker)  # still starting: a later call may use it
             return Bounded("timeout", error=f"no worker was ready within {ready_s:.2g} s",
                            elapsed_s=time.perf_counter() - start)
@@ -209,6 +213,7 @@ class WorkerPool:
             worker.kill()
             self._release(None)
             return Bounded("error", error="worker did not start")
+        self.warmed = True
         start = time.perf_counter()  # the budget covers the work, not the worker's start-up
         try:
             worker.send_conn.send_bytes(data)
@@ -293,6 +298,7 @@ class WorkerPool:
         self._count = 0
         self._cond = threading.Condition()
         self._pid = os.getpid()
+        self.warmed = False
 
 
 _pool: WorkerPool | None = None
