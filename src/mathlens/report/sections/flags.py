@@ -19,7 +19,6 @@ from mathlens.report.flowdata import flow_for
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table
 
-
 #: flags listed on the page (the first ones, most telling questions first); each question's block has its own
 MAX_ROWS = 200
 
