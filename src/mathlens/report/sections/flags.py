@@ -74,10 +74,10 @@ def build(ctx: ReportContext) -> Table | None:
     return Table(ctx.uid("flags"), "Solutions to review", ("question", "model · configuration", "flag", "reason",
                                                             "value", "threshold"), tuple(rows[:MAX_ROWS]),
                  row_links=tuple(links[:MAX_ROWS]),
-                 caption=shown + "Too dense: complexity above the threshold; unstable under rephrasing: phrase "
-                         "sensitivity above the threshold; unreliable: the answer changed under a meaning-preserving variant; "
-                         "degenerate output: the response is not an attempt at the question (no other flag is "
-                         "computed on it).")
+                 caption=shown + "Too dense: complexity above the threshold; unstable under rephrasing: "
+                         "phrase sensitivity above the threshold; unreliable: the answer changed under a "
+                         "meaning-preserving variant; degenerate output: the response is not an attempt at the "
+                         "question (no other flag is computed on it).")
 
 
 SECTION = ReportSection(id="flags", title="Instructor flags", template="sections/flags.html.j2", build=build,
