@@ -174,3 +174,89 @@ def test_analyze_and_report_work_on_the_imported_run(eval_log: Path, tmp_path: P
     assert shown.returncode == 0 and "imported" in shown.stderr and eval_log.name in shown.stderr
     resumed = cli("run", "--resume", "run")
     assert resumed.returncode == 2 and "cannot be resumed" in resumed.stderr
+
+
+# -- questions from the log, the scorer audit, partial logs ------------------------------------------
+AUDIT = [  # (id, question, target, the stand-in's answer); `match` (end of the answer, as text) is wrong on
+    # add ("12.0" is 12), half ("1/2" is 0.5) and minus ("15" ends with "5" but is not 5)
+    ("add", "What is 7 + 5?", "12", "7 + 5 = 12.0"),
+    ("half", "What is 1 divided by 2?", "0.5", "Dividing 1 by 2 gives 1/2. The answer is 1/2."),
+    ("sub", "What is 10 - 3?", "7", "10 - 3 = 7"),
+    ("square", "What is 5 squared?", "25", "5 squared is 5 * 5 = 25. The answer is 25."),
+    ("minus", "What is 9 - 4?", "5", "9 - 4 = 15"),
+    ("div", "What is 20 / 4?", "5", "20 / 4 = 4"),
+]
+MATCH_WRONG = {"add", "half", "minus"}
+
+
+def _audit_reply(messages: list[dict[str, Any]]) -> str:
+    last = str(messages[-1].get("content", ""))
+    return next((answer for _, question, _, answer in AUDIT if question == last), "I do not know.")
+
+
+def _eval_audit(tmp: Path, fail_on_error: bool, faults: dict[str, list[str]] | None = None) -> Path:
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import MemoryDataset, Sample
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import generate
+
+    env = {"STANDIN_API_KEY": "not-needed"}
+    with StandinServer(reply=_audit_reply, faults=faults or {}) as srv:
+        old = {k: os.environ.get(k) for k in (*env, "STANDIN_BASE_URL")}
+        os.environ.update(env, STANDIN_BASE_URL=srv.url + "/v1")
+        try:
+            dataset = MemoryDataset([Sample(id=i, input=q, target=t, metadata={"level": "Level 1"})
+                                     for i, q, t, _ in AUDIT])
+            logs = eval(Task(dataset=dataset, solver=generate(), scorer=match()), model="openai-api/standin/standin",
+                        display="none", log_dir=str(tmp), fail_on_error=fail_on_error, max_retries=1,
+                        retry_on_error=0, max_samples=1)
+        finally:
+            for k, v in old.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    assert logs[0].location, "Inspect wrote no log"
+    return Path(logs[0].location)
+
+
+def test_a_real_log_imports_without_items_and_the_audit_lists_where_match_is_wrong(tmp_path: Path) -> None:
+    log = _eval_audit(tmp_path / "logs", fail_on_error=False)
+    env = {**os.environ, "MATHLENS_CACHE_DIR": str(tmp_path / "cache")}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "mathlens.cli.main", *args], capture_output=True, text=True,
+                              env=env, cwd=tmp_path, timeout=600)
+
+    done = cli("import", str(log), "--out", "run", "--json")  # no --items: the questions are the log's
+    assert done.returncode == 0, done.stderr
+    imported = json.loads(done.stdout)["imported"]
+    assert (imported["items_from"], imported["records"], imported["scored"]) == ("source", 6, 6)
+    questions = {q.id: q for q in RunStore(tmp_path / "run").exams()[0].questions}
+    assert {i: q.answers for i, q in questions.items()} == {i: [t] for i, _, t, _ in AUDIT}
+    assert questions["add"].level == 1
+    assert cli("analyze", "run").returncode == 0
+    from mathlens.analyze.source_agreement.models import SOURCE_AGREEMENT
+
+    entries = list(SOURCE_AGREEMENT.entries(tmp_path / "run"))
+    assert {e.record.question_id for e in entries if e.agree is False} == MATCH_WRONG
+    assert {e.scorer for e in entries} == {"match"}
+    shown = cli("show", "run")
+    assert sorted(line.split()[1].rsplit("/", 1)[1] for line in shown.stderr.splitlines()
+                  if line.strip().startswith("disagree ")) == sorted(MATCH_WRONG)
+    assert cli("report", "run").returncode == 0
+    html = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    assert "Scorer audit" in html and "Where they disagree: 3 verdict(s)" in html
+
+
+def test_a_real_log_stopped_by_an_error_is_imported_and_flagged_partial(tmp_path: Path) -> None:
+    log = _eval_audit(tmp_path / "logs", fail_on_error=True, faults={"9 - 4": ["400"] * 5})
+    result = import_run(ImportRequest(source=log, items=[], out=tmp_path / "run"))
+    imp = result.imported
+    assert imp.partial == "error" and imp.planned == 6
+    status = {r.question_id: r.status for r in RunStore(result.root).records()}
+    assert status["minus"] == "error" and all(status[q] == "ok" for q in ("add", "half", "sub", "square"))
+    shown = subprocess.run([sys.executable, "-m", "mathlens.cli.main", "show", str(result.root)],
+                           capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "MATHLENS_CACHE_DIR": str(tmp_path / "cache")})
+    assert "partial: the evaluation ended with status 'error'" in shown.stderr
