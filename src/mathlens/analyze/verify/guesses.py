@@ -47,7 +47,8 @@ _MIXED_NUMBER = re.compile(r"(?<![\d.,])\d+\s+\d+\s*/\s*\d+(?![\d.])"
                            r"|(?<![\d.,}])\d+\s*\\[dt]?frac\s*\{?\d+\}?\s*\{?\d+")
 _TRIG_NUMBER = re.compile(r"(?:\\)?\b(?:sin|cos|tan|cot|sec|csc)\s*(?:\\left)?\(?\s*(\d+(?:\.\d+)?)"
                           r"(?!\s*(?:°|\^\s*\{?\s*\\circ|\\circ|\\pi|π|pi|[\d.]))")
-_TIMES_X = re.compile(r"\d\s+x\s+\d")
+_TIMES_X = re.compile(r"\d\s+x\s+\.?\d")
+_PERCENT_BETWEEN = re.compile(r"\d\s*%\s*\d")
 _SPACED_NUMBERS = re.compile(r"(?<![\d.,^_{])\d+\s+\d+(?![\d./])")
 
 
@@ -95,6 +96,8 @@ def guesses(text: str, reading: Reading, defined: Collection[str] = (), comma_sp
         found.append(Guess("a trigonometric function of a bare number read in radians", reading.radians))
     if _TIMES_X.search(s):
         found.append(Guess("x between numbers read as times", "x" not in reading.letters))
+    if _PERCENT_BETWEEN.search(s):
+        found.append(Guess("a % sign between two numbers", False))
     if _SPACED_NUMBERS.search(_TIMES_X.sub(" ", plain)):
         found.append(Guess("two numbers side by side read as a product", False))
     return found

@@ -498,11 +498,18 @@ def context_from_question(question: str | None, reading: Reading = DEFAULT_READI
     return given(ctx)
 
 
-def step_in_worker(text: str, ctx_data: bytes | None, reading: Reading, first: bool) -> tuple[StepMath, bytes]:
+def step_in_worker(text: str, ctx_data: bytes | None, reading: Reading, advance: int,
+                   skipped: bool = False) -> tuple[StepMath, bytes]:
     """`analyze_step` on one step, the context kept as pickled bytes: the caller passes it from
-    step to step without unpickling it, so it never needs SymPy itself (`checker.verify_steps`)."""
+    step to step without unpickling it, so it never needs SymPy itself (`checker.verify_steps`).
+    `advance`: steps since the context was last used (0 for the first step); `skipped`: the caller
+    left out steps with nothing to check in between (a chain does not go on across them)."""
     ctx = pickle.loads(ctx_data) if ctx_data is not None else Context(reading=reading)
-    step, ctx = analyze_step(text, ctx if first else ctx.next_step())
+    for _ in range(advance):
+        ctx = ctx.next_step()
+    if skipped:
+        ctx = replace(ctx, carry=None)
+    step, ctx = analyze_step(text, ctx)
     return step, pickle.dumps(ctx, protocol=pickle.HIGHEST_PROTOCOL)
 
 
