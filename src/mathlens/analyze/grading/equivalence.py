@@ -235,8 +235,9 @@ def _symbolic(pred: str, ref: str, config: EquivalenceConfig, deadline: float) -
     from mathlens.analyze.verify.budget import run_bounded
 
     budget = max(0.05, min(config.timeout_s, deadline - time.monotonic()))
+    # waiting for a worker that replaces a killed one counts against the response's budget too
     outcome = run_bounded(compare_answers, degrees_to_radians(pred), degrees_to_radians(ref), config.rel_tol,
-                          config.min_digits, timeout_s=budget)
+                          config.min_digits, timeout_s=budget, ready_s=budget)
     if outcome.status == "timeout":
         return EquivalenceResult(status="timeout", method="symbolic", error=outcome.error)
     if outcome.status != "ok":
