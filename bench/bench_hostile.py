@@ -46,6 +46,11 @@ CASES: dict[str, Callable[[], str]] = {
     "2,000 short claims": lambda: _claims(2000),
     "4,000 short claims": lambda: _claims(4000),
     "deep LaTeX fractions": lambda: "$$" + "\\frac{1}{" * 3000 + "x" + "}" * 3000 + "$$",
+    "\\frac x3000 in a row": lambda: "Step 1: $" + " + ".join(["\\frac{1}{2}"] * 3000) + " = 1500$",
+    "unclosed \\boxed{": lambda: "Step 1: x = 2\nSo the answer is \\boxed{" + "x + 1, " * 3000,
+    "zero-width characters": lambda: "Step 1: 2\u200b+\u200b2 = 4\u200d\ufeff and " * 3000,
+    "10^6-digit integer": lambda: "Step 1: x = " + "7" * 1_000_000 + "\nStep 2: x + 1 = 8",
+    "20k-char step, one line": lambda: "Step 1: " + "((" * 5000 + "1" + "))" * 5000 + " = 1",
 }
 
 
@@ -109,6 +114,9 @@ def main() -> None:
         print(f"{r['case']:<30} {r.get('chars', ''):>9} chars  {r.get('seconds')} s  "
               f"peak {r.get('peak_mb')} MB (worker {r.get('worker_peak_mb')} MB)  {r.get('steps', '')} steps "
               f"{r.get('error', '')}")
+    base = next((float(r["seconds"]) for r in rows if r["case"] == "baseline 7 steps" and r.get("seconds")), None)
+    if times and base is not None:
+        print(f"worst time beyond the normal response: {max(times) - base:.2f} s (goal < {GOAL_S} s)")
     if times:
         print(f"worst time per response: {max(times):.2f} s (goal {GOAL_S} s, ratio {max(times) / GOAL_S:.2f})")
         print(f"worst peak memory: {max(peaks):.0f} MB (goal {GOAL_MB:.0f} MB, ratio {max(peaks) / GOAL_MB:.2f})")

@@ -84,7 +84,8 @@ def test_rewrite_is_atomic_and_replaces_an_older_layout_file(tmp_path: Path) -> 
     legacy.write_text('{"records": []}', encoding="utf-8")
     _write(tmp_path, 2)
     assert not legacy.exists()
-    assert sorted(p.name for p in (tmp_path / "analysis").iterdir()) == ["toy.jsonl"]  # no temporary files left
+    # no temporary files left; the document's lock file (empty but for the last writer's PID) stays
+    assert sorted(p.name for p in (tmp_path / "analysis").iterdir()) == [".toy.lock", "toy.jsonl"]
 
 
 def test_an_older_unversioned_file_is_refused_with_the_expected_version(tmp_path: Path) -> None:

@@ -114,8 +114,8 @@ def test_full_analysis(run_dir: Path) -> None:
     assert {(r["configuration"], r["variant"]) for r in rows} == {("baseline", "original")}
     assert [p.x for p in summary.figure3.points] == ["1", "5"]
     assert [p.maple for p in summary.figure3.points] == [r.mean_maple.estimate for r in summary.by_level]
-    assert sorted(p.name for p in store.analysis_dir.iterdir()) == ["maple.jsonl", "maple_by_level.csv",
-                                                                   "maple_by_subject.csv"]
+    written = sorted(p.name for p in store.analysis_dir.iterdir() if not p.name.startswith("."))  # not the lock
+    assert written == ["maple.jsonl", "maple_by_level.csv", "maple_by_subject.csv"]
 
 
 def test_degenerate_responses_are_left_out_and_counted(run_dir: Path) -> None:
@@ -275,3 +275,19 @@ def test_cli_counts_and_keeps_degenerate_responses(run_dir: Path) -> None:
     assert "maple.jsonl" in text.output.replace("\n", "")
     kept = json.loads(runner.invoke(app, [*base, "--include-degenerate", "--json"]).stdout)["summary"]
     assert kept["excluded_degenerate"] == 0 and "degenerate" not in kept["statuses"]
+
+
+def test_reasonevals_min_max_rule_on_our_own_step_scores(run_dir: Path) -> None:
+    _, share = analyze(run_dir, reflect=False)
+    _, minmax = analyze(run_dir, reflect=False, validity_mode="min", redundancy_mode="max")
+    q2m = minmax["q2"]  # "4 * 6 = 20": one decidable step, invalid
+    assert share["q2"].v == 0.0 and share["q2"].v_basis.endswith("decidable steps valid")
+    assert q2m.v == 0.0 and q2m.v_basis.startswith("min over") and q2m.r in (0.0, 1.0)
+    assert q2m.r_basis.startswith("max over")
+    # Same steps, same checks: the min is 0 exactly when the share is below 1, the max is 1 exactly
+    # when the share of redundant steps is above 0.
+    for key, s in share.items():
+        m = minmax[key]
+        if s.v is None or m.v is None:
+            continue
+        assert m.v == (1.0 if s.v == 1.0 else 0.0) and m.r == (1.0 if (s.r or 0) > 0 else 0.0)

@@ -45,6 +45,8 @@ def test_claims(case: dict[str, Any]) -> None:
     for claim, want in zip(step.claims, case.get("expected") or [], strict=False):
         if want is not None:
             assert _equal(claim.expected, want), f"{claim.text}: expected {claim.expected!r}, want {want}"
+    if "kinds" in case:
+        assert [c.kind for c in step.claims] == case["kinds"], [(c.text, c.kind, c.method) for c in step.claims]
 
 
 def test_definitions_carry_to_later_steps() -> None:

@@ -37,7 +37,8 @@ from pydantic import BaseModel, ConfigDict, SerializeAsAny
 
 from mathlens.analyze.executor import Executor, ExecutorOptions, open_executor
 from mathlens.models.options import parse_provider_options
-from mathlens.runs.documents import DocumentSpec, records_digest
+from mathlens.runs.coverage import RecordsSnapshot
+from mathlens.runs.documents import DocumentSpec
 from mathlens.runs.records import ModelEntry
 from mathlens.runs.store import RunStore
 
@@ -85,13 +86,19 @@ class AnalysisJob(Generic[Opt]):
             opened.close()
 
     @cached_property
+    def records(self) -> RecordsSnapshot:
+        """The records this job reads (frozen by `run_analyzers` before any analyzer starts, so a
+        run still being written is read up to the same record by every analyzer)."""
+        return self.store.snapshot()
+
+    @property
     def records_sha256(self) -> str:
-        return records_digest(self.store.records_path)
+        return self.records.sha256
 
     def write(self, spec: DocumentSpec[E, S], entries: Iterable[E], summary: S | Callable[[], S]) -> Path:
-        """Write one document of this analysis (envelope with this job's options and run)."""
+        """Write one document of this analysis (envelope with this job's options, run and records)."""
         return spec.write(self.store.root, run_id=self.store.manifest().run_id,
-                          records_sha256=self.records_sha256, entries=entries, summary=summary,
+                          records=self.records, entries=entries, summary=summary,
                           options=self.options)
 
     def require_judge(self) -> ModelEntry:

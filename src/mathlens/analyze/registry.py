@@ -18,6 +18,7 @@ from mathlens.analyze.executor import Executor, ExecutorOptions, open_executor
 from mathlens.analyze.protocol import AnalysisJob, Analyzer, Outcome
 from mathlens.errors import UnknownNameError, UserError
 from mathlens.runs.judge import resolve_judge
+from mathlens.runs.locks import holding
 from mathlens.runs.records import ModelEntry
 from mathlens.runs.store import RunStore
 
@@ -94,6 +95,11 @@ def run_analyzers(store: RunStore, only: Iterable[str] | None = None,
     the one `resolve_judge` picks (`judge` / `judge_options` from the command line, else the run's).
     An analyzer that raises is recorded as `Outcome.failed` (status `error`) and the others
     still run; a `UserError` (a bad option, no judge, a run directory that does not exist) is raised.
+
+    One process at a time writes an analysis document: the locks of every document the selected
+    analyzers write are taken before any of them starts (a `RunInUseError` names the holder's
+    PID), and the run's records are frozen at what is complete now, so every analyzer of the call
+    reads the same records and each document names them (count, bytes, digest).
     """
     manifest = store.manifest()  # fail early, with a clear message, when this is not a run
     names = plan(select(only))
@@ -110,6 +116,14 @@ def run_analyzers(store: RunStore, only: Iterable[str] | None = None,
             chosen = resolve_judge(manifest, judge, dict(judge_options or {}))
         jobs.append((analyzer, AnalysisJob(store, analyzer.parse_options(dict(given.get(name, {}))),
                                            judge=chosen, no_cache=no_cache, executor_options=executor)))
+    locks = {spec.lock_path(store.root): spec.lock(store.root) for a, _ in jobs for spec in a.writes}
+    with store.frozen(), holding(*(locks[p] for p in sorted(locks))):
+        return _run_jobs(jobs, executor)
+
+
+def _run_jobs(jobs: list[tuple[Analyzer[Any, Any], AnalysisJob[Any]]],
+              executor: ExecutorOptions) -> dict[str, Outcome[Any]]:
+    """Run the prepared jobs in order (see `run_analyzers`)."""
     shared: Executor | None = open_executor(executor) if executor.kind == "ray" else None
     outcomes: dict[str, Outcome[Any]] = {}
     try:

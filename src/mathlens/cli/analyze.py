@@ -131,6 +131,9 @@ def register(app: typer.Typer) -> None:
         json_out: bool = JSON_OPTION,
     ) -> None:
         """Print the reasoning-flow analysis of one solution."""
+        from mathlens.analyze.verify.budget import prestart
+
+        prestart()  # the step-check worker starts while the rest is imported and read
         from mathlens.analyze.flow import analyze_solution
         from mathlens.analyze.flow.report import render_text
 

@@ -15,13 +15,13 @@ from mathlens.analyze.grading.agreement_report import (
     agreement_report,
 )
 from mathlens.analyze.grading.grades import GRADES, all_grades, refresh_tables, rubric_for
+from mathlens.analyze.grading.reconcile import JudgeReliability
 from mathlens.analyze.grading.tables import GRADE_TABLES, ExamScore, GradeChange, table7
 from mathlens.analyze.grading.worksheet import export_worksheet, import_worksheets
 from mathlens.analyze.registry import run_one
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
 from mathlens.errors import UserError
 from mathlens.models.registry import parse_options
-from mathlens.runs.documents import records_digest
 from mathlens.runs.store import RunStore
 
 
@@ -48,7 +48,8 @@ def print_tables(rows: list[ExamScore]) -> None:
     variants = any(not r.original for r in rows)
     repeated = any(len(r.run_scores) > 1 for r in rows)
     cols = ("exam", "model", "configuration", *(("variant",) if variants else ()), "grader", "score", "%",
-            *(("% per run", "mean ± sd %", "changed") if repeated else ()), "class avg", "diff", "ungraded")
+            *(("% per run", "mean ± sd %", "changed") if repeated else ()), "class avg", "diff", "ungraded",
+            "judge vs checker")
     for col in cols:
         t6.add_column(col)
     for r in rows:
@@ -56,14 +57,37 @@ def print_tables(rows: list[ExamScore]) -> None:
                    f"{_pct(r.mean_percent)} ± {_pct(r.sd_percent)}", str(r.changed)) if repeated else ()
         t6.add_row(r.exam_name, r.model, r.configuration, *((r.variant,) if variants else ()), r.grader,
                    f"{r.score:g}/{r.total:g}", _pct(r.percent), *per_run, _pct(r.cohort.class_average),
-                   _pct(r.cohort.difference), str(r.ungraded))
+                   _pct(r.cohort.difference), str(r.ungraded), _judge_mark(r.decisive, r.disagreements,
+                                                                           r.judge_unreliable))
     out_console.print(t6)
     t7 = Table(title="Across configurations (as in Table 7 of the calculus study)")
-    for col in ("exam", "configuration", "model", "grader", "score %"):
+    for col in ("exam", "configuration", "model", "grader", "score %", "judge vs checker"):
         t7.add_column(col)
     for row7 in table7(rows):
-        t7.add_row(row7.exam, row7.configuration, row7.model, row7.grader, _pct(row7.percent))
+        t7.add_row(row7.exam, row7.configuration, row7.model, row7.grader, _pct(row7.percent),
+                   _judge_mark(row7.decisive, row7.disagreements, row7.judge_unreliable))
     out_console.print(t7)
+
+
+def _judge_mark(decisive: int, disagreements: int, unreliable: bool) -> str:
+    """`2/4 disagree`, with `UNRELIABLE` when the judge contradicts the checker on over a fifth."""
+    if not decisive:
+        return "-"
+    return f"{disagreements}/{decisive} disagree" + (" UNRELIABLE" if unreliable else "")
+
+
+def print_reliability(reliability: JudgeReliability | None) -> None:
+    """The judge's agreement with mathlens' checks, and every disagreement, one per line."""
+    if reliability is None:
+        return
+    style = "bold red" if reliability.unreliable else "bold"
+    console.print(f"[{style}]{escape(reliability.mark())}[/]")
+    if reliability.final_answer == "judge":
+        console.print("final-answer points: the judge's own (--final-answer judge)")
+    else:
+        console.print("final-answer points: the checker's where it is decisive, else the judge's")
+    for d in reliability.listed:
+        console.print(f"  {escape(d.exam_id)} · {escape(d.question_id)} ({escape(d.record)}): {escape(d.why)}")
 
 
 def print_changes(changes: list[GradeChange]) -> None:
@@ -89,7 +113,11 @@ def grade_cmd(
     judge: str | None = typer.Option(None, "--judge", help="Judge model [the judge recorded in the run]."),
     judge_option: list[str] | None = typer.Option(None, "--judge-option", "-J", help="Judge model option key=value."),
     rubric: str | None = typer.Option(None, "--rubric", help="Rubric YAML file or built-in id (default: calculus)."),
-    with_evidence: bool = typer.Option(False, "--with-evidence", help="Show the judge mathlens' answer check."),
+    with_evidence: bool = typer.Option(True, "--with-evidence/--without-evidence",
+                                       help="Show the judge mathlens' answer check and invalid steps."),
+    final_answer: str = typer.Option("checker", "--final-answer",
+                                     help="Who scores the final-answer criterion: checker (its decisive verdict, "
+                                          "else the judge) or judge (the judge alone)."),
     judge_runs: int = typer.Option(1, "--judge-runs", min=1, help="Grade each record N times (self-agreement)."),
     max_tokens: int = typer.Option(768, "--max-tokens", min=16, help="Token cap of each judge reply."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Grade only the first N records."),
@@ -123,8 +151,10 @@ def grade_cmd(
             print_changes(tables.changes if tables is not None else [])
         return
     rubric_for(store.root, rubric)  # a rubric that does not load is reported before any judge is looked for
+    if final_answer not in ("checker", "judge"):
+        raise UserError(f"--final-answer {final_answer!r}: expected checker or judge")
     options = {"rubric": rubric, "with_evidence": with_evidence, "judge_runs": judge_runs, "max_tokens": max_tokens,
-               "limit": limit, "all_variants": all_variants}
+               "limit": limit, "all_variants": all_variants, "final_answer": final_answer}
     with console.status("grading", spinner="dots") if not json_out else _Null():
         run_one(store, "grades", options, judge=judge, judge_options=parse_options(judge_option), no_cache=no_cache)
     graded = GRADES.read(store.root)
@@ -136,10 +166,11 @@ def grade_cmd(
     if json_out:
         emit_json({"judge": spec, "rubric": summary.rubric.label, "counts": summary.counts,
                    "groups": summary.groups, "table6": rows6, "table7": table7(rows6), "changes": changes,
-                   "path": str(graded.path)})
+                   "reliability": summary.reliability, "path": str(graded.path)})
         return
     console.print(f"judge {escape(spec)}: {summary.graded} graded, {summary.ungraded} ungraded "
                   f"(rubric {summary.rubric.label})")
+    print_reliability(summary.reliability)
     print_tables(rows6)
     print_changes(changes)
 
@@ -166,7 +197,7 @@ def agreement_cmd(
         raise UserError(f"{run_dir}: no grades yet (run `mathlens grade` or import worksheets first)")
     rubric = rubric_for(store.root, None)
     report = agreement_report(grades, rubric, resamples, seed)
-    AGREEMENT.write(store.root, run_id=store.manifest().run_id, records_sha256=records_digest(store.records_path),
+    AGREEMENT.write(store.root, run_id=store.manifest().run_id, records=store.snapshot(),
                     entries=(), summary=report, options=AgreementOptions(resamples=resamples, seed=seed))
     if json_out:
         emit_json(report)

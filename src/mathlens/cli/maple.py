@@ -19,7 +19,7 @@ from mathlens.analyze.maple.labels import LabelSet, default_labels, load_label_s
 from mathlens.analyze.maple.pipeline import MapleOptions
 from mathlens.analyze.maple.results import MAPLE, GroupRow, MapleSummary
 from mathlens.analyze.maple.score import FORMULAS, Formula
-from mathlens.analyze.maple.vr import VR_SOURCES, ValidityMode, VRSource
+from mathlens.analyze.maple.vr import VR_SOURCES, RedundancyMode, ValidityMode, VRSource
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
 from mathlens.errors import UserError
 from mathlens.models.base import GenerateConfig
@@ -116,6 +116,8 @@ def maple(
                                 help="printed: tanh(e·v/r); prose: tanh(e·r/v)."),
     vr: str = typer.Option("flow", "--vr", help="Source of v and r: flow, judge or reasoneval."),
     validity_mode: str = typer.Option("share", "--validity", help="flow validity: share or min."),
+    redundancy_mode: str = typer.Option("share", "--redundancy",
+                                        help="flow redundancy: share or max (min/max: ReasonEval's rule)."),
     step_judge: str = typer.Option(None, "--step-judge",
                                    help="Judge for the steps SymPy cannot decide (v from the hybrid check)."),
     step_judge_option: list[str] = typer.Option(None, "--step-judge-option", "-S",
@@ -144,6 +146,8 @@ def maple(
         raise UserError(f"--vr must be one of {', '.join(VR_SOURCES)}, not {vr!r}")
     if validity_mode not in ("share", "min"):
         raise UserError(f"--validity must be share or min, not {validity_mode!r}")
+    if redundancy_mode not in ("share", "max"):
+        raise UserError(f"--redundancy must be share or max, not {redundancy_mode!r}")
     if not 0 < floor <= 1:
         raise UserError(f"--floor must lie in (0, 1], not {floor}")
     discover_k = _discover(discover)
@@ -155,6 +159,7 @@ def maple(
         formula=cast(Formula, formula),
         vr_source=cast(VRSource, vr),
         validity_mode=cast(ValidityMode, validity_mode),
+        redundancy_mode=cast(RedundancyMode, redundancy_mode),
         reasoneval_path=str(reasoneval) if reasoneval else None,
         step_judge=step_judge,
         step_judge_options=parse_options(step_judge_option),

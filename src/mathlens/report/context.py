@@ -23,6 +23,12 @@ class ReportOptions:
     max_response_chars: int = 20_000
     #: section ids to include (None: all)
     sections: tuple[str, ...] | None = None
+    #: questions drawn open at the top of the page (the most telling first)
+    open_questions: int = 3
+    #: questions on the main page; the rest go to question pages written beside it
+    main_questions: int = 40
+    #: questions per question page
+    page_questions: int = 100
 
 
 @dataclass

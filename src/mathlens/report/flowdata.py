@@ -8,7 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mathlens.analyze.flow.models import DEFAULT_DEPTH, FLOW, DepthDefinition, FlowCap, FlowRecord, StepReport
+from mathlens.analyze.flow.models import (
+    DEFAULT_DEPTH,
+    FLOW,
+    ClaimReport,
+    DepthDefinition,
+    FlowCap,
+    FlowRecord,
+    StepReport,
+)
 from mathlens.report.graph import StepNode
 
 
@@ -49,9 +57,15 @@ SHOWN_METRICS = (("total_steps", "total steps"), ("unique_operations", "unique o
                  ("unverifiable_steps", "unverifiable steps"))
 
 
+def _how(claim: ClaimReport) -> str:
+    """How a flag was reached and how sure it is: ' [arithmetic, high confidence]'."""
+    parts = [p for p in (claim.kind, f"{claim.confidence} confidence" if claim.confidence else "") if p]
+    return f" [{', '.join(parts)}]" if parts else ""
+
+
 def _step(s: StepReport) -> FlowStep:
     bad = [c for c in s.claims if c.status == "invalid"]
-    expected = "; ".join(f"{c.text}: expected {c.expected}" for c in bad if c.expected)
+    expected = "; ".join(f"{c.text}: expected {c.expected}{_how(c)}" for c in bad if c.expected)
     reason = "; ".join(c.reason for c in bad if c.reason)
     return FlowStep(index=s.index, number=s.index + 1, text=s.text, operations=tuple(s.operations),
                     concepts=tuple(s.concepts), level=s.complexity, depth=float(s.depth),

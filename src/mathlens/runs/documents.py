@@ -33,6 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mathlens import __version__
 from mathlens.errors import UserError
+from mathlens.runs.coverage import RecordsSnapshot
+from mathlens.runs.locks import WriterLock, sweep_temporaries, temporary
 from mathlens.runs.records import RunRecord
 
 FORMAT: Final = "mathlens.analysis"
@@ -89,6 +91,10 @@ class Envelope(BaseModel):
     mathlens_version: str = __version__
     run_id: str
     records_sha256: str = Field(description="digest of records.jsonl as the analysis read it")
+    #: how many records the analysis read, and their byte length in records.jsonl (None in
+    #: documents written before these were recorded); see `mathlens.runs.coverage`
+    records: int | None = None
+    records_bytes: int | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     entries: int = 0
     summary: dict[str, Any] = Field(default_factory=dict)
@@ -133,20 +139,47 @@ class DocumentSpec(Generic[E, S]):
         """Whether the run has this document (in the current layout or an older one)."""
         return self.path(root).exists() or self.legacy_path(root).exists()
 
-    # -- writing -------------------------------------------------------------------------------
-    def write(self, root: Path, *, run_id: str, records_sha256: str, entries: Iterable[E],
-              summary: S | Callable[[], S], options: BaseModel | dict[str, Any] | None = None) -> Path:
-        """Write the document atomically: entries are streamed to a temporary file, then the
-        envelope (which needs the entry count) is written before them into the final file.
+    def lock_path(self, root: Path) -> Path:
+        return Path(root) / "analysis" / f".{self.name}.lock"
 
-        `summary` may be a function, called once every entry has been consumed (so a summary can
-        be accumulated while the entries stream past)."""
+    def lock(self, root: Path) -> WriterLock:
+        """The lock that makes one process at a time the writer of this document."""
+        return WriterLock(self.lock_path(root), f"analysis/{self.name}.jsonl of {root}",
+                          f"another mathlens command is writing it; wait for it to finish, then run "
+                          f"`{self.rerun_in(root)}` again if needed")
+
+    def rerun_in(self, root: Path) -> str:
+        """The command that rewrites this document for the run at `root`."""
+        return self.rerun.replace("RUN", str(root))
+
+    # -- writing -------------------------------------------------------------------------------
+    def write(self, root: Path, *, run_id: str, entries: Iterable[E], summary: S | Callable[[], S],
+              records_sha256: str | None = None, records: RecordsSnapshot | None = None,
+              options: BaseModel | dict[str, Any] | None = None) -> Path:
+        """Write the document atomically: entries are streamed to a temporary file, then the
+        envelope (which needs the entry count) is written before them into another temporary in
+        the same folder, which is renamed over the document. Both temporaries carry this
+        process's PID, and the document's lock (`lock`) is held meanwhile, so two writers never
+        mix; temporaries a killed writer left are removed by the next one.
+
+        `records` is the snapshot of the records the analysis read (count, bytes, digest); older
+        callers pass only `records_sha256`. `summary` may be a function, called once every entry
+        has been consumed (so a summary can be accumulated while the entries stream past)."""
+        if records is None and records_sha256 is None:
+            raise TypeError("write() needs records (a RecordsSnapshot) or records_sha256")
         path = self.path(root)
-        body = path.with_name(path.name + ".entries.tmp")
-        tmp = path.with_name(path.name + ".tmp")
         opts = options.model_dump(mode="json") if isinstance(options, BaseModel) else dict(options or {})
+        lock = self.lock(root)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            lock.acquire()
+        except OSError as exc:
+            from mathlens.runs.store import write_failure
+
+            raise write_failure(Path(root), self.lock_path(root), exc, again=self.rerun_in(root)) from None
+        body = path.with_name(f".{path.name}.{os.getpid()}.entries.tmp")
+        tmp = temporary(path)
+        try:
+            sweep_temporaries(path, f"{path.name}.tmp", f"{path.name}.entries.tmp")
             count = 0
             with body.open("w", encoding="utf-8") as fh:
                 for entry in entries:
@@ -156,7 +189,10 @@ class DocumentSpec(Generic[E, S]):
                     fh.write("\n")
                     count += 1
             envelope = Envelope(analysis=self.name, schema_version=self.version, run_id=run_id,
-                                records_sha256=records_sha256, options=opts, entries=count,
+                                records_sha256=records.sha256 if records is not None else records_sha256 or "",
+                                records=records.count if records is not None else None,
+                                records_bytes=records.bytes if records is not None else None,
+                                options=opts, entries=count,
                                 summary=(summary() if callable(summary) else summary).model_dump(mode="json"))
             with tmp.open("w", encoding="utf-8") as out, body.open("r", encoding="utf-8") as src:
                 out.write(envelope.model_dump_json())
@@ -169,11 +205,12 @@ class DocumentSpec(Generic[E, S]):
         except OSError as exc:
             from mathlens.runs.store import write_failure
 
-            raise write_failure(Path(root), path, exc) from None
+            raise write_failure(Path(root), path, exc, again=self.rerun_in(root)) from None
         finally:
             for leftover in (body, tmp):
                 with contextlib.suppress(OSError):
                     leftover.unlink(missing_ok=True)
+            lock.release()
         with contextlib.suppress(OSError):
             self.legacy_path(root).unlink(missing_ok=True)  # an older layout's file is now stale
         return path

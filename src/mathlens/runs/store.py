@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,26 +21,35 @@ from pydantic import ValidationError
 
 from mathlens.errors import RunInUseError, UserError, warn
 from mathlens.items.schema import Exam, Question
+from mathlens.runs.coverage import RecordsSnapshot, records_snapshot
+from mathlens.runs.locks import WriterLock, holder_pid, sweep_temporaries, temporary
 from mathlens.runs.records import Manifest, RunRecord
 from mathlens.runs.snapshot import SNAPSHOT_NAME, ItemsSnapshot, question_map, read_snapshot, reload_from_sources
-
-#: Lock files this process holds (resolved paths), so its own reads never warn about itself.
-_HELD: set[Path] = set()
 
 
 class RunStoreWriteError(UserError):
     """Writing to a run directory failed (disk full, read-only); what was written before is intact."""
 
 
-def write_failure(root: Path, path: Path, exc: OSError) -> RunStoreWriteError:
-    """A clear message for an OSError met while writing `path` of the run at `root`."""
+def write_failure(root: Path, path: Path, exc: OSError, again: str | None = None) -> RunStoreWriteError:
+    """A clear message for an OSError met while writing `path` of the run at `root`.
+
+    The hint names a command that works in the state left behind: `again` when the caller knows
+    it (an analysis: the command that writes its document); else, for a full disk, `--resume`
+    when the run has a manifest to resume from, and running the same command again when it has
+    not (nothing was recorded yet)."""
     reason = exc.strerror or str(exc)
     hint = ""
-    if exc.errno == errno.ENOSPC:
-        hint = " Free some space, then run `mathlens run --resume {root}`: every finished record is kept."
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        if again is not None:
+            hint = f" Free some space, then run `{again}`."
+        elif (Path(root) / "manifest.json").is_file():
+            hint = f" Free some space, then run `mathlens run --resume {root}`: every finished record is kept."
+        else:
+            hint = " Free some space, then run the same command again (nothing was recorded yet)."
     elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        hint = " The run directory must be writable."
-    return RunStoreWriteError(f"cannot write {path}: {reason}.{hint.format(root=root)}")
+        hint = f" The folder {path.parent} must be writable."
+    return RunStoreWriteError(f"cannot write {path}: {reason}.{hint}")
 
 
 class RunStore:
@@ -51,7 +58,8 @@ class RunStore:
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
         self._fd: int | None = None
-        self._lock_fd: int | None = None
+        self._lock: WriterLock | None = None
+        self._frozen: RecordsSnapshot | None = None
         self._warned = False
         self._exams: list[Exam] | None = None
 
@@ -72,71 +80,46 @@ class RunStore:
         return self.root / ".lock"
 
     # -- lock -----------------------------------------------------------------------------------
+    def _writer_lock(self) -> WriterLock:
+        if self._lock is None:
+            self._lock = WriterLock(self.lock_path, f"run {self.root}",
+                                    "wait for it to finish (one process at a time may write a run)")
+        return self._lock
+
     def acquire_lock(self) -> None:
         """Become the only writer of this run, or raise `RunInUseError` naming the writer's PID.
 
-        The lock is an `flock`, so it ends with the process however the process ends.
+        The lock is an `flock`, so it ends with the process however the process ends. Temporaries
+        a killed writer left in the run directory are removed once the lock is held.
         """
-        if self._lock_fd is not None:
+        lock = self._writer_lock()
+        if lock.taken:
             return
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            lock.acquire()
+        except RunInUseError:
+            raise
         except OSError as exc:
             raise write_failure(self.root, self.lock_path, exc) from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pid = _writer_pid_after_wait(fd)
-            os.close(fd)
-            who = f"PID {pid}" if pid else "another process"
-            raise RunInUseError(f"run {self.root} is in use by {who}: wait for it to finish (one process at a "
-                                "time may write a run)") from None
-        try:
-            note = f"{os.getpid()}\n".encode()
-            os.pwrite(fd, note, 0)  # replace the PID note in place: a reader never sees an empty file
-            os.ftruncate(fd, len(note))
-        except OSError:
-            pass  # the lock holds without the PID note (a full disk); readers then say "another process"
-        self._lock_fd = fd
-        _HELD.add(self.lock_path.resolve())
+        for name in ("manifest.json", SNAPSHOT_NAME, "records.jsonl"):
+            sweep_temporaries(self.root / name, f"{name}.tmp")
 
     @property
     def locked(self) -> bool:
         """Whether this store holds the run's lock."""
-        return self._lock_fd is not None
+        return self._lock is not None and self._lock.taken
 
     def release_lock(self) -> None:
-        if self._lock_fd is None:
-            return
-        _HELD.discard(self.lock_path.resolve())
-        fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-        os.close(self._lock_fd)
-        self._lock_fd = None
+        if self._lock is not None:
+            self._lock.release()
 
     def writer_pid(self) -> int | None:
         """The PID of another process writing this run right now (0 if unknown), else None."""
-        path = self.lock_path
-        if path.resolve() in _HELD:
-            return None
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except OSError:
-            return None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return _read_pid(fd) or 0
-        except OSError:
-            return None
-        else:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            return None
-        finally:
-            os.close(fd)
+        return holder_pid(self.lock_path)
 
     def _warn_if_busy(self) -> None:
-        if self._warned or self._lock_fd is not None:
+        if self._warned or self.locked:
             return
         self._warned = True
         pid = self.writer_pid()
@@ -181,19 +164,50 @@ class RunStore:
 
     # -- records --------------------------------------------------------------------------------
     def records(self) -> Iterator[RunRecord]:
-        """Every complete record, in the order written. A partial last line is skipped."""
+        """Every complete record, in the order written. A partial last line is skipped; after
+        `freeze`, records written past the frozen snapshot are not read either."""
         if not self.records_path.exists():
             return
         self._warn_if_busy()
-        with self.records_path.open("r", encoding="utf-8") as fh:
+        until = self._frozen.bytes if self._frozen is not None else None
+        with self.records_path.open("rb") as fh:
+            pos = 0
             for n, line in enumerate(fh, start=1):
-                if not line.endswith("\n"):
+                if not line.endswith(b"\n"):
                     break  # torn write of a killed process
+                pos += len(line)
+                if until is not None and pos > until:
+                    break
                 try:
                     yield RunRecord.model_validate_json(line)
                 except ValidationError as exc:
                     raise UserError(f"{self.records_path}:{n}: not a valid record "
                                     f"({exc.errors()[0]['loc']}: {exc.errors()[0]['msg']})") from None
+
+    def snapshot(self) -> RecordsSnapshot:
+        """The complete records as they are now: their count, byte length and digest (a partial
+        last line of a writer still at work is left out). With `freeze`, the snapshot frozen."""
+        if self._frozen is not None:
+            return self._frozen
+        return records_snapshot(self.records_path)
+
+    def freeze(self, snapshot: RecordsSnapshot | None = None) -> RecordsSnapshot:
+        """Read only the records of `snapshot` (default: those complete now) from here on, so that
+        everything computed from this store describes exactly the records its digest names, even
+        while a run is still appending to the file."""
+        self._frozen = snapshot or records_snapshot(self.records_path)
+        return self._frozen
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[RecordsSnapshot]:
+        """`freeze` for the body (an already frozen store stays as it is), then read freely again."""
+        if self._frozen is not None:
+            yield self._frozen
+            return
+        try:
+            yield self.freeze()
+        finally:
+            self._frozen = None
 
     def done_keys(self) -> set[str]:
         return {r.key for r in self.records()}
@@ -221,8 +235,12 @@ class RunStore:
                 pos -= step
             fh.truncate(0)
 
-    def append(self, record: RunRecord) -> None:
-        """Append one record and fsync it; on failure the file is cut back to its last whole record."""
+    def append(self, record: RunRecord, sync: bool = True) -> None:
+        """Append one record and fsync it; on failure the file is cut back to its last whole record.
+
+        With `sync=False` the record is written (a killed process keeps it: it is in the file) but
+        not yet forced to disk; the caller calls `sync()` soon after (the runner does, in the
+        background, for the records written meanwhile), so a slow disk does not hold up the run."""
         path = self.records_path
         try:
             if self._fd is None:
@@ -238,11 +256,22 @@ class RunStore:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, pos)  # no torn record; a later open would also cut it off
             raise write_failure(self.root, path, exc) from None
+
+    def sync(self) -> None:
+        """Force the records written so far to disk (`RunStoreWriteError` if the disk refuses)."""
+        fd = self._fd
+        if fd is None:
+            return
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            raise write_failure(self.root, self.records_path, exc) from None
 
     def drop_error_records(self) -> int:
         """Remove `error` records so that a resume sends those requests again; returns how many."""
@@ -271,40 +300,9 @@ class RunStore:
             self._fd = None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _writer_pid_after_wait(fd: int, tries: int = 25, pause_s: float = 0.02) -> int | None:
-    """The PID of the process holding the lock. The holder writes its PID just after taking the
-    lock, so a note that is missing or names a dead process (an earlier, killed writer) is read
-    again for up to half a second before giving up."""
-    pid = None
-    for _ in range(tries):
-        pid = _read_pid(fd)
-        if pid and _alive(pid):
-            return pid
-        time.sleep(pause_s)
-    return None
-
-
-def _read_pid(fd: int) -> int | None:
-    try:
-        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
-
-
 def _atomic_write(root: Path, path: Path, text: str) -> None:
     """Write `path` through a temporary file and a rename; an OSError becomes `RunStoreWriteError`."""
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = temporary(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tmp.open("w", encoding="utf-8") as fh:

@@ -19,7 +19,7 @@ from typing import Any
 from mathlens.errors import UserError
 from mathlens.items.schema import Exam
 from mathlens.models.model import Model
-from mathlens.runs.documents import DocumentVersionError, records_digest
+from mathlens.runs.documents import DocumentVersionError
 from mathlens.runs.plan import plan_tasks
 from mathlens.runs.records import ItemSource, Manifest, ModelEntry, Task
 from mathlens.runs.runner import Progress, RunResult, base_manifest, execute
@@ -177,7 +177,7 @@ def compute_stats(store: RunStore, source: str = "judge", alpha: float = 0.05, s
     sources, entries = _stats_so_far(store)
     kept = [s for s in sources if slot_of(s.source) != slot]
     ordered = sorted([*kept, stats], key=lambda s: (not s.judged, s.source))
-    TUTOR_STATS.write(store.root, run_id=store.manifest().run_id, records_sha256=records_digest(store.records_path),
+    TUTOR_STATS.write(store.root, run_id=store.manifest().run_id, records=store.snapshot(),
                       entries=[e for e in entries if slot_of(e.source) != slot] + rows,
                       summary=TutorStatsSummary(sources=ordered))
     return stats
@@ -194,6 +194,6 @@ def compute_agreement(store: RunStore, seed: int = 0, n_resamples: int = 1000) -
     rubric = rubric_of(store)
     report = agreement_report(sources, rubric, seed=seed, n_resamples=n_resamples)
     TUTOR_AGREEMENT.write(store.root, run_id=store.manifest().run_id,
-                          records_sha256=records_digest(store.records_path), entries=(), summary=report,
+                          records=store.snapshot(), entries=(), summary=report,
                           options=AgreementOptions(resamples=n_resamples, seed=seed))
     return report

@@ -22,7 +22,7 @@ from mathlens.analyze.judging.entries import Judgement
 from mathlens.analyze.judging.units import Target
 from mathlens.analyze.judging.worksheet import format_value, read_sheet, replace_graders, stored_judgements, write_sheet
 from mathlens.errors import UserError
-from mathlens.runs.documents import DocumentSpec, RecordRef, records_digest
+from mathlens.runs.documents import DocumentSpec, RecordRef
 from mathlens.runs.store import RunStore
 
 from .design import Cell
@@ -132,4 +132,4 @@ def save_human(store: RunStore, annotator: str, scores: ScoreSet, worksheet: Pat
     summary = HumanSummary(annotators=[*kept, Annotator(name=annotator, grader=scores.grader, rubric=scores.rubric,
                                                         worksheet=str(worksheet), counts=scores.counts())])
     return TUTOR_HUMAN.write(store.root, run_id=store.manifest().run_id,
-                             records_sha256=records_digest(store.records_path), entries=entries, summary=summary)
+                             records=store.snapshot(), entries=entries, summary=summary)

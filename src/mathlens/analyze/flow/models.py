@@ -37,6 +37,12 @@ class ClaimReport(BaseModel):
     expected: str = ""
     method: str = ""
     reason: str = ""
+    kind: str = Field("", description="how the verdict was reached (arithmetic, symbolic identity, numeric "
+                      "sampling, derivative rule, ...); empty when undecided")
+    confidence: Literal["high", "medium", "low"] | None = Field(
+        None, description="how sure a flag of this kind is (invalid claims only; docs/flow.md)")
+    reading: list[str] = Field(default_factory=list, description="the reading choices the verdict rests on, "
+                               "each confirmed by the solution or a guess")
 
 
 class StepReport(BaseModel):
@@ -60,6 +66,8 @@ class StepReport(BaseModel):
     redundant: bool = False
     final: bool = Field(False, description="gives the answer to the question or to one of its parts")
     uses: list[int] = Field(default_factory=list, description="earlier steps this one depends on")
+    confidence: Literal["high", "medium", "low"] | None = Field(
+        None, description="for an invalid step: the surest of its flags (`ClaimReport.confidence`)")
 
 
 class FlowMetrics(BaseModel):

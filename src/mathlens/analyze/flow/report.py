@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from mathlens.analyze.flow.models import ExamRow, FlowResult
+from mathlens.analyze.flow.models import ClaimReport, ExamRow, FlowResult
 
 
-def _claim_line(status: str, text: str, expected: str, reason: str) -> str:
-    line = f"      [{status}] {text}"
+def _claim_line(claim: ClaimReport) -> str:
+    status, text, expected, reason = claim.status, claim.text, claim.expected, claim.reason
+    how = f" · {claim.kind}" if claim.kind else ""
+    sure = f", {claim.confidence} confidence" if claim.confidence else ""
+    line = f"      [{status}{how}{sure}] {text}"
+    guessed = [r for r in claim.reading if r.endswith("(a guess)")]
+    if guessed and claim.status != "unverifiable":
+        reason = "; ".join(filter(None, [reason, *guessed]))
     if expected:
         line += f"   (expected: {expected})"
     if reason:
@@ -34,13 +40,14 @@ def render_text(result: FlowResult, title: str | None = None) -> str:
     lines.append("")
     lines.append("Detailed reasoning steps:")
     for s in result.steps:
-        flags = [s.verdict] + (["redundant"] if s.redundant else []) + (["final"] if s.final else [])
+        verdict = f"{s.verdict} ({s.confidence} confidence)" if s.confidence else s.verdict
+        flags = [verdict] + (["redundant"] if s.redundant else []) + (["final"] if s.final else [])
         lines.append(f"  {s.index + 1}. {s.text.strip()}")
         lines.append(f"     Operations: {', '.join(s.operations) or '-'}   Concepts: {', '.join(s.concepts) or '-'}")
         uses = ", ".join(str(u + 1) for u in s.uses) or "-"
         lines.append(f"     Complexity: {s.complexity} (depth {s.depth})   Uses steps: {uses}   [{'; '.join(flags)}]")
         for c in s.claims:
-            lines.append(_claim_line(c.status, c.text, c.expected, c.reason))
+            lines.append(_claim_line(c))
         for note in s.notes:
             lines.append(f"      note: {note}")
         if s.check_status != "ok":

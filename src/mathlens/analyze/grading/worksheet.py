@@ -22,7 +22,6 @@ from mathlens.analyze.grading.rubric import Rubric
 from mathlens.analyze.judging.worksheet import read_sheet, replace_graders, stored_judgements, write_sheet
 from mathlens.analyze.protocol import AnalyzerOptions
 from mathlens.errors import UserError
-from mathlens.runs.documents import records_digest
 from mathlens.runs.store import RunStore
 
 COLUMNS = ["key", "exam_id", "question_id", "model", "configuration", "variant", "repeat", "criterion",
@@ -67,6 +66,6 @@ def import_worksheets(store: RunStore, rubric: Rubric, paths: list[Path]) -> Gra
         raise UserError("the worksheets hold no points")
     grades = replace_graders(stored_judgements(HUMAN_GRADES, store.root), new)
     summary = summarize(grades, rubric, "human")
-    HUMAN_GRADES.write(store.root, run_id=store.manifest().run_id, records_sha256=records_digest(store.records_path),
+    HUMAN_GRADES.write(store.root, run_id=store.manifest().run_id, records=store.snapshot(),
                        entries=grades, summary=summary, options=ImportOptions(worksheets=[str(p) for p in paths]))
     return GradedRun(grades=grades, summary=summary)

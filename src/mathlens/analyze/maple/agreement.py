@@ -44,7 +44,7 @@ from mathlens.analyze.maple.human import HumanAnnotation, read_human_labels
 from mathlens.analyze.maple.labels import LabelSet
 from mathlens.analyze.maple.results import MAPLE, SolutionMaple
 from mathlens.errors import UserError
-from mathlens.runs.documents import DocumentSpec, RecordRef, records_digest
+from mathlens.runs.documents import DocumentSpec, RecordRef
 from mathlens.runs.store import RunStore
 from mathlens.stats.bootstrap import CI, bootstrap_ci
 
@@ -278,6 +278,6 @@ def import_human_labels(store: RunStore, human: Path, labels_from: LabelSource =
         overall=agreement_table(compared, labels, None, n_resamples, seed),
         cells=[agreement_table(members, labels, cell, n_resamples, seed) for cell, members in cells.items()])
     return MAPLE_AGREEMENT.write(
-        store.root, run_id=manifest.run_id, records_sha256=records_digest(store.records_path), entries=compared,
+        store.root, run_id=manifest.run_id, records=store.snapshot(), entries=compared,
         summary=summary, options={"human": str(human), "labels_from": labels_from, "n_resamples": n_resamples,
                                   "seed": seed})

@@ -43,7 +43,7 @@ from mathlens.analyze.maple.labels import LabelSet, default_labels, load_label_s
 from mathlens.analyze.maple.results import DiscoveryOutcome, MapleSummary, SolutionMaple
 from mathlens.analyze.maple.score import DEFAULT_FLOOR, Formula, maple_score
 from mathlens.analyze.maple.steplabels import detector_labels, label_counts, merge_labels
-from mathlens.analyze.maple.vr import VR, ValidityMode, VRSource, vr_from_flow
+from mathlens.analyze.maple.vr import VR, RedundancyMode, ValidityMode, VRSource, vr_from_flow
 from mathlens.analyze.protocol import AnalyzerOptions
 from mathlens.analyze.quality import DEGENERATE_FLAGS, record_quality
 from mathlens.errors import UserError
@@ -70,7 +70,8 @@ class MapleOptions(AnalyzerOptions):
     labels: LabelSet | None = Field(None, description="label set, or the path of a label set file [the defaults]")
     formula: Formula = Field("printed", description="printed: tanh(e·v/r); prose: tanh(e·r/v)")
     vr_source: VRSource = "flow"
-    validity_mode: ValidityMode = "share"
+    validity_mode: ValidityMode = Field("share", description="flow v: share of decidable steps valid, or min")
+    redundancy_mode: RedundancyMode = Field("share", description="flow r: share of steps off the path, or max")
     reasoneval_path: str | None = None
     floor: float = Field(DEFAULT_FLOOR, gt=0, le=1, description="lower bound of the divisor (r or v)")
     discover: int | Literal["auto"] | None = Field(None, description="cluster reflections: K, or 'auto'")
@@ -187,7 +188,7 @@ async def score_record(ctx: _Context, rec: RunRecord, q: Question | None) -> Sol
 
             hybrid = await hybrid_check(flow, question, ctx.step_judge)
             sol = sol.model_copy(update={"hybrid": hybrid})
-        from_flow = vr_from_flow(flow, opts.validity_mode, hybrid) if flow is not None else \
+        from_flow = vr_from_flow(flow, opts.validity_mode, hybrid, opts.redundancy_mode) if flow is not None else \
             VR(None, None, "flow", error=why)
     else:
         steps = segment(text)

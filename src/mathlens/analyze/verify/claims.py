@@ -25,31 +25,20 @@ SymPy could not decide). The order of tests:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
 
 import sympy
 
 from mathlens.analyze.verify.context import Context, at_point, substitute, undefined_references
 from mathlens.analyze.verify.numbers import NumberInfo, compare_numbers, fmt, num
+from mathlens.analyze.verify.results import ClaimCheck, ClaimStatus
 from mathlens.analyze.verify.signs import PlusMinus
 
-ClaimStatus = Literal["valid", "invalid", "unverifiable", "definition"]
+__all__ = ["EQUATION_REASON", "ClaimCheck", "ClaimStatus", "PairInfo", "check_relation", "stated_factorisation"]
 
 EQUATION_REASON = "an equation to solve, not an identity"
 _CONSTANT_NAMES = {"C", "K", "c", "C_1", "C_0"}
 # Sample points: positive (roots, logarithms) and, with the offsets below, inside (0, pi/2).
 _SAMPLE_POINTS = (0.7133, 1.1719, 0.3461, 0.9127, 0.5219)
-
-
-@dataclass(frozen=True)
-class ClaimCheck:
-    """The verdict on one relation of a step."""
-
-    text: str
-    status: ClaimStatus
-    expected: str = ""
-    method: str = ""
-    reason: str = ""
 
 
 @dataclass(frozen=True)

@@ -213,6 +213,8 @@ def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
     s = _rewrite_calculus(s, reading)
     s = re.sub(r"\bnabla\s+([a-zA-Z])\b", r"nabla_\1", s)
     s = re.sub(r"\bgrad\s*\(?\s*([a-zA-Z])\s*\)?(?![\w(])", r"nabla_\1", s)
+    # "grad f(-1, 4)": the gradient at a point, as "∇f(-1, 4)" is
+    s = re.sub(r"\bgrad\s+([a-zA-Z])(?=\s*\()", r"nabla_\1", s)
     return s
 
 

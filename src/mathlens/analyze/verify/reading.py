@@ -28,6 +28,13 @@ _E_VARIABLE = re.compile(
 _FUNCTION_DEF = re.compile(r"(?<![\w\\])([a-zA-Z])\s*\(\s*[a-z]\s*\)\s*:?=")
 # Letters never taken as function names (constants, differentials, common variables).
 _NOT_FUNCTIONS = frozenset("edxyzuvtn")
+_EULER = re.compile(r"\\ln\b|\bln\b|\bexp\b|\\exp\b|(?<![A-Za-z\\])e\s*\^\s*\{?[^}\s]{0,12}[a-z]"
+                    r"|euler|natural log", re.I)
+# A single letter next to an operator, bracket, number or math delimiter: a quantity of the
+# solution ("a + b", "f(x, y)", "$x$", "2x").
+_LETTER = re.compile(r"(?:(?<=[=+\-*/^(),<>{}$\d])|(?<=[=+\-*/^(),<>{}$]\s))([a-zA-Z])(?![A-Za-z])"
+                     r"|(?<![A-Za-z\\])([a-zA-Z])(?=\s?[=+\-*/^(),<>{}$])")
+_RADIANS = re.compile(r"radian|\b(?:sin|cos|tan|cot|sec|csc)\s*\\?(?:left)?\(?[^)=]{0,20}(?:π|\\pi|\bpi\b)", re.I)
 _MAX_SCAN = 200_000
 
 
@@ -43,6 +50,13 @@ class Reading:
     e_variable: bool = False
     functions: frozenset[str] = frozenset()
     units: bool = False
+    #: what confirms a guess (`guesses.py`): ``e`` is Euler's number (the solution writes ``ln``,
+    #: ``exp``, ``e^{...x...}`` or names Euler); single letters the solution uses as quantities
+    #: (next to an operator, bracket or number); angles are in radians (``π`` in a trigonometric
+    #: argument, or the word "radian")
+    euler: bool = False
+    letters: frozenset[str] = frozenset()
+    radians: bool = False
 
     def as_units(self) -> Reading:
         """The same reading with ``%`` and ``°`` as units."""
@@ -58,4 +72,6 @@ def reading_for(texts: Iterable[str]) -> Reading:
     e_variable = bool(_E_VARIABLE.search(text))
     functions = frozenset(m.group(1) for m in _FUNCTION_DEF.finditer(text)
                           if m.group(1) not in _NOT_FUNCTIONS and m.group(1) not in "fghFGH")
-    return Reading(e_variable=e_variable, functions=functions)
+    letters = frozenset(a or b for a, b in _LETTER.findall(text))
+    return Reading(e_variable=e_variable, functions=functions, euler=bool(_EULER.search(text)), letters=letters,
+                   radians=bool(_RADIANS.search(text)))

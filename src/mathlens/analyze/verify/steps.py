@@ -13,18 +13,18 @@ the names it defines, the values it states, and everything it mentions.
 
 from __future__ import annotations
 
+import pickle
 import re
-import time
 from dataclasses import dataclass, field, replace
-from typing import Literal
 
 import sympy
 from sympy.core.function import AppliedUndef
 
-from mathlens.analyze.verify.budget import run_bounded
-from mathlens.analyze.verify.claims import EQUATION_REASON, ClaimCheck, PairInfo, check_relation
-from mathlens.analyze.verify.context import Context, definition_of, given, substitute
+from mathlens.analyze.verify.claims import EQUATION_REASON, PairInfo, check_relation
+from mathlens.analyze.verify.context import Context, defined_names, definition_of, given, substitute
 from mathlens.analyze.verify.equations import equivalent_form, implicit_derivative, rewrite_check, solves_pending
+from mathlens.analyze.verify.guesses import comma_split, guesses
+from mathlens.analyze.verify.kinds import claim_kind, rational_only
 from mathlens.analyze.verify.limits import tree_depth
 from mathlens.analyze.verify.modular import (
     check_congruence,
@@ -48,59 +48,17 @@ from mathlens.analyze.verify.pieces import (
     link_units,
     pieces,
 )
-from mathlens.analyze.verify.reading import DEFAULT_READING, Reading, reading_for
+from mathlens.analyze.verify.reading import DEFAULT_READING, Reading
+from mathlens.analyze.verify.results import (
+    ClaimCheck,
+    StepMath,
+    VerifyConfig,
+)
 from mathlens.analyze.verify.signs import PlusMinus
 from mathlens.analyze.verify.text import split_relations
 
-StepStatus = Literal["ok", "timeout", "error", "skipped"]
-
-STEP_TIMEOUT_S = 2.0
-SOLUTION_BUDGET_S = 10.0
-#: Math snippets checked in one solution; later steps are `skipped` (a worked answer has < 100).
-MAX_SPANS_PER_SOLUTION = 300
 # Less than this left of the solution's budget: the remaining steps are skipped.
 _MIN_STEP_S = 0.05
-
-
-@dataclass(frozen=True)
-class StepMath:
-    """The symbolic reading of one step."""
-
-    status: StepStatus = "ok"
-    claims: tuple[ClaimCheck, ...] = ()
-    depth: int = 0
-    cues: tuple[str, ...] = ()
-    defines: tuple[str, ...] = ()
-    produces: tuple[str, ...] = ()
-    mentions: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-    spans: int = 0
-    parsed: int = 0
-    error: str = ""
-    elapsed_s: float = 0.0
-
-    @property
-    def verdict(self) -> Literal["valid", "invalid", "unverifiable", "none"]:
-        """``invalid`` if any claim is, ``valid`` if some are and none is invalid, ``none`` when
-        the step states nothing checkable."""
-        statuses = {c.status for c in self.claims}
-        if "invalid" in statuses:
-            return "invalid"
-        if "valid" in statuses:
-            return "valid"
-        if "unverifiable" in statuses or self.status != "ok":
-            return "unverifiable"
-        return "none"
-
-
-@dataclass(frozen=True)
-class VerifyConfig:
-    """Time budgets for `verify_steps`."""
-
-    step_timeout_s: float = STEP_TIMEOUT_S
-    solution_budget_s: float = SOLUTION_BUDGET_S
-    max_spans: int = MAX_SPANS_PER_SOLUTION
-
 
 
 def _cues(parsed: Parsed, text: str) -> set[str]:
@@ -116,6 +74,7 @@ def _cues(parsed: Parsed, text: str) -> set[str]:
     names = {getattr(s, "name", "") for s in raw.free_symbols}
     if any(re.match(r"^[fghFGH]_\{?[a-z]{1,3}\}?$", n) for n in names):
         cues.add("partial")
+    names |= {a.func.__name__ for a in raw.atoms(AppliedUndef)}  # "∇f(-1, 4)"
     if any(n.startswith("nabla_") for n in names):
         cues.update({"partial", "vector"})
     for cls, cue in ((sympy.Integral, "integral"), (sympy.Limit, "limit"), (sympy.Sum, "sum")):
@@ -168,6 +127,9 @@ class _Acc:
     parsed: int = 0
     integer_division: bool = False
     solved: bool = False  # a stated value solved a pending equation: it is no longer pending
+    # What the piece being checked holds: its cues, and whether its numbers are all rational.
+    piece_cues: frozenset[str] = frozenset()
+    piece_rational: bool = False
 
 
 def analyze_step(text: str, ctx: Context) -> tuple[StepMath, Context]:
@@ -184,12 +146,14 @@ def analyze_step(text: str, ctx: Context) -> tuple[StepMath, Context]:
         items[0] = replace(items[0], text=f"{ctx.carry[0]} {items[0].text}", continued=False)
     spans: list[int] = []  # where each piece's claims start in acc.claims
     for piece in items:
+        acc.piece_cues, acc.piece_rational = frozenset(), False
         before = (len(acc.claims), acc.ctx)
         spans.append(before[0])
         try:
             _piece(acc, piece)
             if UNIT_MARK.search(piece.text) and any(c.status == "invalid" for c in acc.claims[before[0]:]):
                 _second_reading(acc, piece, before[0], before[1])
+            _settle(acc, piece, before[0], text)
         except Exception as exc:  # one odd snippet must not lose the step's other claims
             del acc.claims[before[0]:]
             acc.ctx = before[1]
@@ -197,13 +161,30 @@ def analyze_step(text: str, ctx: Context) -> tuple[StepMath, Context]:
     taken_back = [m.start() for m in RETRACTION.finditer(text)]
     if taken_back:
         _retract(acc, items, spans, taken_back[-1])
-    acc.claims.extend(remainder_claims(text) + divisor_claims(text))
+    acc.claims.extend(replace(c, kind="whole-number") if c.status in ("valid", "invalid") else c
+                      for c in remainder_claims(text) + divisor_claims(text))
     if acc.solved:
         acc.ctx = replace(acc.ctx, equations=())
     acc.ctx = replace(acc.ctx, carry=_carry(items))
     return StepMath("ok", tuple(acc.claims), acc.depth, tuple(sorted(acc.cues)), tuple(acc.defines),
                     tuple(acc.produces), tuple(sorted(acc.mentions)), tuple(dict.fromkeys(acc.notes)),
                     len(items), acc.parsed), acc.ctx
+
+
+def _settle(acc: _Acc, piece: Piece, first: int, step: str) -> None:
+    """Each claim of the piece gets its kind and the reading choices it rests on; a claim found
+    false on a reading the solution does not confirm (a guess) is left undecided."""
+    found = guesses(piece.text, acc.ctx.reading, defined_names(acc.ctx), comma_split(step, piece.start, piece.end))
+    labels = tuple(g.label() for g in found)
+    open_guesses = [g.what for g in found if not g.confirmed]
+    for k in range(first, len(acc.claims)):
+        claim = acc.claims[k]
+        if claim.status in ("valid", "invalid") and not claim.kind:
+            claim = replace(claim, kind=claim_kind(claim.method, acc.piece_cues, acc.piece_rational))
+        if claim.status == "invalid" and open_guesses:
+            claim = replace(claim, status="unverifiable", expected="", kind="",
+                            reason="rests on a guess: " + "; ".join(open_guesses))
+        acc.claims[k] = replace(claim, reading=labels) if labels else claim
 
 
 def _retract(acc: _Acc, items: list[Piece], starts: list[int], at: int) -> None:
@@ -264,7 +245,9 @@ def _piece(acc: _Acc, item: Piece) -> None:
         return
     acc.parsed += 1
     acc.depth = max(acc.depth, tree_depth(parsed.raw))
-    acc.cues |= _cues(parsed, piece)
+    piece_cues = _cues(parsed, piece)
+    acc.cues |= piece_cues
+    acc.piece_cues, acc.piece_rational = frozenset(piece_cues), rational_only(_raw_sides(parsed))
     raw_sides = _raw_sides(parsed)
     for side in raw_sides:
         acc.mentions |= _mentions(side, acc.ctx)
@@ -468,12 +451,29 @@ def _mentions(side: sympy.Basic, ctx: Context) -> set[str]:
     except Exception:
         pass
     out.add(_key(side))
+    out |= _named_parts(side)
     out.discard("")
     return out
 
 
-def _analyze_step_bytes(text: str, ctx: Context) -> tuple[StepMath, Context]:
-    return analyze_step(text, ctx)
+#: sub-expressions of one side recorded as mentions (a bound on what one side adds)
+_MAX_NAMED_PARTS = 16
+
+
+def _named_parts(side: sympy.Basic) -> set[str]:
+    """Results used by name inside a larger expression: ``|v|`` in ``v/|v|``, ``f(-1, 4)``,
+    ``f'(2)``, ``∇f(-1, 4)`` (a function of a name, or a named function at its arguments)."""
+    out: set[str] = set()
+    for node in sympy.preorder_traversal(side):
+        if len(out) >= _MAX_NAMED_PARTS:
+            break
+        if node is side or not node.args:
+            continue
+        if isinstance(node, AppliedUndef | sympy.Subs | sympy.Derivative) or \
+                (isinstance(node, sympy.Function) and node.free_symbols and
+                 all(a.is_Atom for a in node.args)):
+            out.add(_key(node))
+    return out
 
 
 # "Find all n such that f(n) = n": a condition the question asks about, not a definition.
@@ -498,41 +498,22 @@ def context_from_question(question: str | None, reading: Reading = DEFAULT_READI
     return given(ctx)
 
 
+def step_in_worker(text: str, ctx_data: bytes | None, reading: Reading, first: bool) -> tuple[StepMath, bytes]:
+    """`analyze_step` on one step, the context kept as pickled bytes: the caller passes it from
+    step to step without unpickling it, so it never needs SymPy itself (`checker.verify_steps`)."""
+    ctx = pickle.loads(ctx_data) if ctx_data is not None else Context(reading=reading)
+    step, ctx = analyze_step(text, ctx if first else ctx.next_step())
+    return step, pickle.dumps(ctx, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def question_in_worker(question: str, reading: Reading) -> bytes:
+    """`context_from_question` with the context returned as pickled bytes."""
+    return pickle.dumps(context_from_question(question, reading), protocol=pickle.HIGHEST_PROTOCOL)
+
+
 def verify_steps(step_texts: list[str], question: str | None = None,
                  config: VerifyConfig | None = None) -> list[StepMath]:
-    """Check each step of a solution in order, each under `config.step_timeout_s`."""
-    config = config or VerifyConfig()
-    started = time.perf_counter()
-    reading = reading_for([question or "", *step_texts])
-    ctx = Context(reading=reading)
-    if question:
-        got = run_bounded(context_from_question, question, reading, timeout_s=config.step_timeout_s)
-        if got.status == "ok":
-            ctx = got.value
-    results: list[StepMath] = []
-    spans = 0
-    for text in step_texts:
-        # A step may use what is left of the solution's budget, not more: the budget holds
-        # inside long steps too, not only between them.
-        left = config.solution_budget_s - (time.perf_counter() - started)
-        if left < _MIN_STEP_S:
-            results.append(StepMath("skipped", error="the solution's time budget was spent"))
-            continue
-        if spans >= config.max_spans:
-            results.append(StepMath("skipped", error=f"the solution's limit of {config.max_spans} math "
-                                                     "snippets was reached"))
-            continue
-        got = run_bounded(_analyze_step_bytes, text, ctx.next_step() if results else ctx,
-                          timeout_s=min(config.step_timeout_s, left))
-        if got.status == "ok":
-            step, ctx = got.value
-            spans += step.spans
-            results.append(_with_elapsed(step, got.elapsed_s))
-        else:
-            status: StepStatus = "timeout" if got.status == "timeout" else "error"
-            results.append(StepMath(status, error=got.error, elapsed_s=got.elapsed_s))
-    return results
+    """Check each step of a solution in order (see `checker.verify_steps`)."""
+    from mathlens.analyze.verify.checker import verify_steps as run
 
-
-def _with_elapsed(step: StepMath, elapsed: float) -> StepMath:
-    return replace(step, elapsed_s=elapsed)
+    return run(step_texts, question, config)

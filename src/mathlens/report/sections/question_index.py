@@ -1,4 +1,5 @@
-"""An index of every question with a one-line summary per question, linking to its block.
+"""An index of the questions on the main page with a one-line summary each, linking to its block
+(a large run's other questions are listed on the question pages).
 
 The counts are `mathlens.analyze.questions.question_counts` (one row per question and run); the
 section selects and renders them.
@@ -25,7 +26,8 @@ def build(ctx: ReportContext) -> Table | None:
     counted = {(run.label, q.exam_id, q.question_id): q for run in ctx.runs for q in run.questions}
     rows: list[tuple[Cell, ...]] = []
     links: list[str] = []
-    for view in ctx.views:
+    shown = ctx.views[: ctx.options.main_questions]  # the questions on this page; the rest are on question pages
+    for view in shown:
         text = " ".join(view.text.split())
         excerpt = text[:EXCERPT] + ("…" if len(text) > EXCERPT else "")
         for run in ctx.runs:
@@ -42,7 +44,9 @@ def build(ctx: ReportContext) -> Table | None:
     return Table(ctx.uid("question-index"), "Questions", columns, tuple(rows),
                  decimals={columns.index("mean complexity"): 1}, row_links=tuple(links),
                  caption="Original prompts (variants counts the ablation and paraphrase records). – : the analysis "
-                         "that counts it has not run.")
+                         "that counts it has not run."
+                         + (f" The {len(shown)} of {len(ctx.views)} questions on this page; the others are on the "
+                            "question pages linked under Questions." if len(ctx.views) > len(shown) else ""))
 
 
 SECTION = ReportSection(id="question_index", title="Question index", template="sections/flags.html.j2", build=build,

@@ -1,0 +1,67 @@
+"""``verify_steps``: check every claim of a solution, one step at a time, each step under its own
+time budget in a killable worker (`budget.run_bounded`).
+
+This module imports no SymPy: each step is read and checked inside the worker
+(`steps.step_in_worker`), and the definitions passed from step to step (the `Context`) travel as
+pickled bytes that only the worker opens. A caller that only wants verdicts therefore pays
+neither SymPy's import nor its start-up; the worker does, once, and `budget.prestart` starts it
+in the background before it is needed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from mathlens.analyze.verify.budget import prestart, run_bounded
+from mathlens.analyze.verify.reading import reading_for
+from mathlens.analyze.verify.results import StepMath, StepStatus, VerifyConfig
+from mathlens.analyze.verify.steps_entry import question_call, step_call
+
+__all__ = ["prestart", "verify_steps"]
+
+# Less than this left of the solution's budget: the remaining steps are skipped.
+_MIN_STEP_S = 0.05
+
+
+def verify_steps(step_texts: list[str], question: str | None = None,
+                 config: VerifyConfig | None = None) -> list[StepMath]:
+    """Check each step of a solution in order, each under `config.step_timeout_s`.
+
+    The question's definitions (``f(x, y) = x^2 y``) are read first; the definitions each step
+    makes (``A = -14``, ``g(x) = ...``) are passed on to later steps. A step over its budget is
+    ``timeout``; once the whole solution's budget is spent, the remaining steps are ``skipped``.
+    """
+    config = config or VerifyConfig()
+    started = time.perf_counter()
+    reading = reading_for([question or "", *step_texts])
+    ctx: bytes | None = None
+    if question and config.solution_budget_s >= _MIN_STEP_S:
+        got = run_bounded(question_call, question, reading, ready_s=config.solution_budget_s,
+                          timeout_s=min(config.step_timeout_s, config.solution_budget_s))
+        if got.status == "ok":
+            ctx = got.value
+    results: list[StepMath] = []
+    spans = 0
+    for text in step_texts:
+        # A step may use what is left of the solution's budget, not more: the budget holds
+        # inside long steps too, not only between them.
+        left = config.solution_budget_s - (time.perf_counter() - started)
+        if left < _MIN_STEP_S:
+            results.append(StepMath("skipped", error="the solution's time budget was spent"))
+            continue
+        if spans >= config.max_spans:
+            results.append(StepMath("skipped", error=f"the solution's limit of {config.max_spans} math "
+                                                     "snippets was reached"))
+            continue
+        budget = min(config.step_timeout_s, left)
+        # Waiting for a replacement worker counts against the solution too: never past its budget.
+        got = run_bounded(step_call, text, ctx, reading, not results, timeout_s=budget, ready_s=left)
+        if got.status == "ok":
+            step, ctx = got.value
+            spans += step.spans
+            results.append(replace(step, elapsed_s=got.elapsed_s))
+        else:
+            status: StepStatus = "timeout" if got.status == "timeout" else "error"
+            results.append(StepMath(status, error=got.error, elapsed_s=got.elapsed_s))
+    return results
