@@ -78,7 +78,7 @@ def import_(
         out=out, fmt=fmt, mapping=_pairs(field_map, "-F"), model=model, configuration=configuration,
         match=match, reader=reader, requests=requests)  # type: ignore[arg-type]
     result = import_run(request)
-    from mathlens.cli.run import print_summary, run_summary
+    from mathlens.cli.summary import print_summary, run_summary
     from mathlens.runs.store import RunStore
 
     doc = run_summary(RunStore(result.root))
