@@ -92,6 +92,9 @@ def test_the_first_screen_shows_the_reasoning_without_a_click(slip_run: Path, br
     assert "judge gave 1 of 1 points for a final answer the checker found incorrect" in lens_text
     assert "full points (4 of 4) for the working although step" in lens_text
 
+    # Table 6 further down carries the same mark, with the count
+    assert "UNRELIABLE JUDGE: 1 of 1 decisive answers disagree" in page.locator("#exam-scores").inner_text()
+
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / "report-first-screen.png"
     page.screenshot(path=str(shot))  # the first screen only: what a reader sees on opening the page

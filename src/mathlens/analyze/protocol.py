@@ -128,6 +128,11 @@ class Outcome(Generic[Summary]):
         return cls(status=status, summary=summary, paths=tuple(paths), notes=tuple(notes))
 
     @classmethod
+    def skipped(cls, reason: str) -> Outcome[Any]:
+        """The outcome of an analyzer that had nothing to do (`reason` says why)."""
+        return cls(status="skipped", summary=None, notes=(reason,))
+
+    @classmethod
     def failed(cls, error: str) -> Outcome[Any]:
         """The outcome of an analyzer that raised."""
         return cls(status="error", summary=None, error=error)

@@ -30,9 +30,11 @@ def show(run_dir: Path = typer.Argument(..., help="A run directory."), as_json: 
         return
     print_summary(doc)
     if doc.imported is not None:
-        from mathlens.cli.importing import print_imported
+        from mathlens.cli.importing import print_imported, print_source_agreement
 
         print_imported(doc.imported, shown=5)
+        if doc.source_agreement is not None:
+            print_source_agreement(doc.source_agreement)
     if doc.with_trace:
         console.print(f"reasoning traces: {doc.with_trace} records, {doc.trace_truncated} cut by the token cap "
                       "before a visible answer")

@@ -8,6 +8,7 @@ from rich.table import Table
 
 from mathlens.analyze.grading.tables import GradeTables
 from mathlens.analyze.overview import RunOverview
+from mathlens.analyze.source_agreement.models import SOURCE_AGREEMENT, ScorerAgreement, SourceAgreementEntry
 from mathlens.cli.common import console, escape
 from mathlens.models.admission import ReplicaStats
 from mathlens.runs.records import ImportedFrom
@@ -39,6 +40,13 @@ class Invocation(BaseModel):
     replicas: dict[str, list[ReplicaStats]] = Field(default_factory=dict)
 
 
+class SourceAudit(BaseModel):
+    """The scorer audit of an imported run: a row per scorer, and every disagreement."""
+
+    rows: list[ScorerAgreement]
+    disagreements: list[SourceAgreementEntry]
+
+
 class RunSummary(RunOverview):
     """The document `mathlens run`, `show`, `import` and `tutor run` print (`--json`): the run's
     counts (`mathlens.analyze.overview`), its Tables 6 and 7 when graded, and what this invocation did."""
@@ -46,6 +54,8 @@ class RunSummary(RunOverview):
     grade_tables: GradeTables | None = None
     this_invocation: Invocation | None = None
     imported: ImportedFrom | None = None
+    #: an imported run's scorer audit: the source's verdicts against mathlens's (`source-agreement`)
+    source_agreement: SourceAudit | None = None
 
 
 def run_summary(store: RunStore, result: RunResult | None = None) -> RunSummary:
@@ -59,8 +69,15 @@ def run_summary(store: RunStore, result: RunResult | None = None) -> RunSummary:
         invocation = Invocation(written=result.written, skipped=result.skipped, errors=result.errors,
                                 model_calls=result.model_calls, cache_hits=result.cache_hits,
                                 replicas=dict(result.replicas or {}))
+    imported = store.manifest().imported
+    audit = None
+    if imported is not None:
+        found = SOURCE_AGREEMENT.read(store.root)
+        if found is not None:
+            audit = SourceAudit(rows=found.summary.rows, disagreements=[
+                e for e in SOURCE_AGREEMENT.entries(store.root) if e.agree is False])
     return RunSummary(**dict(run_overview(store)), grade_tables=tables.summary if tables is not None else None,
-                      this_invocation=invocation, imported=store.manifest().imported)
+                      this_invocation=invocation, imported=imported, source_agreement=audit)
 
 
 def _flag_breakdown(quality: dict[str, int]) -> str:

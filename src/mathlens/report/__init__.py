@@ -12,11 +12,12 @@ each reads its own analysis file and is skipped when that file is absent.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from mathlens.report.context import ReportOptions
 from mathlens.report.loader import load_runs
-from mathlens.report.render import Report, build_report
+from mathlens.report.render import Report, build_report, pages_folder
 
 __all__ = ["Report", "ReportOptions", "build_report", "make_report", "write_report"]
 
@@ -30,6 +31,7 @@ def write_report(run_dirs: Sequence[Path | str], out: Path | str, options: Repor
     """Build the report of `run_dirs` and write its HTML to `out` (parent folders are created); a
     run with more questions than the main page holds gets its question pages beside it
     (`<stem>_questions/page-NNNN.html`)."""
-    report = make_report(run_dirs, options)
-    report.write(Path(out))
+    path = Path(out)
+    report = make_report(run_dirs, replace(options or ReportOptions(), pages_dir=pages_folder(path)))
+    report.write(path)
     return report

@@ -98,7 +98,7 @@ class Report:
     pages: list[QuestionPage] = field(default_factory=list)
     #: questions in all (on the main page and in the question pages)
     total_questions: int = 0
-    #: the question pages' folder, relative to the main page (set by `write` from the file name)
+    #: the question pages' folder, relative to the main page (`ReportOptions.pages_dir`)
     pages_dir: str = "report_questions"
     _builder: Callable[[QuestionView], list[Rendered]] | None = field(default=None, repr=False)
 
@@ -133,8 +133,10 @@ class Report:
         """Write the main page to `path` and each question page beside it (in `<stem>_questions/`);
         every file goes to a temporary name first and is renamed into place. Returns the files."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.pages_dir = pages_folder(path)
-        folder = path.parent / self.pages_dir
+        if self.pages and self.pages_dir != pages_folder(path):
+            raise ValueError(f"this report links its question pages in {self.pages_dir}/: build it with "
+                             f"ReportOptions(pages_dir={pages_folder(path)!r}) to write it to {path.name}")
+        folder = path.parent / pages_folder(path)
         written = []
         keep = {p.file_name for p in self.pages}
         for stale in folder.glob("page-*.html") if folder.is_dir() else ():  # pages of an earlier, larger report
@@ -208,6 +210,13 @@ def build_report(runs: list[RunData], options: ReportOptions | None = None,
     chosen = select_sections(all_sections, list(options.sections) if options.sections else None)
     views = telling_order(runs, question_views(runs))
     ctx = ReportContext(runs=runs, views=views, options=options)
+    rest = views[options.main_questions :]
+    pages = [QuestionPage(number=n + 1, file_name=f"page-{n + 1:04d}.html",
+                          views=tuple(rest[i : i + options.page_questions]))
+             for n, i in enumerate(range(0, len(rest), options.page_questions))]
+    for page in pages:
+        for view in page.views:
+            ctx.place(view.anchor, page.file_name)
     rendered: list[Rendered] = []
     skipped: list[tuple[str, str]] = []
     for s in chosen:
@@ -232,10 +241,6 @@ def build_report(runs: list[RunData], options: ReportOptions | None = None,
     on_main = ctx.views[: options.main_questions]
     blocks = [QuestionBlock(view, question_parts(view), open=i < options.open_questions)
               for i, view in enumerate(on_main)]
-    rest = ctx.views[options.main_questions :]
-    pages = [QuestionPage(number=n + 1, file_name=f"page-{n + 1:04d}.html",
-                          views=tuple(rest[i : i + options.page_questions]))
-             for n, i in enumerate(range(0, len(rest), options.page_questions))]
     skipped += [(s.id, _skip_reason(s, runs)) for s in q_sections if not used[s.id]]
     if len(runs) == 1:
         title = options.title or f"mathlens report · {runs[0].manifest.run_id}"
@@ -245,7 +250,7 @@ def build_report(runs: list[RunData], options: ReportOptions | None = None,
     return Report(title=title, runs=runs, sections=rendered, questions=blocks, skipped=skipped,
                   generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), notes=notes,
                   max_chars=options.max_response_chars, warnings=quality_warnings(runs), pages=pages,
-                  total_questions=len(ctx.views), _builder=question_parts)
+                  total_questions=len(ctx.views), pages_dir=options.pages_dir, _builder=question_parts)
 
 
 def quality_warnings(runs: list[RunData]) -> list[str]:

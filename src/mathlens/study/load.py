@@ -20,7 +20,8 @@ from pydantic import BaseModel, ValidationError
 from mathlens.errors import UnknownNameError, UserError
 from mathlens.flags import FlagValues
 from mathlens.items.errors import ItemFileError, from_validation, loc_to_field, yaml_line
-from mathlens.items.readers import MAX_YAML_BYTES, load_yaml, read_text
+from mathlens.items.limits import ITEM_YAML_BYTES
+from mathlens.items.readers import load_yaml, read_text
 from mathlens.study.model import Study
 
 #: `mathlens run study:NAME` names a built-in study
@@ -53,7 +54,7 @@ def is_study(ref: str) -> bool:
     if path.suffix not in (".yaml", ".yml") or not path.is_file():
         return False
     try:
-        head = yaml.compose(read_text(path, MAX_YAML_BYTES, "study"))
+        head = yaml.compose(read_text(path, ITEM_YAML_BYTES, "study"))
     except (yaml.YAMLError, UserError, RecursionError):
         return False
     return isinstance(head, yaml.MappingNode) and any(getattr(k, "value", None) in ("study", "items")
@@ -65,7 +66,7 @@ def load_study(ref: str, flags: FlagValues | None = None) -> tuple[Study, Path]:
     the file's data before it is validated, so a flag is judged like the field it sets; a value a
     flag set that is refused names the flag."""
     path = study_path(ref)
-    data, node = load_yaml(path, read_text(path, MAX_YAML_BYTES, "study"))
+    data, node = load_yaml(path, read_text(path, ITEM_YAML_BYTES, "study"))
     if not isinstance(data, dict):
         raise ItemFileError(path, 1, None, "a study file is a mapping with at least 'study' and 'items' "
                                            "(see `mathlens schema study`)")

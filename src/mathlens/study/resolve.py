@@ -92,7 +92,8 @@ def saved_study(root: Path) -> Study | None:
     path = root / STUDY_FILE
     if not path.is_file():
         return None
-    from mathlens.items.readers import MAX_YAML_BYTES, load_yaml, read_text
+    from mathlens.items.limits import ITEM_YAML_BYTES
+    from mathlens.items.readers import load_yaml, read_text
 
-    data, node = load_yaml(path, read_text(path, MAX_YAML_BYTES, "study"))
+    data, node = load_yaml(path, read_text(path, ITEM_YAML_BYTES, "study"))
     return study_from(data if isinstance(data, dict) else {}, path, node)
