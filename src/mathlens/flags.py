@@ -47,9 +47,11 @@ class Flag:
     split: bool = False
     #: the option's placeholder in help (e.g. ``KEY=VALUE``); derived from the type when None
     metavar: str | None = None
+    #: a switch that sets a true-by-default field to false (`--no-reflect`)
+    invert: bool = False
 
     def __init__(self, *names: str, help: str | None = None, merge: bool = False, each: bool = False,
-                 split: bool = False, metavar: str | None = None) -> None:
+                 split: bool = False, metavar: str | None = None, invert: bool = False) -> None:
         if not names or not all(n.startswith("-") for n in names):
             raise ValueError(f"a Flag needs option names starting with '-', not {names!r}")
         object.__setattr__(self, "names", names)
@@ -58,6 +60,7 @@ class Flag:
         object.__setattr__(self, "each", each)
         object.__setattr__(self, "split", split)
         object.__setattr__(self, "metavar", metavar)
+        object.__setattr__(self, "invert", invert)
 
 
 @dataclass(frozen=True)
@@ -75,8 +78,8 @@ class FlagField:
 
     @property
     def name(self) -> str:
-        """The option's long name (`--max-tokens`)."""
-        return next((n for n in self.flag.names if n.startswith("--")), self.flag.names[0])
+        """The option's long name (`--max-tokens`; the first of a pair `--with-x/--without-x`)."""
+        return next((n for n in self.flag.names if n.startswith("--")), self.flag.names[0]).split("/")[0]
 
     @property
     def dest(self) -> str:
@@ -92,6 +95,8 @@ class FlagField:
         default = self.field.get_default(call_default_factory=True)
         if isinstance(default, list):
             default = ",".join(str(d) for d in default)
+        if self.flag.invert or "/" in self.flag.names[0]:
+            return text
         if default not in (None, "", {}, False) and not isinstance(default, BaseModel):
             text += f" (default {default})"
         return text

@@ -30,12 +30,16 @@ R = TypeVar("R")
 
 #: the name of the argument a decorated command receives its flags in
 FLAGS_ARGUMENT = "flags"
+#: the flags a command received when none was given (the default of its `flags` argument)
+NO_FLAGS = FlagValues()
 
 
 def _option(ff: FlagField) -> tuple[Any, Any]:
     """(annotation, typer.Option) of one flagged field."""
     names = ff.flag.names
     if ff.kind is bool and not ff.many:
+        if "/" in names[0]:  # a pair of switches (--with-x/--without-x): None when neither is given
+            return bool | None, typer.Option(None, *names, help=ff.help, show_default=False)
         return bool, typer.Option(False, *names, help=ff.help, show_default=False)
     if get_origin(ff.kind) is dict or ff.kind is dict or ff.flag.merge:
         return list[str], typer.Option(None, *names, help=ff.help, metavar=ff.flag.metavar or "KEY=VALUE",
@@ -62,9 +66,12 @@ def gather(fields: list[FlagField], values: dict[str, Any]) -> FlagValues:
     given: list[tuple[FlagField, Any]] = []
     for ff in fields:
         value = values.get(ff.dest)
-        if value is None or value is False or value == []:
+        switch = ff.kind is bool and "/" not in ff.flag.names[0]
+        if value is None or value == [] or (switch and value is False):
             continue
-        if ff.flag.merge:
+        if switch and ff.flag.invert:
+            value = False
+        if ff.flag.merge and isinstance(value, list):
             value = parse_pairs(value)
         elif isinstance(value, enum.Enum):
             value = value.value
@@ -117,3 +124,23 @@ def with_model_options(model: type[BaseModel],
 def literal_values(annotation: Any) -> tuple[str, ...]:
     """The values of a `Literal` annotation (for messages)."""
     return tuple(str(a) for a in get_args(annotation)) if get_origin(annotation) is Literal else ()
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def options_from(model: type[M], flags: FlagValues, data: dict[str, Any] | None = None) -> M:
+    """`model` validated from `data` (empty by default) with the flags given written over it; a value
+    refused names the flag that set it (a `UserError`, exit 2)."""
+    from pydantic import ValidationError
+
+    from mathlens.errors import UserError
+
+    values = dict(data or {})
+    flags.apply(values)
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = flags.owner(tuple(first["loc"])) or ".".join(str(p) for p in first["loc"]) or model.__name__
+        raise UserError(f"{where}: {first['msg']}") from None

@@ -11,8 +11,8 @@ from typing import Any
 import typer
 from pydantic import ValidationError
 
-from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, user_errors
-from mathlens.cli.options import with_model_options
+from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, console, emit_json, escape, user_errors
+from mathlens.cli.options import NO_FLAGS, with_model_options
 from mathlens.cli.progress import Bar
 from mathlens.cli.run_args import check_model_options, check_out_dir, check_resume_dir, check_url, resolve_system_role
 from mathlens.cli.summary import print_summary, print_warning, run_summary
@@ -42,8 +42,6 @@ from mathlens.study.resolve import (
     saved_study,
 )
 
-#: the flags a command received when none was given (the default of its `flags` argument)
-NO_FLAGS = FlagValues()
 
 def _model_entries(study: Study) -> list[ModelEntry]:
     """One manifest entry per model of the study: its own options, with the options given for every
@@ -139,8 +137,7 @@ def run(
     retry_errors: bool = typer.Option(False, "--retry-errors",
                                       help="With --resume: send the requests that ended in an error again."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Count requests and prompt tokens; call nothing."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no tables (warnings and errors still "
-                                                            "print)."),
+    quiet: bool = QUIET_OPTION,
     as_json: bool = JSON_OPTION,
     flags: FlagValues = NO_FLAGS,
 ) -> None:
@@ -264,6 +261,7 @@ def _start(store: RunStore, manifest: Manifest, how: Options, *, resumed: bool, 
     doc = run_summary(store, result)
     if how.as_json:
         emit_json(doc)
+    if how.as_json or how.quiet:
         print_warning(doc)
     else:
         print_summary(doc)
