@@ -21,7 +21,7 @@ from mathlens.report.tables import Cell, Table
 from mathlens.stats.bootstrap import CI
 
 METRICS = (("robustness", "Robustness"), ("complexity", "Complexity"), ("step_count", "Step count"),
-           ("phrase_sensitivity", "Phrase sensitivity"), ("answer_flip_rate", "Answer-flip rate"))
+           ("phrase_sensitivity", "Phrase sensitivity"), ("answer_flip_rate", "Answer-flip rate (answered pairs)"))
 
 
 @dataclass(frozen=True)
