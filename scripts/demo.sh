@@ -11,7 +11,9 @@
 # comes from the cache.
 #
 #   scripts/demo.sh [EXAMS] [RUN_DIR]     EXAMS: space-separated built-in exams (first question of each)
-#   DEMO_MODEL, DEMO_LIMIT, DEMO_MAX_TOKENS override the model, questions per exam and token cap.
+#   DEMO_MODEL, DEMO_LIMIT, DEMO_MAX_TOKENS override the model, questions per exam and token cap;
+#   DEMO_MODEL_OPTION one model option for the solver and the judge (n_threads=1 on a busy machine,
+#   where llama.cpp's threads wait for each other).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 read -ra EXAMS <<< "${1:-calc3-exam1 calc1-exam1}"
@@ -20,16 +22,19 @@ MODEL=${DEMO_MODEL:-embedded/qwen2.5-coder-1.5b}
 LIMIT=${DEMO_LIMIT:-1}
 MAX_TOKENS=${DEMO_MAX_TOKENS:-768}
 ML=${VENV:-.venv}/bin/mathlens
+OPT=()
+JOPT=()
+if [ -n "${DEMO_MODEL_OPTION:-}" ]; then OPT=(-M "$DEMO_MODEL_OPTION"); JOPT=(-J "$DEMO_MODEL_OPTION"); fi
 if [ -f "$DIR/manifest.json" ]; then
   "$ML" run --resume "$DIR"
 else
   "$ML" run "${EXAMS[@]}" --model "$MODEL" --limit "$LIMIT" --ablate coordinates,expressions,keywords,notation \
-    --max-tokens "$MAX_TOKENS" --system-role exam --out "$DIR"
+    --max-tokens "$MAX_TOKENS" --system-role exam "${OPT[@]}" --out "$DIR"
 fi
 "$ML" analyze "$DIR"
 # The judge's reply is one JSON object with points and a short reason per rubric criterion; it is shown
 # mathlens' checks, and a decisive final-answer verdict supplies that criterion's points.
-"$ML" grade "$DIR" --judge "$MODEL" --max-tokens 400
+"$ML" grade "$DIR" --judge "$MODEL" "${JOPT[@]}" --max-tokens 400
 "$ML" report "$DIR"
 "$ML" show "$DIR"
 echo

@@ -43,6 +43,7 @@ def test_grade_export_import_agreement(tmp_path: Path) -> None:
     assert (rows["rag"]["decisive"], rows["rag"]["disagreements"]) == (2, 1)
     # over both judge runs: the same disagreement twice
     assert doc["reliability"]["disagreements"] == 2 and doc["reliability"]["decisive"] == 8
+    assert doc["reliability"]["unreliable"] is True and doc["reliability"]["share"] == 0.25  # over a fifth
     assert doc["path"] == str(GRADES.path(store.root))
     grades = list(GRADES.entries(store.root))
     assert len(grades) == 8 and sorted({g.judge_run for g in grades}) == [0, 1]

@@ -26,16 +26,22 @@ def show(run_dir: Path = typer.Argument(..., help="A run directory."), as_json: 
     store = RunStore(run_dir)
     doc = summary_dict(store)
     imported = store.manifest().imported
+    audit = None
     if imported is not None:
+        from mathlens.cli.importing import print_imported, print_source_agreement, source_agreement_doc
+
         doc["imported"] = imported.model_dump(mode="json")
+        audit = source_agreement_doc(store.root)
+        if audit is not None:
+            doc["source_agreement"] = audit
     if as_json:
         emit_json(doc)
         return
     print_summary(doc)
     if imported is not None:
-        from mathlens.cli.importing import print_imported
-
         print_imported(imported, shown=5)
+        if audit is not None:
+            print_source_agreement(audit)
     traces = sum(g["with_trace"] for g in doc["groups"])
     if traces:
         cut = sum(g["trace_truncated"] for g in doc["groups"])

@@ -30,6 +30,7 @@ SECTIONS: tuple[str, ...] = (
     "breakdown",
     "flags",
     "agreement",
+    "source_agreement",
     "maple",
     "adaptivity",
     "question_index",

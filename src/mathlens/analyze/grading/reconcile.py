@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from mathlens.analyze.grading.rubric import Rubric
 from mathlens.analyze.judging.entries import Evidence, Judgement, UnitCheck
@@ -139,11 +139,13 @@ class JudgeReliability(BaseModel):
     step_disagreements: int = 0
     listed: list[Disagreement] = Field(default_factory=list)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def share(self) -> float | None:
         """Share of decisive final answers on which the judge disagrees (None with none decisive)."""
         return self.disagreements / self.decisive if self.decisive else None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def unreliable(self) -> bool:
         """True when the judge disagrees with the checker on more than `threshold` of decisive answers."""

@@ -58,6 +58,9 @@ class Guess:
 
     what: str
     confirmed: bool
+    #: the choice is about letters (a name, a product of letters, e): it bears only on claims
+    #: that still have letters in them, not on a link between numbers of the same chain
+    letters: bool = False
 
     def label(self) -> str:
         """The choice in words, as stored on a claim (``AB read as one name (confirmed)``)."""
@@ -75,16 +78,16 @@ def guesses(text: str, reading: Reading, defined: Collection[str] = (), comma_sp
     if comma_split:
         found.append(Guess("a comma between digits read as the end of a statement", False))
     if not reading.e_variable and _E_ALONE.search(plain):
-        found.append(Guess("e read as Euler's number", reading.euler))
+        found.append(Guess("e read as Euler's number", reading.euler, letters=True))
     runs = {m.group(1) for m in _LETTER_RUN.finditer(plain)} - _KNOWN_WORDS
     runs = {r for r in runs if r not in defined}
     if runs:
         letters = {ch for run in runs for ch in run}
         found.append(Guess(f"{', '.join(sorted(runs))} read as a product of letters",
-                           letters <= reading.letters))
+                           letters <= reading.letters, letters=True))
     names = {m.group(1) for m in _CAPITALS.finditer(plain)}
     if names:
-        found.append(Guess(f"{', '.join(sorted(names))} read as one name", names <= set(defined)))
+        found.append(Guess(f"{', '.join(sorted(names))} read as one name", names <= set(defined), letters=True))
     if _NUMBER_BELOW.search(s) or any(_product_below(m, reading) for m in _LETTERS_BELOW.finditer(plain)):
         found.append(Guess("a/bc read as (a/b)c", False))
     if _NEGATIVE_POWER.search(s):
@@ -101,6 +104,24 @@ def guesses(text: str, reading: Reading, defined: Collection[str] = (), comma_sp
     if _SPACED_NUMBERS.search(_TIMES_X.sub(" ", plain)):
         found.append(Guess("two numbers side by side read as a product", False))
     return found
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+#: names in a printed claim that are not letters of the text (functions and constants)
+_PRINTED_FUNCTIONS = frozenset({"sqrt", "sin", "cos", "tan", "cot", "sec", "csc", "log", "exp", "Abs", "pi", "oo",
+                                "asin", "acos", "atan", "floor", "ceiling", "factorial", "binomial", "Rational"})
+
+
+def bears_on(guess: Guess, claim_text: str) -> bool:
+    """Whether `guess` can affect a claim printed as `claim_text` (``8 + 8 + 16 = 41`` has no
+    letters left: how ``age`` was read does not matter to it).
+
+    >>> bears_on(Guess("ab read as a product of letters", False, letters=True), "8 + 8 = 16")
+    False
+    """
+    if not guess.letters:
+        return True
+    return any(name not in _PRINTED_FUNCTIONS for name in _NAME.findall(claim_text))
 
 
 def _product_below(m: re.Match[str], reading: Reading) -> bool:

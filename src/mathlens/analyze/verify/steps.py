@@ -23,7 +23,7 @@ from sympy.core.function import AppliedUndef
 from mathlens.analyze.verify.claims import EQUATION_REASON, PairInfo, check_relation
 from mathlens.analyze.verify.context import Context, defined_names, definition_of, given, substitute
 from mathlens.analyze.verify.equations import equivalent_form, implicit_derivative, rewrite_check, solves_pending
-from mathlens.analyze.verify.guesses import comma_split, guesses
+from mathlens.analyze.verify.guesses import bears_on, comma_split, guesses
 from mathlens.analyze.verify.kinds import claim_kind, rational_only
 from mathlens.analyze.verify.limits import tree_depth
 from mathlens.analyze.verify.modular import (
@@ -176,14 +176,15 @@ def _settle(acc: _Acc, piece: Piece, first: int, step: str) -> None:
     false on a reading the solution does not confirm (a guess) is left undecided."""
     found = guesses(piece.text, acc.ctx.reading, defined_names(acc.ctx), comma_split(step, piece.start, piece.end))
     labels = tuple(g.label() for g in found)
-    open_guesses = [g.what for g in found if not g.confirmed]
+    open_guesses = [g for g in found if not g.confirmed]
     for k in range(first, len(acc.claims)):
         claim = acc.claims[k]
         if claim.status in ("valid", "invalid") and not claim.kind:
             claim = replace(claim, kind=claim_kind(claim.method, acc.piece_cues, acc.piece_rational))
-        if claim.status == "invalid" and open_guesses:
+        bearing = [g.what for g in open_guesses if bears_on(g, claim.text)]
+        if claim.status == "invalid" and bearing:
             claim = replace(claim, status="unverifiable", expected="", kind="",
-                            reason="rests on a guess: " + "; ".join(open_guesses))
+                            reason="rests on a guess: " + "; ".join(bearing))
         acc.claims[k] = replace(claim, reading=labels) if labels else claim
 
 
