@@ -108,7 +108,7 @@ def _panel(ctx: ReportContext, view: QuestionView, run: RunData, q: QuestionSens
     chart = ranked_bars(ctx.uid("impact", view.anchor, label), f"Impact of each prompt element · {label}",
                         impacts, x_title="Impact (1 − TF-IDF cosine to the original response)", x_max=1.0)
     rows: list[tuple[Cell, ...]] = [
-        (d.variant, d.kind, d.element_type, d.element_text, d.cosine, None if d.cosine is None else 1.0 - d.cosine,
+        (d.variant, d.kind, d.element_type, d.element_text, d.cosine, d.impact,
          d.levenshtein, d.answer, d.original_answer, d.variant_answer, d.step_change, d.pattern_changed, d.status)
         for d in q.details]
     details = Table(ctx.uid("variants", view.anchor, label), f"Variants · {label}",
