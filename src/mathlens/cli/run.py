@@ -10,9 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from pydantic import BaseModel, Field
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from mathlens.analyze.grading.tables import GradeTables
+from mathlens.analyze.overview import RunOverview
+from mathlens.analyze.source_agreement.models import SOURCE_AGREEMENT, ScorerAgreement, SourceAgreementEntry
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, user_errors
 from mathlens.cli.run_args import (
     RunNumbers,
@@ -33,7 +37,7 @@ from mathlens.models.model import RetryPolicy, closing_all
 from mathlens.models.options import split_options
 from mathlens.models.registry import DEFAULT_MODEL, get_model, parse_options, provider_class, split_spec
 from mathlens.runs.plan import estimate_prompt_tokens, load_exams, plan_tasks
-from mathlens.runs.records import ItemSource, Manifest, ModelEntry, RunRecord
+from mathlens.runs.records import ImportedFrom, ItemSource, Manifest, ModelEntry, RunRecord
 from mathlens.runs.runner import Progress as RunProgress
 from mathlens.runs.runner import RunResult, base_manifest, build_models, execute, now_utc, with_learned
 from mathlens.runs.snapshot import source_sha256
@@ -201,135 +205,104 @@ def _execute(store: RunStore, manifest: Manifest, concurrency: Concurrency, retr
     return result
 
 
-def summary_dict(store: RunStore, result: RunResult | None = None) -> dict[str, Any]:
-    """Counts per model and configuration; the document `mathlens run/show --json` print.
+class Invocation(BaseModel):
+    """What one `mathlens run` (or `--resume`) did: records written, skipped, calls, cache hits."""
 
-    Each group carries its output-quality counts (`degenerate`, `degenerate_share` of its ok
-    records, and `quality`: the count of each flag). They come from `analysis/answers.jsonl` where it
-    has them and are computed from the records otherwise, so they are there before `mathlens
-    analyze`. `warning` is set when more than half of the ok records are degenerate.
-    """
-    from mathlens.analyze.grading.answer_records import stored_quality
-    from mathlens.analyze.quality import WARNING_SHARE, degenerate_warning, flag_counts, run_flags
+    written: int
+    skipped: int
+    errors: int
+    model_calls: int
+    cache_hits: int
+    replicas: dict[str, list[ReplicaStats]] = Field(default_factory=dict)
 
-    manifest = store.manifest()
-    records = list(store.records())
-    stored = stored_quality(store.root)
-    flags = run_flags(records, stored)
-    groups: dict[tuple[str, str], dict[str, Any]] = {}
-    replicas: dict[tuple[str, str], dict[str, Any]] = {}
-    group_flags: dict[tuple[str, str], list[Any]] = {}
-    for rec in records:
-        group_flags.setdefault((rec.model, rec.configuration), []).append(flags.get(rec.key))
-        g = groups.setdefault((rec.model, rec.configuration), {
-            "model": rec.model, "configuration": rec.configuration, "records": 0, "ok": 0, "error": 0,
-            "truncated": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0, "latency_s": 0.0,
-            "with_trace": 0, "trace_truncated": 0})
-        g["records"] += 1
-        g[rec.status] += 1
-        g["truncated"] += rec.truncated
-        g["cached"] += rec.cached
-        g["with_trace"] += bool(rec.reasoning)  # reasoning traces, and those the token cap cut
-        g["trace_truncated"] += rec.trace_truncated
-        g["prompt_tokens"] += rec.usage.prompt_tokens
-        g["completion_tokens"] += rec.usage.completion_tokens
-        g["latency_s"] = round(g["latency_s"] + rec.latency_s, 3)
-        _count_replica(replicas, rec)
-    for key, g in groups.items():
-        counts = flag_counts(group_flags[key])
-        g["degenerate"] = counts["degenerate"]
-        g["degenerate_share"] = round(counts["degenerate"] / counts["flagged"], 4) if counts["flagged"] else None
-        g["quality"] = {k: v for k, v in counts.items() if k not in ("flagged", "degenerate")}
-    all_flags = [f for f in flags.values() if f is not None]
-    warning = degenerate_warning(all_flags)
-    doc: dict[str, Any] = {
-        "run_dir": str(store.root), "run_id": manifest.run_id, "total_tasks": manifest.total_tasks,
-        "finished": manifest.finished_at is not None, "groups": list(groups.values()),
-        "analyses": sorted(p.stem for p in store.analysis_dir.glob("*.jsonl")) if store.analysis_dir.exists() else [],
-        "quality": {"source": "analysis/answers.jsonl" if stored else "records",
-                    "degenerate": sum(f.degenerate for f in all_flags), "responses": len(all_flags),
-                    "warning_share": WARNING_SHARE},
-        "warning": warning,
-        "replicas": list(replicas.values()),
-    }
+
+class SourceAudit(BaseModel):
+    """The scorer audit of an imported run: a row per scorer, and every disagreement."""
+
+    rows: list[ScorerAgreement]
+    disagreements: list[SourceAgreementEntry]
+
+
+class RunSummary(RunOverview):
+    """The document `mathlens run`, `show`, `import` and `tutor run` print (`--json`): the run's
+    counts (`mathlens.analyze.overview`), its Tables 6 and 7 when graded, and what this invocation did."""
+
+    grade_tables: GradeTables | None = None
+    this_invocation: Invocation | None = None
+    imported: ImportedFrom | None = None
+    #: an imported run's scorer audit: the source's verdicts against mathlens's (`source-agreement`)
+    source_agreement: SourceAudit | None = None
+
+
+
+def run_summary(store: RunStore, result: RunResult | None = None) -> RunSummary:
+    """The counts of the run in `store`, with what `result` (this invocation) did."""
     from mathlens.analyze.grading.tables import GRADE_TABLES
+    from mathlens.analyze.overview import run_overview
 
     tables = GRADE_TABLES.read(store.root)
-    if tables is not None:
-        doc["grade_tables"] = tables.summary.model_dump(mode="json")
+    invocation = None
     if result is not None:
-        doc["this_invocation"] = {"written": result.written, "skipped": result.skipped, "errors": result.errors,
-                                  "model_calls": result.model_calls, "cache_hits": result.cache_hits}
-        if result.replicas:
-            doc["this_invocation"]["replicas"] = {spec: [r.model_dump(mode="json") for r in stats]
-                                                  for spec, stats in result.replicas.items()}
-    return doc
-
-
-def _count_replica(replicas: dict[tuple[str, str], dict[str, Any]], rec: RunRecord) -> None:
-    """Count `rec` under the replica that answered it (records of a pool of several replicas)."""
-    if rec.replica is None:
-        return
-    row = replicas.setdefault((rec.model, rec.replica), {"model": rec.model, "replica": rec.replica, "records": 0,
-                                                          "ok": 0, "error": 0, "completion_tokens": 0})
-    row["records"] += 1
-    row[rec.status] += 1
-    row["completion_tokens"] += rec.usage.completion_tokens
+        invocation = Invocation(written=result.written, skipped=result.skipped, errors=result.errors,
+                                model_calls=result.model_calls, cache_hits=result.cache_hits,
+                                replicas=dict(result.replicas or {}))
+    imported = store.manifest().imported
+    audit = None
+    if imported is not None:
+        found = SOURCE_AGREEMENT.read(store.root)
+        if found is not None:
+            audit = SourceAudit(rows=found.summary.rows, disagreements=[
+                e for e in SOURCE_AGREEMENT.entries(store.root) if e.agree is False])
+    return RunSummary(**dict(run_overview(store)), grade_tables=tables.summary if tables is not None else None,
+                      this_invocation=invocation, imported=imported, source_agreement=audit)
 
 
 def _flag_breakdown(quality: dict[str, int]) -> str:
     return ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in quality.items() if v) or "none"
 
 
-def print_summary(doc: dict[str, Any]) -> None:
-    """Print `summary_dict`'s document as a table, ending with the degenerate-output warning if any."""
-    table = Table(title=f"run {doc['run_id']}")
+def print_summary(doc: RunSummary) -> None:
+    """Print a run's summary as a table, ending with the degenerate-output warning if any."""
+    table = Table(title=f"run {doc.run_id}")
     for col in ("model", "configuration", "records", "ok", "error", "truncated", "cached", "completion tokens",
                 "degenerate", "quality flags"):
         table.add_column(col, justify="left" if col in ("model", "configuration", "quality flags") else "right")
-    for g in doc["groups"]:
-        share = g.get("degenerate_share")
-        degenerate = f"{g.get('degenerate', 0)} ({share:.0%})" if share is not None else "–"
-        table.add_row(g["model"], g["configuration"], str(g["records"]), str(g["ok"]), str(g["error"]),
-                      str(g["truncated"]), str(g["cached"]), str(g["completion_tokens"]), degenerate,
-                      _flag_breakdown(g.get("quality") or {}))
+    for g in doc.groups:
+        share = g.degenerate_share
+        degenerate = f"{g.degenerate} ({share:.0%})" if share is not None else "–"
+        table.add_row(g.model, g.configuration, str(g.records), str(g.ok), str(g.error), str(g.truncated),
+                      str(g.cached), str(g.completion_tokens), degenerate, _flag_breakdown(g.quality))
     console.print(table)
     print_replicas(doc)
-    inv = doc.get("this_invocation")
-    if inv:
-        console.print(f"this invocation: {inv['written']} new records, {inv['skipped']} already done, "
-                      f"{inv['model_calls']} model calls, {inv['cache_hits']} cache hits, {inv['errors']} errors")
-        if inv.get("replicas"):
-            live = {spec: [ReplicaStats.model_validate(r) for r in rows] for spec, rows in inv["replicas"].items()}
-            console.print(replica_table(live, title="replicas (this invocation)"))
-    console.print(f"[bold]run directory:[/] {escape(doc['run_dir'])}\n[bold]summary:[/] mathlens show "
-                  f"{escape(doc['run_dir'])}")
+    inv = doc.this_invocation
+    if inv is not None:
+        console.print(f"this invocation: {inv.written} new records, {inv.skipped} already done, "
+                      f"{inv.model_calls} model calls, {inv.cache_hits} cache hits, {inv.errors} errors")
+        if inv.replicas:
+            console.print(replica_table(inv.replicas, title="replicas (this invocation)"))
+    console.print(f"[bold]run directory:[/] {escape(doc.run_dir)}\n[bold]summary:[/] mathlens show "
+                  f"{escape(doc.run_dir)}")
     print_warning(doc)
 
 
-def print_replicas(doc: dict[str, Any]) -> None:
+def print_replicas(doc: RunSummary) -> None:
     """The answered records of each replica (a run's records name the replica that answered; cache
     hits name none)."""
-    rows = doc.get("replicas") or []
-    if not rows:
+    if not doc.replicas:
         return
     table = Table(title="records by replica")
     for col in ("model", "replica", "records", "ok", "error", "share", "completion tokens"):
         table.add_column(col, justify="left" if col in ("model", "replica") else "right")
-    totals: dict[str, int] = {}
-    for row in rows:
-        totals[row["model"]] = totals.get(row["model"], 0) + row["records"]
-    for row in rows:
-        share = row["records"] / totals[row["model"]] if totals[row["model"]] else 0.0
-        table.add_row(escape(row["model"]), escape(row["replica"]), str(row["records"]), str(row["ok"]),
-                      str(row["error"]), f"{share:.0%}", str(row["completion_tokens"]))
+    for row in doc.replicas:
+        table.add_row(escape(row.model), escape(row.replica), str(row.records), str(row.ok), str(row.error),
+                      f"{row.share:.0%}", str(row.completion_tokens))
     console.print(table)
 
 
-def print_warning(doc: dict[str, Any]) -> None:
+def print_warning(doc: RunSummary) -> None:
     """Print the document's degenerate-output warning (to stderr), if it has one."""
-    if doc.get("warning"):
-        console.print(f"[bold yellow]warning:[/] {escape(doc['warning'])}", highlight=False, soft_wrap=True)
+    if doc.warning:
+        console.print(f"[bold yellow]warning:[/] {escape(doc.warning)}", highlight=False, soft_wrap=True)
 
 
 @user_errors
@@ -469,7 +442,7 @@ def _start(store: RunStore, manifest: Manifest, how: Execution, *, resumed: bool
         result = _execute(store, manifest, how.concurrency, how.retry, how.quiet or how.as_json)
     finally:
         store.release_lock()
-    doc = summary_dict(store, result)
+    doc = run_summary(store, result)
     if how.as_json:
         emit_json(doc)
         print_warning(doc)
