@@ -4,10 +4,11 @@ Stages (seed 001_c607caa65db8a290.txt, sections 3.1-3.3), for every solution of 
 
 1. The final answer is checked against the reference (grading's `check_answer`); a correct answer
    scores MAPLE = 0 and is not judged (unless `judge_correct`), as the seed labels wrong ones only.
-2. Each wrong solution's model reflects on it, shown the reference solution (`reflect`).
-3. Optional label discovery clusters the reflections into a draft label set (`discover`); judging
-   in the same run still uses the given label set, because cluster labels need a human to name
-   and weigh them first (re-run with `--labels` on the edited draft).
+2. Each wrong solution's model reflects on it in the seed's multi-turn loop (`reflection.py`:
+   self-check against the correct answer, then one failing point per round), or in one request.
+3. The labels are settled (`procedure.py`): the fixed label set, optionally with a discovery that
+   clusters the failing points into a draft to review; or, under the paper's procedure, a label
+   set compiled from those clusters (`naming.py`), which the judge then applies.
 4. The judge labels the erroneous steps of the solution as segmented by the flow analysis; judge-free
    detectors add "incoherent output" and "no solution".
 5. e, v, r and MAPLE are computed and stored, with the label counts, per solution.
