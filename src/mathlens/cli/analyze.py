@@ -59,7 +59,8 @@ def analyzer_options(pairs: list[str], names: list[str]) -> dict[str, dict[str, 
     return out
 
 
-def _print_outcome(name: str, lines: list[str], status: str) -> None:
+def print_outcome(name: str, lines: list[str], status: str) -> None:
+    """An analyzer's status line, then its lines indented."""
     out_console.print(f"[bold]{name}[/]: {escape(status)}", highlight=False)
     for line in lines:
         out_console.print("\n".join(f"  {part}" for part in line.splitlines()), highlight=False, markup=False)
@@ -121,7 +122,7 @@ def register(app: typer.Typer) -> None:
             emit_json(OutcomesDocument.of(run, outcomes))
             return
         for name, outcome in outcomes.items():
-            _print_outcome(name, get_analyzer(name).lines(outcome), outcome.status)
+            print_outcome(name, get_analyzer(name).lines(outcome), outcome.status)
 
     @app.command("flow")
     @user_errors

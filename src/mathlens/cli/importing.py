@@ -18,7 +18,7 @@ from mathlens.items.loaders import ITEM_FORMATS
 from mathlens.runs.importing.provenance import ImportedFrom, ImportFormat
 
 if TYPE_CHECKING:
-    from mathlens.cli.run import SourceAudit
+    from mathlens.cli.summary import SourceAudit
 
 IMPORT_FORMATS: tuple[str, ...] = get_args(ImportFormat)
 
@@ -86,7 +86,7 @@ def import_(
         out=out, fmt=fmt, mapping=_pairs(field_map, "-F"), model=model, configuration=configuration,
         match=match, reader=reader, requests=requests)  # type: ignore[arg-type]
     result = import_run(request)
-    from mathlens.cli.run import print_summary, run_summary
+    from mathlens.cli.summary import print_summary, run_summary
     from mathlens.runs.store import RunStore
 
     doc = run_summary(RunStore(result.root))

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
-from mathlens.cli.run import print_summary, run_summary
+from mathlens.cli.summary import print_summary, run_summary
 from mathlens.errors import UnknownNameError
 from mathlens.items.loaders import builtin_exams, load_items
 from mathlens.items.schema import Exam, Question
@@ -108,10 +108,15 @@ def list_(what: str = typer.Argument(..., help="models | exams | datasets | anal
 
 
 @user_errors
-def schema(name: str = typer.Argument("exam", help="exam | question")) -> None:
-    """Print the JSON Schema of an item file."""
+def schema(name: str = typer.Argument("exam", help="exam | question | study")) -> None:
+    """Print the JSON Schema of an item file or of a study file."""
+    if name == "study":
+        from mathlens.study.load import study_schema
+
+        print(json.dumps(study_schema(), indent=2))
+        return
     if name not in SCHEMAS:
-        raise UnknownNameError("schema", name, SCHEMAS)
+        raise UnknownNameError("schema", name, [*SCHEMAS, "study"])
     print(json.dumps(SCHEMAS[name].model_json_schema(), indent=2))
 
 

@@ -33,7 +33,7 @@ from mathlens.analyze.judging.entries import Judgement
 from mathlens.analyze.protocol import OutcomeDocument
 from mathlens.analyze.registry import get_analyzer, run_one
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, user_errors
-from mathlens.cli.run import print_summary, run_summary
+from mathlens.cli.summary import print_summary, run_summary
 from mathlens.errors import UserError
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import RetryPolicy, closing_all
