@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
-from mathlens.cli.run import print_summary, summary_dict
+from mathlens.cli.summary import print_summary, run_summary
 from mathlens.errors import UnknownNameError
 from mathlens.items.loaders import builtin_exams, load_items
 from mathlens.items.schema import Exam, Question
@@ -24,37 +24,26 @@ SCHEMAS: dict[str, type[Any]] = {"exam": Exam, "question": Question}
 def show(run_dir: Path = typer.Argument(..., help="A run directory."), as_json: bool = JSON_OPTION) -> None:
     """Summarise a run: records per model and configuration, errors, truncations, analyses present."""
     store = RunStore(run_dir)
-    doc = summary_dict(store)
-    imported = store.manifest().imported
-    audit = None
-    if imported is not None:
-        from mathlens.cli.importing import print_imported, print_source_agreement, source_agreement_doc
-
-        doc["imported"] = imported.model_dump(mode="json")
-        audit = source_agreement_doc(store.root)
-        if audit is not None:
-            doc["source_agreement"] = audit
+    doc = run_summary(store)
     if as_json:
         emit_json(doc)
         return
     print_summary(doc)
-    if imported is not None:
-        print_imported(imported, shown=5)
-        if audit is not None:
-            print_source_agreement(audit)
-    traces = sum(g["with_trace"] for g in doc["groups"])
-    if traces:
-        cut = sum(g["trace_truncated"] for g in doc["groups"])
-        console.print(f"reasoning traces: {traces} records, {cut} cut by the token cap before a visible answer")
-    if doc["analyses"]:
-        console.print("analyses: " + ", ".join(doc["analyses"]))
-    from mathlens.analyze.grading.tables import GRADE_TABLES
+    if doc.imported is not None:
+        from mathlens.cli.importing import print_imported, print_source_agreement
 
-    tables = GRADE_TABLES.read(store.root)
-    if tables is not None and tables.summary.table6:
+        print_imported(doc.imported, shown=5)
+        if doc.source_agreement is not None:
+            print_source_agreement(doc.source_agreement)
+    if doc.with_trace:
+        console.print(f"reasoning traces: {doc.with_trace} records, {doc.trace_truncated} cut by the token cap "
+                      "before a visible answer")
+    if doc.analyses:
+        console.print("analyses: " + ", ".join(doc.analyses))
+    if doc.grade_tables is not None and doc.grade_tables.table6:
         from mathlens.cli.grade import print_tables
 
-        print_tables(tables.summary.table6)
+        print_tables(doc.grade_tables.table6)
 
 
 def _list_doc(what: str) -> dict[str, Any]:
@@ -119,10 +108,15 @@ def list_(what: str = typer.Argument(..., help="models | exams | datasets | anal
 
 
 @user_errors
-def schema(name: str = typer.Argument("exam", help="exam | question")) -> None:
-    """Print the JSON Schema of an item file."""
+def schema(name: str = typer.Argument("exam", help="exam | question | study")) -> None:
+    """Print the JSON Schema of an item file or of a study file."""
+    if name == "study":
+        from mathlens.study.load import study_schema
+
+        print(json.dumps(study_schema(), indent=2))
+        return
     if name not in SCHEMAS:
-        raise UnknownNameError("schema", name, SCHEMAS)
+        raise UnknownNameError("schema", name, [*SCHEMAS, "study"])
     print(json.dumps(SCHEMAS[name].model_json_schema(), indent=2))
 
 

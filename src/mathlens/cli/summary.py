@@ -1,0 +1,128 @@
+"""What `mathlens run`, `show`, `import` and `tutor run` print about a run: its counts
+(`mathlens.analyze.overview`), its grading tables, and what this invocation did."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+from rich.table import Table
+
+from mathlens.analyze.grading.tables import GradeTables
+from mathlens.analyze.overview import RunOverview
+from mathlens.analyze.source_agreement.models import SOURCE_AGREEMENT, ScorerAgreement, SourceAgreementEntry
+from mathlens.cli.common import console, escape
+from mathlens.models.admission import ReplicaStats
+from mathlens.runs.records import ImportedFrom
+from mathlens.runs.runner import RunResult
+from mathlens.runs.store import RunStore
+
+
+def replica_table(replicas: dict[str, list[ReplicaStats]], title: str | None = None) -> Table:
+    """Each replica's requests, errors (no answer, 5xx), 429s, current limit and in/out state."""
+    table = Table(title=title, box=None, pad_edge=False)
+    for col in ("model", "replica", "state", "requests", "ok", "errors", "429s", "in flight", "limit"):
+        table.add_column(col, justify="left" if col in ("model", "replica", "state") else "right")
+    for spec, stats in replicas.items():
+        for r in stats:
+            state = {"in": "[green]in[/]", "out": "[red]out[/]", "resting": "[yellow]resting[/]"}[r.state]
+            table.add_row(escape(spec), escape(r.url), state, str(r.requests), str(r.ok), str(r.errors),
+                          str(r.overloaded), str(r.in_flight), str(r.limit))
+    return table
+
+
+class Invocation(BaseModel):
+    """What one `mathlens run` (or `--resume`) did: records written, skipped, calls, cache hits."""
+
+    written: int
+    skipped: int
+    errors: int
+    model_calls: int
+    cache_hits: int
+    replicas: dict[str, list[ReplicaStats]] = Field(default_factory=dict)
+
+
+class SourceAudit(BaseModel):
+    """The scorer audit of an imported run: a row per scorer, and every disagreement."""
+
+    rows: list[ScorerAgreement]
+    disagreements: list[SourceAgreementEntry]
+
+
+class RunSummary(RunOverview):
+    """The document `mathlens run`, `show`, `import` and `tutor run` print (`--json`): the run's
+    counts (`mathlens.analyze.overview`), its Tables 6 and 7 when graded, and what this invocation did."""
+
+    grade_tables: GradeTables | None = None
+    this_invocation: Invocation | None = None
+    imported: ImportedFrom | None = None
+    #: an imported run's scorer audit: the source's verdicts against mathlens's (`source-agreement`)
+    source_agreement: SourceAudit | None = None
+
+
+def run_summary(store: RunStore, result: RunResult | None = None) -> RunSummary:
+    """The counts of the run in `store`, with what `result` (this invocation) did."""
+    from mathlens.analyze.grading.tables import GRADE_TABLES
+    from mathlens.analyze.overview import run_overview
+
+    tables = GRADE_TABLES.read(store.root)
+    invocation = None
+    if result is not None:
+        invocation = Invocation(written=result.written, skipped=result.skipped, errors=result.errors,
+                                model_calls=result.model_calls, cache_hits=result.cache_hits,
+                                replicas=dict(result.replicas or {}))
+    imported = store.manifest().imported
+    audit = None
+    if imported is not None:
+        found = SOURCE_AGREEMENT.read(store.root)
+        if found is not None:
+            audit = SourceAudit(rows=found.summary.rows, disagreements=[
+                e for e in SOURCE_AGREEMENT.entries(store.root) if e.agree is False])
+    return RunSummary(**dict(run_overview(store)), grade_tables=tables.summary if tables is not None else None,
+                      this_invocation=invocation, imported=imported, source_agreement=audit)
+
+
+def _flag_breakdown(quality: dict[str, int]) -> str:
+    return ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in quality.items() if v) or "none"
+
+
+def print_summary(doc: RunSummary) -> None:
+    """Print a run's summary as a table, ending with the degenerate-output warning if any."""
+    table = Table(title=f"run {doc.run_id}")
+    for col in ("model", "configuration", "records", "ok", "error", "truncated", "cached", "completion tokens",
+                "degenerate", "quality flags"):
+        table.add_column(col, justify="left" if col in ("model", "configuration", "quality flags") else "right")
+    for g in doc.groups:
+        share = g.degenerate_share
+        degenerate = f"{g.degenerate} ({share:.0%})" if share is not None else "–"
+        table.add_row(g.model, g.configuration, str(g.records), str(g.ok), str(g.error), str(g.truncated),
+                      str(g.cached), str(g.completion_tokens), degenerate, _flag_breakdown(g.quality))
+    console.print(table)
+    print_replicas(doc)
+    inv = doc.this_invocation
+    if inv is not None:
+        console.print(f"this invocation: {inv.written} new records, {inv.skipped} already done, "
+                      f"{inv.model_calls} model calls, {inv.cache_hits} cache hits, {inv.errors} errors")
+        if inv.replicas:
+            console.print(replica_table(inv.replicas, title="replicas (this invocation)"))
+    console.print(f"[bold]run directory:[/] {escape(doc.run_dir)}\n[bold]summary:[/] mathlens show "
+                  f"{escape(doc.run_dir)}")
+    print_warning(doc)
+
+
+def print_replicas(doc: RunSummary) -> None:
+    """The answered records of each replica (a run's records name the replica that answered; cache
+    hits name none)."""
+    if not doc.replicas:
+        return
+    table = Table(title="records by replica")
+    for col in ("model", "replica", "records", "ok", "error", "share", "completion tokens"):
+        table.add_column(col, justify="left" if col in ("model", "replica") else "right")
+    for row in doc.replicas:
+        table.add_row(escape(row.model), escape(row.replica), str(row.records), str(row.ok), str(row.error),
+                      f"{row.share:.0%}", str(row.completion_tokens))
+    console.print(table)
+
+
+def print_warning(doc: RunSummary) -> None:
+    """Print the document's degenerate-output warning (to stderr), if it has one."""
+    if doc.warning:
+        console.print(f"[bold yellow]warning:[/] {escape(doc.warning)}", highlight=False, soft_wrap=True)
