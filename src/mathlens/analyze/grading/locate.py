@@ -43,14 +43,16 @@ STATED: frozenset[str] = frozenset({"boxed", "answer_line", "answer_is", "theref
 
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _ANSWER_LINE = re.compile(
-    r"(?im)^[ \t>*_#-]*(?:final\s+answers?|answers?|ans\.?)[ \t*_]*[:：][ \t*_]*(?P<rest>.*)$"
+    r"(?im)^[ \t>*_#-]*(?:final\s+answers?|answers?|ans\.?)[ \t*_]*(?:[:：]|[ \t]+[-–—](?=[ \t]))[ \t*_]*(?P<rest>.*)$"
 )
 _GSM_LINE = re.compile(r"(?m)(?:^[ \t]*A:|####)[ \t]*(?P<rest>.+)$")
+# the rest of the line is taken in a lookahead, so a later "the answer is" on the same line is
+# found too ("The answer is 7. Wait, ... So the answer is 8.")
 ANSWER_IS = re.compile(
-    r"(?i)\b(?:the\s+)?(?:final\s+)?answer\s+(?:is|would\s+be|will\s+be)\s*:?\s*(?P<rest>[^\n]+)"
+    r"(?i)\b(?:the\s+)?(?:final\s+)?answer\s+(?:is|would\s+be|will\s+be)\s*:?\s*(?=(?P<rest>[^\n]+))"
 )
 _THEREFORE = re.compile(
-    r"(?im)(?:^|(?<=[.!?,;]\s)|(?<=\n))[ \t*]*(?:therefore|thus|hence|so|consequently|in\s+conclusion)\b"
+    r"(?im)(?:^|(?<=[.!?,;\])$]\s)|(?<=\n))[ \t*]*(?:therefore|thus|hence|so|consequently|in\s+conclusion)\b"
     r"[ \t,:]*(?P<rest>[^\n]+)"
 )
 NUMBER = re.compile(r"-?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?|-?\.\d+")
@@ -333,11 +335,34 @@ def _closing(text: str, allow_whole: bool) -> Located:
     math_tail = _prose_then_math(text)
     if math_tail is not None:
         return Located(math_tail, "last_statement", text.rfind("\n") + 1, len(text))
+    quantity = _stated_quantity(sentences)
+    if quantity is not None:
+        return quantity
     stripped = text.strip()
     if (allow_whole and stripped and "\n" not in stripped and len(stripped) <= 40
             and (_MATHY.search(stripped) or answer_word(stripped)) and prose_words(stripped) <= 2):
         at = text.find(stripped)
         return Located(stripped, "whole", at, at + len(stripped))
+    return _last_number(text)
+
+
+def _stated_quantity(sentences: list[tuple[int, str]]) -> Located | None:
+    """"In the end, Priya saves 45 dollars over 3 months.": the quantity the last sentence states
+    (`statements.last_quantity`), as the number alone, the way the last-number step gives it."""
+    if not sentences:
+        return None
+    pos, sentence = sentences[-1]
+    closing = first_sentence(sentence.strip())
+    quantity = last_quantity(closing) if prose_words(closing) >= 2 else closing
+    number = NUMBER.match(quantity) if quantity != closing else None
+    if number is None:
+        return None
+    whole = _MIXED_NUMBER.match(quantity)  # `2 1/2`
+    return Located((whole or number).group(0), "last_number", pos, pos + len(sentence))
+
+
+def _last_number(text: str) -> Located:
+    """The last number of `text` (a mixed number whole), or nothing found."""
     numbers = list(NUMBER.finditer(text))
     if numbers:
         last = numbers[-1]
