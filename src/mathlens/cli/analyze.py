@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from mathlens.cli.common import JSON_OPTION, emit_json, escape, out_console, user_errors
+from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
 from mathlens.errors import UserError
 
 MAX_INPUT_BYTES = 5_000_000
@@ -118,6 +118,7 @@ def register(app: typer.Typer) -> None:
         from mathlens.analyze.executor import ExecutorOptions
         from mathlens.analyze.registry import plan, run_analyzers, select
         from mathlens.models.registry import parse_options
+        from mathlens.runs.documents import document_states
         from mathlens.runs.store import RunStore
 
         if not run.is_dir():
@@ -136,11 +137,16 @@ def register(app: typer.Typer) -> None:
                                     workers=workers, batch=batch)
         summaries = run_analyzers(RunStore(run), names, options, judge=judge, judge_options=judge_options,
                                   no_cache=no_cache, executor=placement)
+        stale = [s for s in document_states(run) if s.stale]
         if json_out:
-            emit_json({"run": str(run), "analyzers": summaries})
+            emit_json({"run": str(run), "analyzers": summaries, "stale": stale})
             return
         for name, summary in summaries.items():
             _print_summary(name, summary)
+        for state in stale:
+            label = "unreadable" if state.status == "unreadable" else "stale"
+            console.print(f"[yellow]{label}[/] analysis/{escape(state.name)}.jsonl: {escape(state.note)}",
+                          highlight=False, soft_wrap=True)
 
     @app.command("flow")
     @user_errors

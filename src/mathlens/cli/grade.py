@@ -19,6 +19,7 @@ from mathlens.analyze.grading.tables import GRADE_TABLES, ExamScore, GradeChange
 from mathlens.analyze.grading.worksheet import export_worksheet, import_worksheets
 from mathlens.analyze.registry import run_one
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
+from mathlens.cli.grade_tables import pct, print_changes, print_tables
 from mathlens.errors import UserError
 from mathlens.models.registry import parse_options
 from mathlens.runs.store import RunStore
@@ -34,49 +35,6 @@ def _changes(store: RunStore) -> list[GradeChange]:
     """Questions whose grade changed between repeats, as written in the `GRADE_TABLES` document."""
     doc = GRADE_TABLES.read(store.root)
     return doc.summary.changes if doc is not None else []
-
-
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{x:.1f}"
-
-
-def print_tables(rows: list[ExamScore]) -> None:
-    """Tables 6 and 7 of the calculus study, from this run's grades (one row per configuration and
-    prompt variant; Table 7 compares configurations on the original prompts)."""
-    t6 = Table(title="Exam scores (as in Table 6 of the calculus study)")
-    variants = any(not r.original for r in rows)
-    repeated = any(len(r.run_scores) > 1 for r in rows)
-    cols = ("exam", "model", "configuration", *(("variant",) if variants else ()), "grader", "score", "%",
-            *(("% per run", "mean ± sd %", "changed") if repeated else ()), "class avg", "diff", "ungraded")
-    for col in cols:
-        t6.add_column(col)
-    for r in rows:
-        per_run = (" · ".join(_pct(s.percent) for s in r.run_scores),
-                   f"{_pct(r.mean_percent)} ± {_pct(r.sd_percent)}", str(r.changed)) if repeated else ()
-        t6.add_row(r.exam_name, r.model, r.configuration, *((r.variant,) if variants else ()), r.grader,
-                   f"{r.score:g}/{r.total:g}", _pct(r.percent), *per_run, _pct(r.cohort.class_average),
-                   _pct(r.cohort.difference), str(r.ungraded))
-    out_console.print(t6)
-    t7 = Table(title="Across configurations (as in Table 7 of the calculus study)")
-    for col in ("exam", "configuration", "model", "grader", "score %"):
-        t7.add_column(col)
-    for row7 in table7(rows):
-        t7.add_row(row7.exam, row7.configuration, row7.model, row7.grader, _pct(row7.percent))
-    out_console.print(t7)
-
-
-def print_changes(changes: list[GradeChange]) -> None:
-    """The questions whose grade changed between repeated runs (nothing when none did)."""
-    if not changes:
-        return
-    table = Table(title="Questions whose grade changed between runs")
-    for col in ("exam", "question", "model", "configuration", "variant", "grader", "grade per run", "spread"):
-        table.add_column(col)
-    for c in changes:
-        per_run = " · ".join("-" if g.total is None else f"{g.total:g}" for g in c.grades)
-        table.add_row(c.exam_id, c.question_id, c.model, c.configuration, c.variant, c.grader,
-                      f"{per_run} (of {c.max_total:g})", f"{c.spread:g}")
-    out_console.print(table)
 
 
 def _split(values: list[Path] | None) -> list[Path]:
@@ -189,7 +147,7 @@ def _print_agreement(report: AgreementReport) -> None:
             selves.add_column(col)
         for s in report.self_agreement:
             selves.add_row(s.grader, str(s.runs), s.scope, str(s.units), s.alpha.format(),
-                           _pct(None if s.identical_share is None else 100 * s.identical_share))
+                           pct(None if s.identical_share is None else 100 * s.identical_share))
         out_console.print(selves)
 
 

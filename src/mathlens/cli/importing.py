@@ -78,11 +78,10 @@ def import_(
         out=out, fmt=fmt, mapping=_pairs(field_map, "-F"), model=model, configuration=configuration,
         match=match, reader=reader, requests=requests)  # type: ignore[arg-type]
     result = import_run(request)
-    from mathlens.cli.run import print_summary, summary_dict
+    from mathlens.cli.summary import build_summary, print_summary
     from mathlens.runs.store import RunStore
 
-    doc = summary_dict(RunStore(result.root))
-    doc["imported"] = result.imported.model_dump(mode="json")
+    doc = build_summary(RunStore(result.root), imported=result.imported)
     if as_json:
         emit_json(doc)
         return

@@ -7,51 +7,50 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.table import Table
 
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
-from mathlens.cli.run import print_summary, summary_dict
 from mathlens.errors import UnknownNameError
-from mathlens.items.loaders import builtin_exams, load_items
-from mathlens.items.schema import Exam, Question
-from mathlens.models.registry import DEFAULT_MODEL, PROVIDERS
 from mathlens.runs.store import RunStore
 
-SCHEMAS: dict[str, type[Any]] = {"exam": Exam, "question": Question}
+#: schema name -> "module:class" (imported only when asked for, so `show` loads no item code)
+SCHEMAS: dict[str, str] = {"exam": "mathlens.items.schema:Exam", "question": "mathlens.items.schema:Question"}
 
 
 @user_errors
 def show(run_dir: Path = typer.Argument(..., help="A run directory."), as_json: bool = JSON_OPTION) -> None:
-    """Summarise a run: records per model and configuration, errors, truncations, analyses present."""
+    """Summarise a run: records per model and configuration, errors, truncations, analyses present
+    and whether each covers the run's records as they are now."""
+    from mathlens.cli.summary import build_summary, print_summary
+
     store = RunStore(run_dir)
-    doc = summary_dict(store)
-    imported = store.manifest().imported
-    if imported is not None:
-        doc["imported"] = imported.model_dump(mode="json")
+    doc = build_summary(store)
     if as_json:
         emit_json(doc)
         return
-    print_summary(doc)
-    if imported is not None:
+    print_summary(doc, footer=False)
+    if doc.imported is not None:
         from mathlens.cli.importing import print_imported
 
-        print_imported(imported, shown=5)
-    traces = sum(g["with_trace"] for g in doc["groups"])
+        print_imported(doc.imported, shown=5)
+    traces = sum(g.with_trace for g in doc.groups)
     if traces:
-        cut = sum(g["trace_truncated"] for g in doc["groups"])
+        cut = sum(g.trace_truncated for g in doc.groups)
         console.print(f"reasoning traces: {traces} records, {cut} cut by the token cap before a visible answer")
-    if doc["analyses"]:
-        console.print("analyses: " + ", ".join(doc["analyses"]))
-    from mathlens.analyze.grading.tables import GRADE_TABLES
+    if doc.analyses:
+        current = {s.name: s for s in doc.analysis_states}
+        console.print("analyses: " + ", ".join(
+            n + ("" if current[n].status == "current" else f" ({current[n].status})") for n in doc.analyses),
+            highlight=False, markup=False)
+    if doc.grade_tables is not None and doc.grade_tables.table6:
+        from mathlens.cli.grade_tables import print_tables
 
-    tables = GRADE_TABLES.read(store.root)
-    if tables is not None and tables.summary.table6:
-        from mathlens.cli.grade import print_tables
-
-        print_tables(tables.summary.table6)
+        print_tables(doc.grade_tables.table6)
 
 
 def _list_doc(what: str) -> dict[str, Any]:
+    from mathlens.items.loaders import builtin_exams, load_items
+    from mathlens.models.registry import DEFAULT_MODEL, PROVIDERS
+
     if what == "models":
         from mathlens.models.embedded import EMBEDDED_MODELS
 
@@ -102,6 +101,8 @@ def list_(what: str = typer.Argument(..., help="models | exams | datasets | anal
         return
     for k, v in doc.items():
         if isinstance(v, list) and v and isinstance(v[0], dict):
+            from rich.table import Table
+
             table = Table(title=k if len(doc) > 1 else None)
             for col in v[0]:
                 table.add_column(col)
@@ -117,7 +118,11 @@ def schema(name: str = typer.Argument("exam", help="exam | question")) -> None:
     """Print the JSON Schema of an item file."""
     if name not in SCHEMAS:
         raise UnknownNameError("schema", name, SCHEMAS)
-    print(json.dumps(SCHEMAS[name].model_json_schema(), indent=2))
+    import importlib
+
+    module, _, attr = SCHEMAS[name].partition(":")
+    model = getattr(importlib.import_module(module), attr)
+    print(json.dumps(model.model_json_schema(), indent=2))
 
 
 def register(app: typer.Typer) -> None:

@@ -24,6 +24,7 @@ from mathlens.cli.run_args import (
     check_url,
     resolve_system_role,
 )
+from mathlens.cli.summary import build_summary, print_summary, print_warning
 from mathlens.errors import UserError
 from mathlens.items.loaders import ITEM_FORMATS
 from mathlens.models.base import GenerateConfig
@@ -204,137 +205,6 @@ def _execute(store: RunStore, manifest: Manifest, concurrency: int | None, retry
     return result
 
 
-def summary_dict(store: RunStore, result: RunResult | None = None) -> dict[str, Any]:
-    """Counts per model and configuration; the document `mathlens run/show --json` print.
-
-    Each group carries its output-quality counts (`degenerate`, `degenerate_share` of its ok
-    records, and `quality`: the count of each flag). They come from `analysis/answers.jsonl` where it
-    has them and are computed from the records otherwise, so they are there before `mathlens
-    analyze`. `warning` is set when more than half of the ok records are degenerate.
-    """
-    from mathlens.analyze.grading.answer_records import stored_quality
-    from mathlens.analyze.quality import WARNING_SHARE, degenerate_warning, flag_counts, run_flags
-
-    manifest = store.manifest()
-    records = list(store.records())
-    stored = stored_quality(store.root)
-    flags = run_flags(records, stored)
-    groups: dict[tuple[str, str], dict[str, Any]] = {}
-    replicas: dict[tuple[str, str], dict[str, Any]] = {}
-    group_flags: dict[tuple[str, str], list[Any]] = {}
-    for rec in records:
-        group_flags.setdefault((rec.model, rec.configuration), []).append(flags.get(rec.key))
-        g = groups.setdefault((rec.model, rec.configuration), {
-            "model": rec.model, "configuration": rec.configuration, "records": 0, "ok": 0, "error": 0,
-            "truncated": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0, "latency_s": 0.0,
-            "with_trace": 0, "trace_truncated": 0})
-        g["records"] += 1
-        g[rec.status] += 1
-        g["truncated"] += rec.truncated
-        g["cached"] += rec.cached
-        g["with_trace"] += bool(rec.reasoning)  # reasoning traces, and those the token cap cut
-        g["trace_truncated"] += rec.trace_truncated
-        g["prompt_tokens"] += rec.usage.prompt_tokens
-        g["completion_tokens"] += rec.usage.completion_tokens
-        g["latency_s"] = round(g["latency_s"] + rec.latency_s, 3)
-        _count_replica(replicas, rec)
-    for key, g in groups.items():
-        counts = flag_counts(group_flags[key])
-        g["degenerate"] = counts["degenerate"]
-        g["degenerate_share"] = round(counts["degenerate"] / counts["flagged"], 4) if counts["flagged"] else None
-        g["quality"] = {k: v for k, v in counts.items() if k not in ("flagged", "degenerate")}
-    all_flags = [f for f in flags.values() if f is not None]
-    warning = degenerate_warning(all_flags)
-    doc: dict[str, Any] = {
-        "run_dir": str(store.root), "run_id": manifest.run_id, "total_tasks": manifest.total_tasks,
-        "finished": manifest.finished_at is not None, "groups": list(groups.values()),
-        "analyses": sorted(p.stem for p in store.analysis_dir.glob("*.jsonl")) if store.analysis_dir.exists() else [],
-        "quality": {"source": "analysis/answers.jsonl" if stored else "records",
-                    "degenerate": sum(f.degenerate for f in all_flags), "responses": len(all_flags),
-                    "warning_share": WARNING_SHARE},
-        "warning": warning,
-        "replicas": list(replicas.values()),
-    }
-    from mathlens.analyze.grading.tables import GRADE_TABLES
-
-    tables = GRADE_TABLES.read(store.root)
-    if tables is not None:
-        doc["grade_tables"] = tables.summary.model_dump(mode="json")
-    if result is not None:
-        doc["this_invocation"] = {"written": result.written, "skipped": result.skipped, "errors": result.errors,
-                                  "model_calls": result.model_calls, "cache_hits": result.cache_hits}
-        if result.replicas:
-            doc["this_invocation"]["replicas"] = {spec: [r.model_dump(mode="json") for r in stats]
-                                                  for spec, stats in result.replicas.items()}
-    return doc
-
-
-def _count_replica(replicas: dict[tuple[str, str], dict[str, Any]], rec: RunRecord) -> None:
-    """Count `rec` under the replica that answered it (records of a pool of several replicas)."""
-    if rec.replica is None:
-        return
-    row = replicas.setdefault((rec.model, rec.replica), {"model": rec.model, "replica": rec.replica, "records": 0,
-                                                          "ok": 0, "error": 0, "completion_tokens": 0})
-    row["records"] += 1
-    row[rec.status] += 1
-    row["completion_tokens"] += rec.usage.completion_tokens
-
-
-def _flag_breakdown(quality: dict[str, int]) -> str:
-    return ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in quality.items() if v) or "none"
-
-
-def print_summary(doc: dict[str, Any]) -> None:
-    """Print `summary_dict`'s document as a table, ending with the degenerate-output warning if any."""
-    table = Table(title=f"run {doc['run_id']}")
-    for col in ("model", "configuration", "records", "ok", "error", "truncated", "cached", "completion tokens",
-                "degenerate", "quality flags"):
-        table.add_column(col, justify="left" if col in ("model", "configuration", "quality flags") else "right")
-    for g in doc["groups"]:
-        share = g.get("degenerate_share")
-        degenerate = f"{g.get('degenerate', 0)} ({share:.0%})" if share is not None else "–"
-        table.add_row(g["model"], g["configuration"], str(g["records"]), str(g["ok"]), str(g["error"]),
-                      str(g["truncated"]), str(g["cached"]), str(g["completion_tokens"]), degenerate,
-                      _flag_breakdown(g.get("quality") or {}))
-    console.print(table)
-    print_replicas(doc)
-    inv = doc.get("this_invocation")
-    if inv:
-        console.print(f"this invocation: {inv['written']} new records, {inv['skipped']} already done, "
-                      f"{inv['model_calls']} model calls, {inv['cache_hits']} cache hits, {inv['errors']} errors")
-        if inv.get("replicas"):
-            live = {spec: [ReplicaStats.model_validate(r) for r in rows] for spec, rows in inv["replicas"].items()}
-            console.print(replica_table(live, title="replicas (this invocation)"))
-    console.print(f"[bold]run directory:[/] {escape(doc['run_dir'])}\n[bold]summary:[/] mathlens show "
-                  f"{escape(doc['run_dir'])}")
-    print_warning(doc)
-
-
-def print_replicas(doc: dict[str, Any]) -> None:
-    """The answered records of each replica (a run's records name the replica that answered; cache
-    hits name none)."""
-    rows = doc.get("replicas") or []
-    if not rows:
-        return
-    table = Table(title="records by replica")
-    for col in ("model", "replica", "records", "ok", "error", "share", "completion tokens"):
-        table.add_column(col, justify="left" if col in ("model", "replica") else "right")
-    totals: dict[str, int] = {}
-    for row in rows:
-        totals[row["model"]] = totals.get(row["model"], 0) + row["records"]
-    for row in rows:
-        share = row["records"] / totals[row["model"]] if totals[row["model"]] else 0.0
-        table.add_row(escape(row["model"]), escape(row["replica"]), str(row["records"]), str(row["ok"]),
-                      str(row["error"]), f"{share:.0%}", str(row["completion_tokens"]))
-    console.print(table)
-
-
-def print_warning(doc: dict[str, Any]) -> None:
-    """Print the document's degenerate-output warning (to stderr), if it has one."""
-    if doc.get("warning"):
-        console.print(f"[bold yellow]warning:[/] {escape(doc['warning'])}", highlight=False, soft_wrap=True)
-
-
 @user_errors
 def run(
     sources: list[str] = typer.Argument(None, help="Exam names (see `mathlens list exams`) or files."),
@@ -467,7 +337,7 @@ def _start(store: RunStore, manifest: Manifest, how: Execution, *, resumed: bool
         result = _execute(store, manifest, how.concurrency, how.retry, how.quiet or how.as_json)
     finally:
         store.release_lock()
-    doc = summary_dict(store, result)
+    doc = build_summary(store, result)
     if how.as_json:
         emit_json(doc)
         print_warning(doc)

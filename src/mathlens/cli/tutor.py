@@ -32,7 +32,7 @@ from mathlens.analyze.judging.agreement import AgreementRow
 from mathlens.analyze.judging.entries import Judgement
 from mathlens.analyze.registry import run_one
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, user_errors
-from mathlens.cli.run import print_summary, summary_dict
+from mathlens.cli.summary import build_summary, print_summary
 from mathlens.errors import UserError
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import RetryPolicy, closing_all
@@ -129,7 +129,7 @@ def run_cmd(
     finally:
         if cache is not None:
             cache.close()
-    summary = summary_dict(store, result)
+    summary = build_summary(store, result)
     emit_json(summary) if as_json else print_summary(summary)
 
 

@@ -37,7 +37,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from mathlens.analyze.grading.judge import Grade
+from mathlens.analyze.judging.entries import Judgement as Grade
 from mathlens.items.schema import Cohort, Exam
 from mathlens.runs.documents import DocumentSpec
 
