@@ -3,7 +3,7 @@
 #   make test   set everything up, run the whole test suite
 VENV ?= .venv
 BIN := $(VENV)/bin
-DEMO_EXAM ?= calc3-exam1
+DEMO_EXAM ?= calc3-exam1 calc1-exam1
 DEMO_DIR ?= runs/demo
 
 .PHONY: setup demo test lint bench clean-demo

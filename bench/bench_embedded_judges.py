@@ -9,7 +9,9 @@ rubric (in its own copy of the run). Printed per judge: the share of answers gra
 in-bounds reply), seconds per grade, and how often the judge's final-answer criterion agrees with
 mathlens's own symbolic answer verdict (judge "correct" = at least half of that criterion's
 points; only records the answers analysis marked correct or incorrect are compared), with
-Cohen's kappa and the agreement of always answering the majority verdict.
+Cohen's kappa and the agreement of always answering the majority verdict. The judge is shown
+mathlens' checks as evidence (the default of `mathlens grade`) and scores the final answer alone
+(`--final-answer judge`), so the agreement measured is the judge's own.
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ async def _grade(run: Path, judge: str, max_tokens: int, options: dict[str, Any]
     model = get_model(judge, options, cache=ResponseCache())
     try:
         start = time.perf_counter()
-        graded = await grade_run(RunStore(run), model, builtin_rubric(), JudgeOptions(max_tokens=max_tokens))
+        # The judge alone scores the final answer here: what is measured is its own agreement with the checker.
+        graded = await grade_run(RunStore(run), model, builtin_rubric(), JudgeOptions(max_tokens=max_tokens),
+                                 final_answer="judge")
         return graded.grades, time.perf_counter() - start
     finally:
         await model.aclose()

@@ -1,12 +1,14 @@
 """The embedded models side by side on the same seeded GSM8K and MATH500 questions.
 
     .venv/bin/python bench/bench_embedded_models.py [--n 50] [--seed 1] [--max-tokens 512]
-        [--models embedded/qwen2.5-coder-0.5b,embedded/gemma3-270m] [--out DIR] [-M n_threads=1]
+        [--models embedded/qwen2.5-coder-0.5b,embedded/qwen2.5-coder-1.5b] [--sets gsm8k,math500,exams]
+        [--out DIR] [-M n_threads=1]
 
-For each model and data set, runs `mathlens run` (a fresh response cache, so every answer is really
-generated), then `mathlens analyze --only answers`, and prints: accuracy by the answers analyzer,
-the share of responses cut by the token cap, the share flagged degenerate by the output-quality
-checks, and generation speed (completion tokens over model seconds). On a busy machine pass
+For each model and data set (`exams`: the first question of each built-in exam), runs `mathlens run`
+(a fresh response cache, so every answer is really generated), then `mathlens analyze --only
+answers`, and prints: accuracy by the answers analyzer, the share of responses cut by the token cap,
+the share that state a final answer, the share flagged degenerate by the output-quality checks, and
+generation speed (completion tokens over model seconds). On a busy machine pass
 `-M n_threads=1`: llama.cpp's threads wait for each other, and with another process on the same
 cores a two-thread generation can slow down tenfold. Reads the data from
 ../shared/data (or $MATHLENS_SHARED_DATA); prints a note and exits 0 when it is absent.
@@ -28,15 +30,23 @@ from mathlens.analyze.grading.analyzer import ANSWERS
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("MATHLENS_SHARED_DATA") or ROOT.parent / "shared" / "data")
-SETS = {"gsm8k": ("gsm8k_test.jsonl", "gsm8k"), "math500": ("math500_test.jsonl", "math")}
+EXAMS = "exams"
+SETS = {"gsm8k": ("gsm8k_test.jsonl", "gsm8k"), "math500": ("math500_test.jsonl", "math"), "exams": (EXAMS, "exam")}
 ML = str(Path(sys.executable).with_name("mathlens"))
 #: the stored quality flags that make a response degenerate (see mathlens.analyze.quality)
 DEGENERATE = ("empty", "echo", "repetition_loop", "wrong_script")
 
 
 def _run(model: str, data: str, fmt: str, args: argparse.Namespace, out: Path, env: dict[str, str]) -> float:
-    cmd = [ML, "run", str(DATA / data), "--format", fmt, "--sample", str(args.n), "--seed", str(args.seed),
-           "--model", model, "--max-tokens", str(args.max_tokens), "--out", str(out), "--quiet", "--json"]
+    if data == EXAMS:  # the first question of each built-in exam
+        from mathlens.items.loaders import builtin_exams
+
+        cmd = [ML, "run", *builtin_exams(), "--limit", "1"]
+    else:
+        cmd = [ML, "run", str(DATA / data), "--format", fmt, "--sample", str(args.n), "--seed", str(args.seed)]
+    cmd += ["--model", model, "--max-tokens", str(args.max_tokens), "--out", str(out), "--quiet", "--json"]
+    if args.system_role:
+        cmd += ["--system-role", args.system_role]
     for option in args.M:
         cmd += ["-M", option]
     start = time.perf_counter()
@@ -66,6 +76,9 @@ def _measure(out: Path) -> dict[str, Any]:
         "records": len(records), "errors": len(records) - len(ok),
         "accuracy": counts["correct"] / checkable if checkable else None, "counts": counts,
         "truncated_share": sum(r["finish_reason"] == "length" for r in ok) / len(ok) if ok else None,
+        # a response states a final answer unless the quality checks flag it (a failed request has none)
+        "final_answer_share": (sum(e.get("quality") is not None and not e["quality"].get("no_final_answer")
+                                   for e in entries) / len(entries)) if entries else None,
         "degenerate_share": len(degenerate) / len(entries) if entries else None,
         "quality_flags": flags,
         "mean_completion_tokens": sum(r["usage"]["completion_tokens"] for r in ok) / len(ok) if ok else None,
@@ -87,8 +100,11 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=50)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-tokens", type=int, default=512)
-    ap.add_argument("--models", default="embedded/qwen2.5-coder-0.5b,embedded/gemma3-270m")
-    ap.add_argument("--sets", default="gsm8k,math500")
+    ap.add_argument("--models", default="embedded/qwen2.5-coder-0.5b,embedded/qwen2.5-coder-1.5b")
+    ap.add_argument("--sets", default="gsm8k,math500,exams",
+                    help="gsm8k, math500 (--n seeded questions each) and exams (the first question of each built-in "
+                         "exam)")
+    ap.add_argument("--system-role", default=None, help="a named system role or a file (default: the run's)")
     ap.add_argument("--out", type=Path, default=None, help="keep the runs here (default: a temporary folder)")
     ap.add_argument("-M", action="append", default=[], help="model option key=value, e.g. n_threads=1")
     ap.add_argument("--cache", type=Path, default=None,
@@ -109,6 +125,7 @@ def main() -> int:
             row = {"model": model, "set": set_name, "wall_s": round(wall, 1), **_measure(out)}
             results.append(row)
             print(f"{model:32s} {set_name:8s} acc {row['accuracy']:.2f}  truncated {row['truncated_share']:.2f}  "
+                  f"with a final answer {row['final_answer_share']:.2f}  "
                   f"degenerate {row['degenerate_share'] if row['degenerate_share'] is not None else float('nan'):.2f}"
                   f"  {row['tokens_per_s']:.1f} tok/s  {row['mean_completion_tokens']:.0f} tok/answer  "
                   f"wall {row['wall_s']} s  flags {row['quality_flags']}", flush=True)

@@ -6,8 +6,8 @@ Each replica answers after a fixed delay D and takes at most C requests at once 
 1. throughput with 1, 2 and 4 replicas: a run through the run layer (`execute`, records written)
    with `--concurrency C`, against (a) the ideal n*C/D and (b) a minimal async httpx client that
    knows the capacities and keeps exactly C requests in flight on each replica (the oracle),
-   measured in the same script. Rows for the adaptive limit (ceiling 4*C, it probes above C and
-   meets 429s) and for a fixed limit (`-M max_concurrency=C`).
+   measured in the same script. Rows for the adaptive limit (`--concurrency auto`: it probes above
+   C and meets 429s) and for a fixed limit of n*C over the pool (`--concurrency n*C`).
 2. a dead replica: 3 replicas, one killed (SIGKILL) during the run. Reported: records lost or
    duplicated (must be 0), seconds from the kill to the last request the pool sent to it, and
    seconds until the completion rate over 1 s is back to 90% of what the two survivors serve.
@@ -70,10 +70,8 @@ def dataset(path: Path, n: int, tag: str) -> Path:
     return path
 
 
-def manifest_for(data: Path, urls: list[str], fixed: int | None) -> Manifest:
+def manifest_for(data: Path, urls: list[str]) -> Manifest:
     opts: dict[str, object] = {"base_urls": urls} if len(urls) > 1 else {"base_url": urls[0]}
-    if fixed is not None:
-        opts["max_concurrency"] = fixed
     return base_manifest(items=[ItemSource(source=str(data))], models=[ModelEntry(spec="openai/standin", options=opts)],
                          generate=GenerateConfig(max_tokens=32), system_role="S")
 
@@ -81,13 +79,13 @@ def manifest_for(data: Path, urls: list[str], fixed: int | None) -> Manifest:
 async def run_pool(work: Path, name: str, urls: list[str], n: int, capacity: int, fixed: bool,
                    kill: subprocess.Popen[str] | None = None, kill_after: float = 0.0) -> dict[str, object]:
     data = dataset(work / f"{name}.jsonl", n, name)
-    manifest = manifest_for(data, urls, capacity if fixed else None)
+    manifest = manifest_for(data, urls)
     store = RunStore(work / name)
     store.write_manifest(manifest)
     retry = RetryPolicy(max_attempts=6, base_delay=0.05, max_delay=1.0, timeout_s=60)
-    models = build_models(manifest, None, retry, concurrency=capacity)
-    pool = models["openai/standin"].provider.pool()
-    assert pool is not None
+    # fixed: the sum of the capacities over the pool; adaptive: each replica finds its own
+    models = build_models(manifest, None, retry, concurrency=capacity * len(urls) if fixed else "auto")
+    pool = models["openai/standin"].provider.pool  # type: ignore[attr-defined]
     victim_url = getattr(kill, "url", None)
     last_sent_to_victim: list[float] = []
 
@@ -181,7 +179,7 @@ async def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="mlbench-replicas-"))
     c, d = args.capacity, args.delay
     print(f"replicas: delay {d} s, capacity {c} each (429 + Retry-After {args.retry_after} s past it); "
-          f"--concurrency {c} per replica")
+          f"fixed rows: --concurrency {c} x replicas")
     print(f"{'replicas':>8} {'limit':>9} {'requests':>8} {'ideal/s':>8} {'oracle/s':>8} {'pool/s':>7} "
           f"{'/ideal':>7} {'/oracle':>7} {'429s':>5} {'lost':>4} {'dup':>4}")
     for n in (1, 2, 4):
@@ -194,7 +192,7 @@ async def main() -> None:
             for fixed in (False, True):
                 res = await run_pool(work, f"pool{n}{'f' if fixed else 'a'}", urls, requests, c, fixed)
                 rate = float(res["rate"])  # type: ignore[arg-type]
-                label = f"fixed {c}" if fixed else f"aimd {c}-{4 * c}"
+                label = f"fixed {n * c}" if fixed else "auto"
                 print(f"{n:>8} {label:>9} {requests:>8} {ideal:>8.1f} {best:>8.1f} {rate:>7.1f} {rate / ideal:>7.2f} "
                       f"{rate / best:>7.2f} {res['overloaded']!s:>5} {res['lost']!s:>4} {res['duplicated']!s:>4}")
         finally:

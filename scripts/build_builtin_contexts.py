@@ -1,12 +1,15 @@
 """Generate the chunk contexts of the built-in knowledge base and write them to its data file.
 
-    .venv/bin/python scripts/build_builtin_contexts.py [--model embedded/gemma3-270m] [--out PATH]
+    .venv/bin/python scripts/build_builtin_contexts.py --model ollama/gemma3:4b [--out PATH]
 
-Contextualising every built-in note with the embedded model takes many minutes on two cores, too
-long for a first run, so the contexts are generated once with this script and shipped in
-`src/mathlens/solve/retrieval/builtin/contexts.json`. The built-in knowledge base reuses a shipped
-context whenever its request (prompt version, document, passage) is unchanged and generates the
-rest. The file also records what generating it cost: model calls, wall time, fallbacks.
+Contextualising every built-in note with a local model takes many minutes, too long for a first
+run, so model-written contexts are generated once with this script and shipped in
+`src/mathlens/solve/retrieval/builtin/contexts.json`. When that file exists, the built-in knowledge
+base takes a note's context from it whenever its request (prompt version, document, passage) is
+unchanged, and gives the rest their structural context (document and title); without the file
+every note has its structural context. No file is shipped at present: the small embedded models
+do not write reliable contexts (docs/retrieval.md). The file also records what generating it cost:
+model calls, wall time, fallbacks.
 """
 
 from __future__ import annotations

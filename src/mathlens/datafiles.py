@@ -13,7 +13,9 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from mathlens.items.errors import ItemFileError, from_validation
-from mathlens.items.readers import MAX_NESTING, MAX_YAML_BYTES, check_values, load_yaml, read_text
+from mathlens.items.jsonread import JsonLimitError, load_json
+from mathlens.items.limits import ITEM_NESTING, ITEM_YAML_BYTES
+from mathlens.items.readers import check_values, load_yaml, read_text
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -22,19 +24,20 @@ def load_model_file(path: Path | str, model_cls: type[T], kind: str) -> T:
     """Read `path` (YAML, or JSON when it ends in .json) as `model_cls`.
 
     A missing file, a syntax error or a schema error is a `UserError` (`ItemFileError` with line and
-    field for the last two); the size, nesting and duplicate-key limits of items/readers.py apply;
+    field for the last two); the size, nesting, alias, finiteness and duplicate-key limits of items/readers.py apply;
     `kind` names the file in messages ("no such rubric file").
     """
     path = Path(path)
-    text = read_text(path, MAX_YAML_BYTES, kind)
+    text = read_text(path, ITEM_YAML_BYTES, kind)
     node: yaml.Node | None = None
     if path.suffix == ".json":
         try:
-            data = json.loads(text)
+            data = load_json(text, ITEM_NESTING.value, finite=True)
         except json.JSONDecodeError as exc:
             raise ItemFileError(path, exc.lineno, None, f"not valid JSON ({exc.msg})") from None
-        except RecursionError:
-            raise ItemFileError(path, None, None, f"values nest more than {MAX_NESTING} levels deep") from None
+        except JsonLimitError as exc:
+            nest = f", more than {ITEM_NESTING.phrase}" if exc.problem.startswith("values nest") else ""
+            raise ItemFileError(path, None, None, exc.problem + nest) from None
         check_values(path, data)
     else:
         data, node = load_yaml(path, text)

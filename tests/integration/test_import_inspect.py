@@ -36,9 +36,26 @@ QUESTIONS = [
 ]
 THINK = "2 plus 3: count up from 2 three times."
 
+# -- questions from the log, the scorer audit, partial logs ------------------------------------------
+AUDIT = [  # (id, question, target, the stand-in's answer); `match` (end of the answer, as text) is wrong on
+    # add ("12.0" is 12), half ("1/2" is 0.5) and minus ("15" ends with "5" but is not 5)
+    ("add", "What is 7 + 5?", "12", "7 + 5 = 12.0"),
+    ("half", "What is 1 divided by 2?", "0.5", "Dividing 1 by 2 gives 1/2. The answer is 1/2."),
+    ("sub", "What is 10 - 3?", "7", "10 - 3 = 7"),
+    ("square", "What is 5 squared?", "25", "5 squared is 5 * 5 = 25. The answer is 25."),
+    ("minus", "What is 9 - 4?", "5", "9 - 4 = 15"),
+    ("div", "What is 20 / 4?", "5", "20 / 4 = 4"),
+]
+MATCH_WRONG = {"add", "half", "minus"}
+#: the audit questions again, the `minus` one failing (an HTTP 400): with fail_on_error, Inspect stops there
+PARTIAL = [(i, q + " FAIL" if i == "minus" else q, t, a) for i, q, t, a in AUDIT]
+
 
 def _reply(messages: list[dict[str, Any]]) -> str:
     last = str(messages[-1].get("content", ""))
+    audit = next((answer for _, question, _, answer in AUDIT if question == last), None)
+    if audit is not None:
+        return audit
     if "2 + 3" in last:
         return f"<think>{THINK}</think>Final answer: 5"
     if "3 * 4" in last:
@@ -48,7 +65,8 @@ def _reply(messages: list[dict[str, Any]]) -> str:
 
 def _inspect_logs(tmp: Path) -> dict[str, Path]:
     """Run a two-epoch Inspect eval of QUESTIONS against the stand-in, once writing an `.eval` log and
-    once a `.json` log (one server for both: Inspect keeps its model client between evals)."""
+    once a `.json` log; then the AUDIT questions (`audit`), and the PARTIAL ones with fail_on_error
+    (`partial`). One server for all: Inspect keeps its model client between evals."""
     from inspect_ai import Task, eval
     from inspect_ai.dataset import MemoryDataset, Sample
     from inspect_ai.scorer import match
@@ -57,7 +75,7 @@ def _inspect_logs(tmp: Path) -> dict[str, Path]:
     logs_dir = tmp / "logs"
     out: dict[str, Path] = {}
     env = {"STANDIN_API_KEY": "not-needed", "INSPECT_LOG_DIR": str(logs_dir)}
-    with StandinServer(reply=_reply, faults={"FAIL": ["400"] * 20}) as srv:
+    with StandinServer(reply=_reply, faults={"FAIL": ["400"] * 60}) as srv:
         old = {k: os.environ.get(k) for k in (*env, "STANDIN_BASE_URL")}
         os.environ.update(env, STANDIN_BASE_URL=srv.url + "/v1")
         try:
@@ -68,6 +86,14 @@ def _inspect_logs(tmp: Path) -> dict[str, Path]:
                             log_dir=str(logs_dir), fail_on_error=False, max_retries=1, retry_on_error=0)
                 assert logs[0].location, "Inspect wrote no log"
                 out[fmt] = Path(logs[0].location)
+            for name, rows, stop in (("audit", AUDIT, False), ("partial", PARTIAL, True)):
+                audit = MemoryDataset([Sample(id=i, input=q, target=t, metadata={"level": "Level 1"})
+                                       for i, q, t, _ in rows])
+                logs = eval(Task(dataset=audit, solver=generate(), scorer=match()), model="openai-api/standin/standin",
+                            display="none", log_dir=str(logs_dir), fail_on_error=stop, max_retries=1,
+                            retry_on_error=0, max_samples=1)
+                assert logs[0].location, "Inspect wrote no log"
+                out[name] = Path(logs[0].location)
         finally:
             for k, v in old.items():
                 if v is None:
@@ -174,3 +200,47 @@ def test_analyze_and_report_work_on_the_imported_run(eval_log: Path, tmp_path: P
     assert shown.returncode == 0 and "imported" in shown.stderr and eval_log.name in shown.stderr
     resumed = cli("run", "--resume", "run")
     assert resumed.returncode == 2 and "cannot be resumed" in resumed.stderr
+
+
+def test_a_real_log_imports_without_items_and_the_audit_lists_where_match_is_wrong(
+        inspect_logs: dict[str, Path], tmp_path: Path) -> None:
+    log = inspect_logs["audit"]
+    env = {**os.environ, "MATHLENS_CACHE_DIR": str(tmp_path / "cache")}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "mathlens.cli.main", *args], capture_output=True, text=True,
+                              env=env, cwd=tmp_path, timeout=600)
+
+    done = cli("import", str(log), "--out", "run", "--json")  # no --items: the questions are the log's
+    assert done.returncode == 0, done.stderr
+    imported = json.loads(done.stdout)["imported"]
+    assert (imported["items_from"], imported["records"], imported["scored"]) == ("source", 6, 6)
+    questions = {q.id: q for q in RunStore(tmp_path / "run").exams()[0].questions}
+    assert {i: q.answers for i, q in questions.items()} == {i: [t] for i, _, t, _ in AUDIT}
+    assert questions["add"].level == 1
+    assert cli("analyze", "run").returncode == 0
+    from mathlens.analyze.source_agreement.models import SOURCE_AGREEMENT
+
+    entries = list(SOURCE_AGREEMENT.entries(tmp_path / "run"))
+    assert {e.record.question_id for e in entries if e.agree is False} == MATCH_WRONG
+    assert {e.scorer for e in entries} == {"match"}
+    shown = cli("show", "run")
+    assert sorted(line.split()[1].rsplit("/", 1)[1] for line in shown.stderr.splitlines()
+                  if line.strip().startswith("disagree ")) == sorted(MATCH_WRONG)
+    assert cli("report", "run").returncode == 0
+    html = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    assert "Scorer audit" in html and "Where they disagree: 3 verdict(s)" in html
+
+
+def test_a_real_log_stopped_by_an_error_is_imported_and_flagged_partial(inspect_logs: dict[str, Path],
+                                                                         tmp_path: Path) -> None:
+    log = inspect_logs["partial"]
+    result = import_run(ImportRequest(source=log, items=[], out=tmp_path / "run"))
+    imp = result.imported
+    assert imp.partial == "error" and imp.planned == 6
+    status = {r.question_id: r.status for r in RunStore(result.root).records()}
+    assert status["minus"] == "error" and all(status[q] == "ok" for q in ("add", "half", "sub", "square"))
+    shown = subprocess.run([sys.executable, "-m", "mathlens.cli.main", "show", str(result.root)],
+                           capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "MATHLENS_CACHE_DIR": str(tmp_path / "cache")})
+    assert "partial: the evaluation ended with status 'error'" in shown.stderr

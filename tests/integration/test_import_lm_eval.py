@@ -3,7 +3,8 @@
 lm-eval runs offline: a task defined in a YAML file of its own (`dataset_path: json` over a JSONL
 file of GSM8K-style questions written here), the `local-chat-completions` model against the
 stand-in server, `tokenized_requests=False` and `tokenizer_backend=None` (no tokenizer download),
-`--log_samples --limit 3`. The stand-in answers one question with an inline `<think>` trace.
+`--log_samples --limit 3`. The stand-in answers one question with an inline `<think>` trace. The task
+has two filters (strict and flexible answer extraction), so lm-eval logs each document twice.
 """
 
 from __future__ import annotations
@@ -49,6 +50,18 @@ metric_list:
   - metric: exact_match
     aggregation: mean
     higher_is_better: true
+filter_list:
+  - name: strict-match
+    filter:
+      - function: regex
+        regex_pattern: '#### (-?[0-9.,]+)'
+      - function: take_first
+  - name: flexible-extract
+    filter:
+      - function: regex
+        group_select: -1
+        regex_pattern: "(-?[0-9]+)"
+      - function: take_first
 """
 
 
@@ -116,3 +129,25 @@ def test_the_analysis_reads_the_imported_answers(samples_file: Path, tmp_path: P
     verdicts = {e.record.question_id: e.status for e in ANSWERS.entries(tmp_path / "run")}
     assert verdicts == {"g0": "correct", "g1": "correct", "g2": "incorrect"}
     assert {r.model for r in RunStore(tmp_path / "run").records()} == {"my-model"}
+
+
+def test_lm_eval_samples_import_without_items_with_each_filter_as_a_source_verdict(samples_file: Path,
+                                                                                tmp_path: Path) -> None:
+    lines = [json.loads(line) for line in samples_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert sorted({line["filter"] for line in lines}) == ["flexible-extract", "strict-match"] and len(lines) == 6
+    result = import_run(ImportRequest(source=samples_file, items=[], out=tmp_path / "run"))
+    imp = result.imported
+    assert (imp.items_from, imp.rows, imp.records, imp.scored) == ("source", 3, 3, 3)
+    assert imp.settings.get("model_args", "").startswith("model=standin-chat")
+    store = RunStore(result.root)
+    questions = {q.text: q for q in store.exams()[0].questions}
+    assert {q.answers[0] for q in questions.values()} == {"7", "30", "12"}  # `doc_to_target` after ####
+    records = list(store.records())
+    assert {r.model for r in records} == {"standin-chat"}
+    for rec in records:
+        scores = {s.scorer: s for s in rec.source_scores or []}
+        assert set(scores) == {"exact_match (strict-match)", "exact_match (flexible-extract)"}
+        logged = {line["filter"]: line for line in lines if str(line["doc_id"]) == rec.question_id}
+        for name, line in logged.items():
+            assert scores[f"exact_match ({name})"].correct == (line["exact_match"] == 1.0)
+            assert scores[f"exact_match ({name})"].answer == line["filtered_resps"][0]

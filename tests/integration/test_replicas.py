@@ -115,19 +115,22 @@ async def test_killing_a_replica_mid_run_loses_and_duplicates_nothing(tmp_path: 
     assert victim_stats.state == "out"
 
 
-async def test_429_with_retry_after_lowers_the_limit_and_rests_the_replica() -> None:
+@pytest.mark.parametrize(("concurrency", "limit_after"), [("auto", 2), (4, 4)])
+async def test_429_with_retry_after_lowers_the_limit_and_rests_the_replica(concurrency: object,
+                                                                           limit_after: int) -> None:
+    """Adaptive: the 429 halves the busy replica's limit (4 -> 2); fixed: the limit stays. Both rest it."""
     with StandinServer(capacity=0, retry_after_s=30) as busy, StandinServer() as calm:
-        model = get_model("openai/standin", {"base_urls": [busy.url + "/v1", calm.url + "/v1"]}, retry=RETRY,
-                          concurrency=4)
+        model = get_model("openai/standin", {"base_urls": [busy.url + "/v1", calm.url + "/v1"], "max_concurrency": 4},
+                          retry=RETRY, concurrency=concurrency)  # type: ignore[arg-type]
         outs = [await model.generate([Message(role="user", content=f"q{i}")], GenerateConfig(max_tokens=8))
                 for i in range(5)]
-        stats = {s.url: s for s in model.provider.pool().stats()}  # type: ignore[union-attr]
+        stats = {s.url: s for s in model.provider.pool.stats()}  # type: ignore[attr-defined]
         await model.aclose()
         calm_sent = _chat_requests(calm)
     busy_stats = stats[busy.url + "/v1"]
     # the first request met the 429 and went on to the other replica; the busy one rests, so no more went there
     assert busy_stats.requests == 1 and busy_stats.overloaded == 1
-    assert busy_stats.limit == 2 and busy_stats.state == "resting"
+    assert busy_stats.limit == limit_after and busy_stats.state == "resting"
     assert all(o.replica == calm.url + "/v1" for o in outs) and calm_sent == 5
     assert model.stats.retries == 0  # failing over is not a retry of the call
 
@@ -261,8 +264,7 @@ async def test_a_replica_that_never_answers_is_taken_out_by_the_callers_timeouts
         models = build_models(manifest, None, hasty, concurrency=2)
         await execute(store, manifest, models)
         (model,) = models.values()
-        pool = model.provider.pool()
-        assert pool is not None
+        pool = model.provider.pool  # type: ignore[attr-defined]
         states = {s.url: s.state for s in pool.stats()}
         await model.aclose()
         sent_to_hung = _chat_requests(hung)

@@ -18,6 +18,7 @@ from mathlens.runs.store import RunStore
 from mathlens.solve.configurations import get_configuration
 from mathlens.solve.prompts import EXAM_SYSTEM_ROLE
 from mathlens.solve.retrieval.builtin import BUILTIN_KB, ensure_builtin
+from mathlens.solve.retrieval.configs import INLINE_HEADER
 from mathlens.solve.retrieval.store import release_clients
 
 EXAM = "calc1-exam2"
@@ -50,7 +51,7 @@ def test_builtin_kb_is_built_on_first_use_without_model_calls(env: Path) -> None
     kb = ensure_builtin()
     assert kb.info.builtin and kb.info.contextual and kb.info.n_chunks >= 120
     assert kb.info.context is not None and kb.info.context.calls == 0
-    assert kb.info.context.shipped + kb.info.context.fallbacks == kb.info.n_chunks
+    assert kb.info.context.shipped + kb.info.context.structural == kb.info.n_chunks
     assert ensure_builtin() is kb  # up to date: opened, not rebuilt
 
 
@@ -82,15 +83,21 @@ def test_inline_variant_places_on_topic_notes_in_one_block(env: Path) -> None:
     assert r.topics is not None and "derivatives" in r.topics
     kb = ensure_builtin()
     assert all("derivatives" in kb.by_id[c].topics for c in r.chunk_ids)
-    assert "Course notes for this question:" in built.messages[-1].content
+    assert built.messages[-1].content.startswith(INLINE_HEADER)
     assert "[1] source:" not in built.messages[-1].content
+    # Ranked by the same embedding search as rag (the study embedded both alike), shown in note order.
+    ranked = [h.id for h in kb.search(q.prompt_text(), k=len(kb.chunks))]
+    on_topic = [c for c in ranked if set(r.topics) & set(kb.by_id[c].topics)]
+    assert set(r.chunk_ids) == set(on_topic[:4]) and r.off_topic == 0
+    order = [(kb.by_id[c].doc_id, kb.by_id[c].start) for c in r.chunk_ids]
+    assert order == sorted(order)
 
 
-def test_other_embedder_for_builtin_kb_is_refused(env: Path) -> None:
+def test_unreachable_embedder_for_builtin_kb_is_a_clear_error(env: Path) -> None:
     from mathlens.errors import UserError
 
-    conf = get_configuration("rag", {"embedder": "ollama/nomic-embed-text"})
-    with pytest.raises(UserError, match="cannot be queried"):
+    conf = get_configuration("rag", {"embedder": "ollama/nomic-embed-text", "embedder_url": "http://127.0.0.1:9"})
+    with pytest.raises(UserError, match="cannot reach"):
         conf.build(_quotient_question(), EXAM_SYSTEM_ROLE)
 
 

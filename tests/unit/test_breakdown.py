@@ -210,8 +210,9 @@ def test_rubric_grades_replace_final_answers_as_the_score(run: Path, tmp_path: P
     shutil.copytree(run, graded)
     full = json.dumps({k: {"points": 1, "rationale": "ok"} for k in
                        ("method", "execution", "final_answer", "notation", "clarity")})
+    # the judge's own points (this is about the score basis, not the reconciliation with the checker)
     fx.cli("grade", str(graded), "--judge", "mock/judge", "-J", f"responses={json.dumps([full])}",
-           cache=tmp_path / ".cache")
+           "--final-answer", "judge", cache=tmp_path / ".cache")
     fx.cli("analyze", str(graded), "--only", "breakdown")
     doc = BREAKDOWN.read(graded)
     assert doc is not None and doc.summary.score_basis == "rubric"

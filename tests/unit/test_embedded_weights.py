@@ -180,7 +180,8 @@ def test_list_models_shows_both_embedded_models_and_what_they_are_for() -> None:
     doc = json.loads(res.stdout)
     assert doc["default"] == "embedded/qwen2.5-coder-0.5b"
     rows = {r["spec"]: r for r in doc["embedded"]}
-    assert set(rows) == {"embedded/qwen2.5-coder-0.5b", "embedded/gemma3-270m"}
+    assert set(rows) == {"embedded/qwen2.5-coder-0.5b", "embedded/qwen2.5-coder-1.5b", "embedded/gemma3-270m"}
+    assert rows["embedded/qwen2.5-coder-1.5b"]["size"] == "1117 MB"
     assert rows["embedded/qwen2.5-coder-0.5b"]["instruction-tuned"] == "yes"
     assert rows["embedded/gemma3-270m"]["instruction-tuned"].startswith("no")
     assert "pipeline check" in rows["embedded/gemma3-270m"]["fit for"]

@@ -69,7 +69,8 @@ def test_whole_analysis_never_raises(text: str) -> None:
     assert all(s.verdict in ("valid", "invalid", "unverifiable", "none") for s in result.steps)
 
 
-_ITEMS = ["x", "y", "f_x", "-3", "3", "12", "1/2", "-1/2", "2.5", "x1", "nabla_f", "56", "ab"]
+_ITEMS = ["x", "y", "f_x", "-3", "3", "12", "1/2", "-1/2", "2.5", "x1", "nabla_f", "56", "ab", "(-8, 1)",
+          "(3, 12)", "-8", "1"]
 _SEPS = [" ", "-", "/", ".", ",", "=", "(", ")", "", "_", "--"]
 facts = st.builds(
     flow_graph.StepFacts,
@@ -89,6 +90,13 @@ def _reference_graph(steps: list[flow_graph.StepFacts]) -> set[tuple[int, int, t
         for i in range(j):
             introduced = flow_graph._introduced(steps[i])
             shared = (introduced & used) | {v for v in introduced - used if flow_graph._in_text(v, later.text)}
+            # a stated tuple of numbers is used when every entry is (small entries included)
+            for item in introduced - shared:
+                parts = flow_graph.components(item)
+                if len(parts) >= 2 and all(flow_graph._TEXT_ITEM.fullmatch(p) for p in parts) and \
+                        any(not flow_graph._TRIVIAL.match(p) for p in parts) and \
+                        all(p in used or flow_graph._in_text(p, later.text) for p in parts):
+                    shared.add(item)
             if shared:
                 graph.add_edge(i, j, via=tuple(sorted(shared)[:5]))
     return {(a, b, d["via"]) for a, b, d in graph.edges(data=True)}

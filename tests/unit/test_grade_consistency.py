@@ -82,8 +82,9 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[tuple[s
         points = ODD_POINTS if (rec.question_id, rec.repeat) == ODD else FULL_POINTS
         replies.append(_reply(points))
         scripted[(rec.question_id, rec.repeat)] = sum(points.values())
+    # The judge alone scores the final answer: these tests follow the scripted totals across repeats.
     doc = fx.cli("grade", str(run), "--judge", "mock/judge", "-J", "responses=" + json.dumps(replies),
-                 "--no-cache", cache=base / ".cache")
+                 "--no-cache", "--final-answer", "judge", cache=base / ".cache")
     return run, scripted, doc
 
 
@@ -153,7 +154,8 @@ def test_grade_prints_runs_and_changes(graded: tuple[Path, dict[tuple[str, int],
     for rec in RunStore(run).records():
         replies.append(_reply(ODD_POINTS if (rec.question_id, rec.repeat) == ODD else FULL_POINTS))
     res = CliRunner().invoke(app, ["grade", str(run), "--judge", "mock/judge", "-J",
-                                   "responses=" + json.dumps(replies), "--no-cache"], env={"COLUMNS": "240"})
+                                   "responses=" + json.dumps(replies), "--no-cache", "--final-answer", "judge"],
+                           env={"COLUMNS": "240"})
     assert res.exit_code == 0, res.output
     out = res.stdout
     assert "Questions whose grade changed between runs" in out

@@ -35,7 +35,15 @@ def test_grade_export_import_agreement(tmp_path: Path) -> None:
     assert doc["counts"] == {"graded": 8, "ungraded": 0}
     assert doc["judge"] == "mock/judge" and doc["rubric"] == "calculus@1"
     assert {r["configuration"] for r in doc["table6"]} == {"baseline", "rag"}
-    assert doc["table6"][0]["score"] == 10 and doc["table6"][0]["total"] == 30
+    # The judge gave 1 point per criterion; the checker's verdicts replace the final-answer points:
+    # baseline answers both questions correctly, so q2's final answer earns its 2 points (11 in all);
+    # rag's q1 answer ("e") is wrong, so its final-answer point goes (10), which the judge contradicted.
+    rows = {r["configuration"]: r for r in doc["table6"]}
+    assert (rows["baseline"]["score"], rows["rag"]["score"], rows["baseline"]["total"]) == (11, 10, 30)
+    assert (rows["rag"]["decisive"], rows["rag"]["disagreements"]) == (2, 1)
+    # over both judge runs: the same disagreement twice
+    assert doc["reliability"]["disagreements"] == 2 and doc["reliability"]["decisive"] == 8
+    assert doc["reliability"]["unreliable"] is True and doc["reliability"]["share"] == 0.25  # over a fifth
     assert doc["path"] == str(GRADES.path(store.root))
     grades = list(GRADES.entries(store.root))
     assert len(grades) == 8 and sorted({g.judge_run for g in grades}) == [0, 1]

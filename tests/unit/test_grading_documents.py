@@ -76,7 +76,10 @@ def test_analyzer_writes_typed_documents_and_closes_its_judge(tmp_path: Path, mo
     refs = {r.key: RecordRef.of(r) for r in store.records()}
     grades = list(GRADES.entries(store.root))
     assert [g.record for g in grades] == list(refs.values())
-    assert all(g.total == 5 and g.grader == "judge:mock/judge" for g in grades)
+    # the judge's own total is kept; the final-answer points come from the checker where it decided
+    assert all((g.judge_total if g.judge_total is not None else g.total) == 5 and g.grader == "judge:mock/judge"
+               for g in grades)
+    assert doc.summary.reliability is not None and doc.summary.reliability.decisive == 4
     tables = GRADE_TABLES.read(store.root)
     assert tables is not None and tables.envelope.entries == 0
     assert tables.summary.graders == ["judge:mock/judge"]
@@ -97,13 +100,13 @@ def test_configurations_and_variants_get_separate_figures(tmp_path: Path) -> Non
     store = helpers.make_run(tmp_path, ablation=True)
     variant = helpers.ABLATION.name
 
-    # by default only the original prompts are graded
-    _grade(store.root, FULL)
+    # by default only the original prompts are graded (the judge alone here: this is about the rows)
+    _grade(store.root, FULL, "--final-answer", "judge")
     assert all(g.record.original for g in GRADES.entries(store.root))
     tables = GRADE_TABLES.read(store.root)
     assert tables is not None and {r.variant for r in tables.summary.table6} == {"original"}
 
-    doc = _grade(store.root, FULL, "--all-variants")
+    doc = _grade(store.root, FULL, "--all-variants", "--final-answer", "judge")
     graded = list(GRADES.entries(store.root))
     assert len(graded) == 6 and sum(not g.record.original for g in graded) == 2
     tables = GRADE_TABLES.read(store.root)

@@ -58,7 +58,8 @@ def test_out_of_bounds_points_are_ungraded_never_zero(tmp_path: Path, mock_model
     # q2 is worth 20 points: the same reply is within its bounds there
     q2 = asyncio.run(grade_run(store, mock_model(responses=[verdict(execution=5)]), builtin_rubric(),
                                JudgeOptions(), limit=2)).grades[1]
-    assert q2.status == "graded" and q2.total == pytest.approx(11)
+    # the judge's 11 points, with the checker's 2 (not the judge's 1) for q2's correct final answer
+    assert q2.status == "graded" and q2.judge_total == pytest.approx(11) and q2.total == pytest.approx(12)
 
 
 def test_repair_retry_can_rescue_a_verdict(tmp_path: Path, mock_model: Any) -> None:
@@ -88,14 +89,16 @@ def test_validate_points_checks_bounds_itself() -> None:
 def test_evidence_is_shown_and_recorded(tmp_path: Path, mock_model: Any) -> None:
     store = make_run(tmp_path)
     judge = mock_model(responses=[verdict()])
-    g = asyncio.run(grade_run(store, judge, builtin_rubric(), JudgeOptions(with_evidence=True), limit=1)).grades[0]
-    assert g.evidence == Evidence(final_answer="1", answer_check="correct", flow_checked=False)
+    g = asyncio.run(grade_run(store, judge, builtin_rubric(), JudgeOptions(), limit=1)).grades[0]
+    assert g.evidence == Evidence(final_answer="1", answer_check="correct", reference="1", flow_checked=False)
     sent = judge.provider.requests[0][0][-1].content
-    assert "Automatic checks" in sent and "answer_check: correct" in sent
+    assert "Automatic checks" in sent and "Final answer read from the response: '1'" in sent
+    assert "checked against the reference: correct" in sent
     assert "Reference answer: 1" in sent and "up to 3 points" in sent
     plain = mock_model(responses=[verdict()])
-    asyncio.run(grade_run(store, plain, builtin_rubric(), JudgeOptions(), limit=1))
+    g = asyncio.run(grade_run(store, plain, builtin_rubric(), JudgeOptions(with_evidence=False), limit=1)).grades[0]
     assert "Automatic checks" not in plain.provider.requests[0][0][-1].content
+    assert g.evidence is not None and g.evidence.answer_check == "correct"  # recorded for reconciliation
 
 
 def test_judge_requests_are_cached(tmp_path: Path, mock_model: Any) -> None:
@@ -109,8 +112,9 @@ def test_judge_requests_are_cached(tmp_path: Path, mock_model: Any) -> None:
 def test_table6_with_cohort_and_ungraded(tmp_path: Path, mock_model: Any) -> None:
     store = make_run(tmp_path)
     # q1 replies are out of bounds for 10 points (ungraded); q2 (20 points) earns 11 in baseline
+    # (the judge's own points: this test is about the cohort comparison)
     judge = mock_model(responses=[verdict(execution=5)])
-    result = asyncio.run(grade_run(store, judge, builtin_rubric(), JudgeOptions()))
+    result = asyncio.run(grade_run(store, judge, builtin_rubric(), JudgeOptions(), final_answer="judge"))
     rows = {r.configuration: r for r in exam_scores(result.grades, load_exams(store.manifest()))}
     base = rows["baseline"]
     assert (base.score, base.total, base.ungraded, base.complete) == (11, 20, 1, False)

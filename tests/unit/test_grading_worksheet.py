@@ -134,7 +134,8 @@ def test_judge_against_humans(tmp_path: Path, mock_model: Any) -> None:
     rubric = builtin_rubric()
     judge = mock_model(responses=[json.dumps({k: {"points": 1, "rationale": "r"} for k in
                                               ("method", "execution", "final_answer", "notation", "clarity")})])
-    judge_grades = asyncio.run(grade_run(store, judge, rubric, JudgeOptions(runs=2)))
+    # the judge alone (its own final-answer points): this compares a judge with a person
+    judge_grades = asyncio.run(grade_run(store, judge, rubric, JudgeOptions(runs=2), final_answer="judge"))
     sheet = tmp_path / "sheet.csv"
     export_worksheet(store, rubric, sheet)
     ones = {(q, c): 1.0 for q in ("q1", "q2") for c in ("method", "execution", "final_answer", "notation", "clarity")}

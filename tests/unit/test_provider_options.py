@@ -11,13 +11,17 @@ from pathlib import Path
 import pytest
 
 from mathlens.errors import UserError
-from mathlens.models.options import LlamaCppOptions, OllamaOptions, OpenAIOptions, split_options
+from mathlens.models.options import split_options
+from mathlens.models.providers.llamacpp import LlamaCppOptions
+from mathlens.models.providers.ollama import OllamaOptions
+from mathlens.models.providers.openai import OpenAIOptions
 from mathlens.models.registry import get_model
 
 
 @pytest.mark.parametrize(("spec", "options", "message"), [
     ("ollama/m", {"num_ctxx": 4096}, r"unknown model option 'num_ctxx'\. Did you mean 'num_ctx'\?.*Valid options: "
-                                     r"api, host, num_ctx, think, timeout_s"),
+                                     r"api, failure_threshold, hang_s, host, latency_factor, "
+                                         r"max_concurrency, num_ctx, probe_s, think, timeout_s, vision\."),
     ("ollama/m", {"api": "completions"}, r"ollama: model option api='completions'"),
     ("ollama/m", {"num_ctx": "lots"}, r"ollama: model option num_ctx='lots'"),
     ("openai/m", {"response_format": "yaml"}, r"openai: model option response_format='yaml'"),

@@ -7,16 +7,14 @@ from pathlib import Path
 import pytest
 
 from mathlens.errors import UserError
+from mathlens.models.admission import ReplicaStats
 from mathlens.models.base import GenerateConfig, Message
-from mathlens.models.providers.pool import ReplicaStats
 from mathlens.models.registry import get_model
 
 
 def _urls(**options: object) -> list[str]:
     model = get_model("openai/m", options)
-    pool = model.provider.pool()
-    assert pool is not None
-    return [r.url for r in pool.replicas]
+    return model.provider.urls  # type: ignore[attr-defined, no-any-return]
 
 
 def test_replicas_from_a_list_a_comma_string_and_base_url_first() -> None:

@@ -101,13 +101,13 @@ def test_report_sections_present_with_all_analyses(page: tuple[str, Any]) -> Non
     html, report = page
     dom = Dom(html)
     ids = {a.get("id") for _, a in dom.tags}
-    for sid in ("overview", "scores", "interpretability", "flags", "agreement", "maple", "adaptivity",
+    for sid in ("trust", "overview", "scores", "interpretability", "flags", "agreement", "maple", "adaptivity",
                 "question_index"):
         assert f"sec-{sid}" in ids, sid
     assert "sec-other_analyses" not in ids  # every file present has its own view
     assert len(dom.find("details", class_="question")) == 2
     q_sections = {a.get("data-section") for a in dom.find("section", class_="qsec")}
-    assert q_sections == {"question", "responses", "answers", "rubric", "flow", "sensitivity", "maple_steps",
+    assert q_sections == {"question", "lens", "responses", "answers", "rubric", "flow", "sensitivity", "maple_steps",
                           "adaptivity_items"}
     assert report.summary()["questions"] == 2
 
@@ -184,7 +184,8 @@ def test_sections_are_skipped_without_their_analyses(tmp_path: Path, run_dir: Pa
     report = make_report([bare])
     html = report.html()
     ids = {s.id for s in report.sections}
-    assert ids == {"overview", "question_index"}  # the scripted responses are not truncated: no flags
+    # the scripted responses are not truncated: no flags; the trust box says the analyses are missing
+    assert ids == {"trust", "overview", "question_index"}
     skipped = dict(report.skipped)
     assert skipped["maple"] == "no analysis/maple.jsonl" and "flow" in skipped
     dom = Dom(html)

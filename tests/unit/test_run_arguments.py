@@ -13,8 +13,10 @@ from mathlens.cli.main import app
 CASES: list[tuple[list[str], list[str]]] = [
     (["-M", "timeout_s=abc"], ["timeout_s", "'abc'"]),
     (["-M", "timeout_s=0"], ["timeout_s"]),
-    (["--concurrency", "-1"], ["--concurrency", "at least 1"]),
-    (["--concurrency", "0"], ["--concurrency", "at least 1"]),
+    (["--concurrency", "-1"], ["--concurrency", "from 1 to 4096"]),
+    (["--concurrency", "0"], ["--concurrency", "from 1 to 4096"]),
+    (["--concurrency", "99999999999999999999"], ["--concurrency", "from 1 to 4096", "99999999999999999999"]),
+    (["--concurrency", "lots"], ["--concurrency", "whole number", "or auto"]),
     (["--temperature", "nan"], ["--temperature", "finite"]),
     (["--temperature", "inf"], ["--temperature", "finite"]),
     (["--base-url", "notaurl", "--model", "openai/x"], ["--base-url", "http://"]),

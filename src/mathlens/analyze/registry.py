@@ -26,6 +26,7 @@ ANALYZERS: dict[str, str] = {
     "answers": "mathlens.analyze.grading.analyzer:ANALYZER",
     "sensitivity": "mathlens.analyze.ablation.analyzer:ANALYZER",
     "breakdown": "mathlens.analyze.breakdown.analyzer:ANALYZER",
+    "source-agreement": "mathlens.analyze.source_agreement.analyzer:ANALYZER",
     "maple": "mathlens.analyze.maple.analyzer:ANALYZER",
     "grades": "mathlens.analyze.grading.grades:ANALYZER",
     "tutor_scores": "mathlens.analyze.adaptivity.analyzer:ANALYZER",

@@ -156,14 +156,17 @@ def register(app: typer.Typer) -> None:
         json_out: bool = JSON_OPTION,
     ) -> None:
         """Print the reasoning-flow analysis of one solution."""
-        from mathlens.analyze.flow import analyze_solution
+        from mathlens.analyze.verify.budget import prestart
+
+        prestart()  # the step-check worker starts while the rest is imported and read
         from mathlens.analyze.flow.report import render_text
+        from mathlens.api import flow
 
         text = _read_text(solution)
         if not text.strip():
             raise UserError("the solution is empty")
         q = _read_text(question) if question else None
-        result = analyze_solution(text, q)
+        result = flow(text, q)
         if json_out:
             emit_json(result)
         else:

@@ -5,6 +5,11 @@ plain string handed straight to `print` (mathlens's own messages, which pass any
 through `escape`); table cells and every other renderable are taken literally; and control
 characters and bidirectional overrides are shown as `\\uXXXX` escapes, so no response can move
 the cursor, recolour the terminal or reorder what is shown.
+
+Width: on a terminal the consoles wrap at its width, as Rich does. Written to a file or a pipe (a
+run log, `show > out.txt`) they do not wrap at all: tables print at their natural width, so a model
+name or a flag list stays on one line and a log can be read and searched. `COLUMNS` set in the
+environment still chooses a width; `--json` is unaffected (it never goes through a console).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import typer
 from pydantic import BaseModel
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.errors import MarkupError
 from rich.markup import escape as _escape_markup
 from rich.text import Text
@@ -31,8 +36,24 @@ def escape(text: object) -> str:
     return _escape_markup(sanitize(str(text)))
 
 
+#: the width of a console that is not a terminal: wide enough that no table or message wraps
+UNWRAPPED_WIDTH = 100_000
+
+
 class SafeConsole(Console):
     """A Rich console for untrusted text (see the module notes)."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        """The terminal's size; no wrapping (`UNWRAPPED_WIDTH` columns) when the output is not a terminal."""
+        size = super().size
+        if self._width is None and not self.is_terminal and not self._environ.get("COLUMNS", "").isdigit():
+            return ConsoleDimensions(UNWRAPPED_WIDTH, size.height)
+        return size
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
 
     def print(self, *objects: Any, markup: bool | None = None, **kwargs: Any) -> None:
         if markup is None and objects and all(isinstance(o, str) for o in objects):

@@ -15,6 +15,7 @@ from mathlens.analyze.grading.agreement_report import (
     agreement_report,
 )
 from mathlens.analyze.grading.grades import GRADES, all_grades, refresh_tables, rubric_for
+from mathlens.analyze.grading.reconcile import JudgeReliability
 from mathlens.analyze.grading.tables import GRADE_TABLES, ExamScore, GradeChange, table7
 from mathlens.analyze.grading.worksheet import export_worksheet, import_worksheets
 from mathlens.analyze.registry import run_one
@@ -37,6 +38,20 @@ def _changes(store: RunStore) -> list[GradeChange]:
     return doc.summary.changes if doc is not None else []
 
 
+def print_reliability(reliability: JudgeReliability | None) -> None:
+    """The judge's agreement with mathlens' checks, and every disagreement, one per line."""
+    if reliability is None:
+        return
+    style = "bold red" if reliability.unreliable else "bold"
+    console.print(f"[{style}]{escape(reliability.mark())}[/]")
+    if reliability.final_answer == "judge":
+        console.print("final-answer points: the judge's own (--final-answer judge)")
+    else:
+        console.print("final-answer points: the checker's where it is decisive, else the judge's")
+    for d in reliability.listed:
+        console.print(f"  {escape(d.exam_id)} · {escape(d.question_id)} ({escape(d.record)}): {escape(d.why)}")
+
+
 def _split(values: list[Path] | None) -> list[Path]:
     return [Path(p.strip()) for v in values or [] for p in str(v).split(",") if p.strip()]
 
@@ -46,7 +61,11 @@ def grade_cmd(
     judge: str | None = typer.Option(None, "--judge", help="Judge model [the judge recorded in the run]."),
     judge_option: list[str] | None = typer.Option(None, "--judge-option", "-J", help="Judge model option key=value."),
     rubric: str | None = typer.Option(None, "--rubric", help="Rubric YAML file or built-in id (default: calculus)."),
-    with_evidence: bool = typer.Option(False, "--with-evidence", help="Show the judge mathlens' answer check."),
+    with_evidence: bool = typer.Option(True, "--with-evidence/--without-evidence",
+                                       help="Show the judge mathlens' answer check and invalid steps."),
+    final_answer: str = typer.Option("checker", "--final-answer",
+                                     help="Who scores the final-answer criterion: checker (its decisive verdict, "
+                                          "else the judge) or judge (the judge alone)."),
     judge_runs: int = typer.Option(1, "--judge-runs", min=1, help="Grade each record N times (self-agreement)."),
     max_tokens: int = typer.Option(768, "--max-tokens", min=16, help="Token cap of each judge reply."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Grade only the first N records."),
@@ -80,8 +99,10 @@ def grade_cmd(
             print_changes(tables.changes if tables is not None else [])
         return
     rubric_for(store.root, rubric)  # a rubric that does not load is reported before any judge is looked for
+    if final_answer not in ("checker", "judge"):
+        raise UserError(f"--final-answer {final_answer!r}: expected checker or judge")
     options = {"rubric": rubric, "with_evidence": with_evidence, "judge_runs": judge_runs, "max_tokens": max_tokens,
-               "limit": limit, "all_variants": all_variants}
+               "limit": limit, "all_variants": all_variants, "final_answer": final_answer}
     with console.status("grading", spinner="dots") if not json_out else _Null():
         run_one(store, "grades", options, judge=judge, judge_options=parse_options(judge_option), no_cache=no_cache)
     graded = GRADES.read(store.root)
@@ -93,10 +114,11 @@ def grade_cmd(
     if json_out:
         emit_json({"judge": spec, "rubric": summary.rubric.label, "counts": summary.counts,
                    "groups": summary.groups, "table6": rows6, "table7": table7(rows6), "changes": changes,
-                   "path": str(graded.path)})
+                   "reliability": summary.reliability, "path": str(graded.path)})
         return
     console.print(f"judge {escape(spec)}: {summary.graded} graded, {summary.ungraded} ungraded "
                   f"(rubric {summary.rubric.label})")
+    print_reliability(summary.reliability)
     print_tables(rows6)
     print_changes(changes)
 

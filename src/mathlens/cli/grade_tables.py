@@ -23,7 +23,8 @@ def print_tables(rows: list[ExamScore]) -> None:
     variants = any(not r.original for r in rows)
     repeated = any(len(r.run_scores) > 1 for r in rows)
     cols = ("exam", "model", "configuration", *(("variant",) if variants else ()), "grader", "score", "%",
-            *(("% per run", "mean ± sd %", "changed") if repeated else ()), "class avg", "diff", "ungraded")
+            *(("% per run", "mean ± sd %", "changed") if repeated else ()), "class avg", "diff", "ungraded",
+            "judge vs checker")
     for col in cols:
         t6.add_column(col)
     for r in rows:
@@ -31,14 +32,23 @@ def print_tables(rows: list[ExamScore]) -> None:
                    f"{pct(r.mean_percent)} ± {pct(r.sd_percent)}", str(r.changed)) if repeated else ()
         t6.add_row(r.exam_name, r.model, r.configuration, *((r.variant,) if variants else ()), r.grader,
                    f"{r.score:g}/{r.total:g}", pct(r.percent), *per_run, pct(r.cohort.class_average),
-                   pct(r.cohort.difference), str(r.ungraded))
+                   pct(r.cohort.difference), str(r.ungraded), _judge_mark(r.decisive, r.disagreements,
+                                                                           r.judge_unreliable))
     out_console.print(t6)
     t7 = Table(title="Across configurations (as in Table 7 of the calculus study)")
-    for col in ("exam", "configuration", "model", "grader", "score %"):
+    for col in ("exam", "configuration", "model", "grader", "score %", "judge vs checker"):
         t7.add_column(col)
     for row7 in table7(rows):
-        t7.add_row(row7.exam, row7.configuration, row7.model, row7.grader, pct(row7.percent))
+        t7.add_row(row7.exam, row7.configuration, row7.model, row7.grader, pct(row7.percent),
+                   _judge_mark(row7.decisive, row7.disagreements, row7.judge_unreliable))
     out_console.print(t7)
+
+
+def _judge_mark(decisive: int, disagreements: int, unreliable: bool) -> str:
+    """`2/4 disagree`, with `UNRELIABLE` when the judge contradicts the checker on over a fifth."""
+    if not decisive:
+        return "-"
+    return f"{disagreements}/{decisive} disagree" + (" UNRELIABLE" if unreliable else "")
 
 
 def print_changes(changes: list[GradeChange]) -> None:

@@ -24,14 +24,20 @@ def show(run_dir: Path = typer.Argument(..., help="A run directory."), as_json: 
 
     store = RunStore(run_dir)
     doc = build_summary(store)
+    audit = None
+    if doc.imported is not None:
+        from mathlens.cli.importing import print_imported, print_source_agreement, source_agreement_doc
+
+        audit = source_agreement_doc(store.root)
+        doc.source_agreement = audit
     if as_json:
         emit_json(doc)
         return
     print_summary(doc, footer=False)
     if doc.imported is not None:
-        from mathlens.cli.importing import print_imported
-
         print_imported(doc.imported, shown=5)
+        if audit is not None:
+            print_source_agreement(audit)
     traces = sum(g.with_trace for g in doc.groups)
     if traces:
         cut = sum(g.trace_truncated for g in doc.groups)

@@ -13,10 +13,14 @@ from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_con
 from mathlens.errors import UserError
 from mathlens.models.registry import DEFAULT_MODEL, parse_options
 from mathlens.solve.retrieval.build import BuildOptions, build_from_documents, build_kb
-from mathlens.solve.retrieval.builtin import BUILTIN_KB, builtin_documents, builtin_options, open_or_build
+from mathlens.solve.retrieval.builtin import BUILTIN_KB, BUILTINS, open_or_build, variant_name
 from mathlens.solve.retrieval.chunking import ChunkSettings
+from mathlens.solve.retrieval.documents import Document
 from mathlens.solve.retrieval.store import KBInfo, kb_path, list_kbs, remove_kb
 from mathlens.solve.retrieval.topics import TOPIC_KEYWORDS
+
+DEFAULT_CHUNK_SIZE = ChunkSettings().size
+DEFAULT_OVERLAP = ChunkSettings().overlap
 
 kb_app = typer.Typer(help="Build, list and query knowledge bases (for --config rag,contextual).",
                      no_args_is_help=True)
@@ -24,6 +28,12 @@ kb_app = typer.Typer(help="Build, list and query knowledge bases (for --config r
 
 def _csv(values: list[str] | None) -> tuple[str, ...]:
     return tuple(v.strip() for value in values or [] for v in value.split(",") if v.strip())
+
+
+def _embedder_options(embedder: str | None, url: str | None) -> dict[str, Any]:
+    if not url:
+        return {}
+    return {"host" if (embedder or "").startswith("ollama/") else "base_url": url}
 
 
 def _summary(info: KBInfo) -> dict[str, Any]:
@@ -45,29 +55,26 @@ def build(
     model_option: list[str] = typer.Option(None, "-M", help="Context model option key=value."),
     topics: list[str] = typer.Option(None, "--topics", help=f"Keep only segments on these topics "
                                      f"(comma separated): {', '.join(TOPIC_KEYWORDS)}."),
-    chunk_size: int = typer.Option(1200, "--chunk-size", help="Chunk size in characters."),
-    overlap: int = typer.Option(200, "--overlap", help="Overlap between chunks in characters."),
-    builtin: bool = typer.Option(False, "--builtin", help="Use the built-in calculus notes as the sources."),
+    chunk_size: int = typer.Option(DEFAULT_CHUNK_SIZE, "--chunk-size", help="Chunk size in characters."),
+    overlap: int = typer.Option(DEFAULT_OVERLAP, "--overlap", help="Overlap between chunks in characters."),
+    builtin: bool = typer.Option(False, "--builtin", help="Use the built-in notes as the sources (as the built-in "
+                                 f"of that --name when there is one: {', '.join(BUILTINS)})."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing knowledge base."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Ingest sources into a persistent knowledge base under $MATHLENS_HOME/kb/NAME."""
     if not sources and not builtin:
         raise UserError("give source files or folders, or --builtin for the built-in calculus notes")
-    emb_opts: dict[str, Any] = {}
-    if embedder_url:
-        emb_opts["host" if (embedder or "").startswith("ollama/") else "base_url"] = embedder_url
+    emb_opts = _embedder_options(embedder, embedder_url)
     opts = BuildOptions(embedder=embedder, embedder_options=emb_opts,
                         chunks=ChunkSettings(size=chunk_size, overlap=overlap, topics=_csv(topics)),
                         contextual=contextual, context_model=model,
                         context_model_options=parse_options(model_option), overwrite=overwrite)
     with console.status(f"building knowledge base {name!r}", spinner="dots") if not as_json else _null():
         if builtin:
-            base = builtin_options()
-            shipped = base.shipped_contexts if model == DEFAULT_MODEL else None
-            opts = replace(opts, shipped_contexts=shipped, builtin=name == BUILTIN_KB,
-                           overwrite=overwrite or name == BUILTIN_KB)
-            info = build_from_documents(name, builtin_documents(), opts)
+            # A built-in embedded with another embedder lives under a name of its own (where runs look).
+            folder = variant_name(name, embedder) if name in BUILTINS else name
+            info = build_from_documents(folder, *_builtin_sources(name, opts, model, chunk_size, overlap))
         else:
             info = build_kb(name, list(sources), opts)
     doc = _summary(info)
@@ -79,7 +86,22 @@ def build(
     if info.context:
         c = info.context
         console.print(f"contexts: {c.calls} model calls, {c.cache_hits} cached, {c.shipped} shipped, "
-                      f"{c.fallbacks} fallbacks, {c.seconds:.1f} s with {escape(c.model)}")
+                      f"{c.structural} structural (document and title), {c.fallbacks} fallbacks, "
+                      f"{c.seconds:.1f} s with {escape(c.model)}")
+
+
+def _builtin_sources(name: str, opts: BuildOptions, model: str, chunk_size: int,
+                     overlap: int) -> tuple[list[Document], BuildOptions]:
+    """The documents and options of `kb build --builtin`: the built-in of that name (its own
+    chunking unless --chunk-size/--overlap say otherwise), else the calculus notes."""
+    spec = BUILTINS.get(name, BUILTINS[BUILTIN_KB])
+    base = spec.options()
+    shipped = base.shipped_contexts if model == DEFAULT_MODEL else None
+    chunks = opts.chunks
+    if (chunk_size, overlap) == (DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP):
+        chunks = replace(base.chunks, topics=opts.chunks.topics)
+    return spec.documents(), replace(opts, chunks=chunks, shipped_contexts=shipped, builtin=name in BUILTINS,
+                                     overwrite=opts.overwrite or name in BUILTINS)
 
 
 class _null:
@@ -98,7 +120,7 @@ def list_(as_json: bool = JSON_OPTION) -> None:
         emit_json({"knowledge_bases": [_summary(i) for i in infos]})
         return
     if not infos:
-        console.print(f"no knowledge bases yet; '{BUILTIN_KB}' is built on first use")
+        console.print(f"no knowledge bases yet; the built-in ones ({', '.join(BUILTINS)}) are built on first use")
         return
     table = Table("name", "chunks", "documents", "embedder", "contextual", "created")
     for i in infos:
@@ -114,12 +136,16 @@ def query(
     mode: str = typer.Option("embedding", "--mode", help="embedding, bm25 or hybrid (RRF of both)."),
     contextual: bool = typer.Option(False, "--contextual", help="Search the context-prefixed chunks."),
     top_k: int = typer.Option(4, "--top-k", "-k", help="How many chunks."),
-    embedder: str = typer.Option(None, "--embedder", help="Must match the knowledge base's embedder."),
+    embedder: str = typer.Option(None, "--embedder", help="Must match the knowledge base's embedder (a built-in "
+                                 "one is built for it)."),
+    embedder_url: str = typer.Option(None, "--embedder-url", help="Base URL (openai) or host (ollama)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Show the chunks a query retrieves, best first."""
-    kb = open_or_build(name)
-    hits = kb.search(text, k=top_k, mode=mode, contextual=contextual, embedder=embedder)
+    kb = open_or_build(name, embedder, _embedder_options(embedder, embedder_url)) if name in BUILTINS \
+        else open_or_build(name)
+    hits = kb.search(text, k=top_k, mode=mode, contextual=contextual,
+                     embedder=None if name in BUILTINS else embedder)
     if as_json:
         emit_json({"kb": kb.name, "query": text, "mode": mode, "contextual": contextual,
                    "hits": [{"rank": h.rank, "id": h.id, "score": h.score, "source": h.source, "title": h.title,

@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "schema": ("info", "Print the JSON Schema of an item file."),
     "analyze": ("analyze", "Run every analysis over a run (no model calls)."),
     "flow": ("analyze", "Reasoning-flow analysis of one solution (a file or text)."),
+    "check": ("checks", "Check the final answer of one response against a reference answer."),
+    "steps": ("checks", "Check every step of one solution (true, false with what it should be, undecided)."),
     "sensitivity": ("sensitivity", "Prompt-ablation sensitivity of a run, from stored records."),
     "grade": ("grade", "Grade a run with a judge model and a rubric; worksheets for human graders."),
     "agreement": ("grade", "Agreement between judge and human grades, with confidence intervals."),

@@ -17,9 +17,11 @@ from mathlens.analyze.maple.agreement import MapleAgreementSummary as AgreementS
 from mathlens.analyze.maple.audit import AuditReport, load_audit_data, run_audit
 from mathlens.analyze.maple.labels import LabelSet, default_labels, load_label_set
 from mathlens.analyze.maple.pipeline import MapleOptions
+from mathlens.analyze.maple.procedure import LabelProcedure
+from mathlens.analyze.maple.reflection import ReflectionMode
 from mathlens.analyze.maple.results import MAPLE, GroupRow, MapleSummary
 from mathlens.analyze.maple.score import FORMULAS, Formula
-from mathlens.analyze.maple.vr import VR_SOURCES, ValidityMode, VRSource
+from mathlens.analyze.maple.vr import VR_SOURCES, RedundancyMode, ValidityMode, VRSource
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
 from mathlens.errors import UserError
 from mathlens.models.base import GenerateConfig
@@ -79,6 +81,9 @@ def _print_result(doc: Document[MapleSummary], store: RunStore) -> None:
         f"v/r from {s.vr_source}, labels {escape(s.labels.id)} v{s.labels.version}"
     )
     console.print(f"solutions: {s.statuses}; answers: {s.answers}")
+    console.print(f"labels ({s.label_procedure}): {escape(s.labels_note)}; reflection: {s.reflection}"
+                  + (f", up to {s.reflect_rounds} rounds" if s.reflection == "loop" else "")
+                  + (f"; the models' own check of their wrong answers: {s.self_checks}" if s.self_checks else ""))
     if s.excluded_degenerate:
         console.print(f"{s.excluded_degenerate} degenerate response(s) left out of every figure "
                       "(--include-degenerate keeps them)")
@@ -116,6 +121,8 @@ def maple(
                                 help="printed: tanh(e·v/r); prose: tanh(e·r/v)."),
     vr: str = typer.Option("flow", "--vr", help="Source of v and r: flow, judge or reasoneval."),
     validity_mode: str = typer.Option("share", "--validity", help="flow validity: share or min."),
+    redundancy_mode: str = typer.Option("share", "--redundancy",
+                                        help="flow redundancy: share or max (min/max: ReasonEval's rule)."),
     step_judge: str = typer.Option(None, "--step-judge",
                                    help="Judge for the steps SymPy cannot decide (v from the hybrid check)."),
     step_judge_option: list[str] = typer.Option(None, "--step-judge-option", "-S",
@@ -125,6 +132,13 @@ def maple(
     judge_correct: bool = typer.Option(False, "--judge-correct", help="Also judge solutions with a right answer."),
     judge_limit: int = typer.Option(None, "--judge-limit", min=0, help="Judge at most N solutions (rest: unjudged)."),
     no_reflect: bool = typer.Option(False, "--no-reflect", help="Skip the self-reflection stage."),
+    reflection: str = typer.Option("loop", "--reflection",
+                                   help="loop: the study's multi-turn reflection; single: one request."),
+    reflect_rounds: int = typer.Option(3, "--reflect-rounds", min=1, max=10,
+                                       help="Most rounds of a reflection loop."),
+    label_procedure: str = typer.Option("fixed", "--label-procedure",
+                                        help="fixed: the given labels; paper: labels compiled from the "
+                                             "clustered reflections, then judged with them."),
     max_tokens: int = typer.Option(384, "--max-tokens", help="Token cap of each judge reply."),
     reflect_tokens: int = typer.Option(160, "--reflect-tokens", help="Token cap of each reflection."),
     resamples: int = typer.Option(2000, "--resamples", help="Bootstrap resamples per CI."),
@@ -143,6 +157,12 @@ def maple(
         raise UserError(f"--vr must be one of {', '.join(VR_SOURCES)}, not {vr!r}")
     if validity_mode not in ("share", "min"):
         raise UserError(f"--validity must be share or min, not {validity_mode!r}")
+    if reflection not in ("loop", "single"):
+        raise UserError(f"--reflection must be loop or single, not {reflection!r}")
+    if label_procedure not in ("fixed", "paper"):
+        raise UserError(f"--label-procedure must be fixed or paper, not {label_procedure!r}")
+    if redundancy_mode not in ("share", "max"):
+        raise UserError(f"--redundancy must be share or max, not {redundancy_mode!r}")
     if not 0 < floor <= 1:
         raise UserError(f"--floor must lie in (0, 1], not {floor}")
     discover_k = _discover(discover)
@@ -154,6 +174,7 @@ def maple(
         formula=cast(Formula, formula),
         vr_source=cast(VRSource, vr),
         validity_mode=cast(ValidityMode, validity_mode),
+        redundancy_mode=cast(RedundancyMode, redundancy_mode),
         reasoneval_path=str(reasoneval) if reasoneval else None,
         step_judge=step_judge,
         step_judge_options=parse_options(step_judge_option),
@@ -161,6 +182,9 @@ def maple(
         discover=discover_k,
         embedder=embedder,
         reflect=not no_reflect,
+        reflection=cast(ReflectionMode, reflection),
+        reflect_rounds=reflect_rounds,
+        label_procedure=cast(LabelProcedure, label_procedure),
         judge_correct=judge_correct,
         judge_limit=judge_limit,
         judge_tokens=max_tokens,

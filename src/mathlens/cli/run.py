@@ -27,16 +27,16 @@ from mathlens.cli.run_args import (
 from mathlens.cli.summary import build_summary, print_summary, print_warning
 from mathlens.errors import UserError
 from mathlens.items.loaders import ITEM_FORMATS
+from mathlens.models.admission import Concurrency, ReplicaStats
 from mathlens.models.base import GenerateConfig
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import RetryPolicy, closing_all
 from mathlens.models.options import split_options
-from mathlens.models.providers.pool import ReplicaStats
 from mathlens.models.registry import DEFAULT_MODEL, get_model, parse_options, provider_class, split_spec
 from mathlens.runs.plan import estimate_prompt_tokens, load_exams, plan_tasks
 from mathlens.runs.records import ItemSource, Manifest, ModelEntry, RunRecord
 from mathlens.runs.runner import Progress as RunProgress
-from mathlens.runs.runner import RunResult, base_manifest, build_models, execute, now_utc
+from mathlens.runs.runner import RunResult, base_manifest, build_models, execute, now_utc, with_learned
 from mathlens.runs.snapshot import source_sha256
 from mathlens.runs.store import RunStore
 from mathlens.solve.prompts import DEFAULT_STOP, SYSTEM_ROLES
@@ -63,10 +63,7 @@ def _model_entries(models: list[str], options: dict[str, Any], base_urls: list[s
                 raise UserError(f"--base-url is for openai/ and ollama/ models, not {spec}")
         model = get_model(spec, opts)  # validates the spec and options now, not mid-run
         opened.append(model)
-        pool = model.provider.pool()
-        if isinstance(opts.get("base_urls"), str) and pool is not None:  # the manifest keeps the URLs, not @FILE
-            opts["base_urls"] = [r.url for r in pool.replicas]
-        entries.append(ModelEntry(spec=spec, options=dict(opts), identity=model.identity()))
+        entries.append(ModelEntry(spec=spec, options=model.provider.recorded_options(), identity=model.identity()))
     asyncio.run(closing_all(asyncio.sleep(0), opened))  # built to check them; the run builds its own
     return entries
 
@@ -189,7 +186,7 @@ class _Bar:
         self.bar.stop()
 
 
-def _execute(store: RunStore, manifest: Manifest, concurrency: int | None, retry: RetryPolicy,
+def _execute(store: RunStore, manifest: Manifest, concurrency: Concurrency, retry: RetryPolicy,
              quiet: bool) -> RunResult:
     cache = ResponseCache()
     models = build_models(manifest, cache, retry, concurrency)
@@ -200,7 +197,7 @@ def _execute(store: RunStore, manifest: Manifest, concurrency: int | None, retry
     finally:
         bar.stop()
         cache.close()
-    manifest = manifest.model_copy(update={"finished_at": now_utc()})
+    manifest = with_learned(manifest, result).model_copy(update={"finished_at": now_utc()})
     store.write_manifest(manifest)
     return result
 
@@ -230,7 +227,11 @@ def run(
     paraphrases: bool = typer.Option(False, "--paraphrases", help="Also send meaning-preserving paraphrases."),
     max_tokens: int = typer.Option(512, "--max-tokens", help="Token cap per response."),
     temperature: float = typer.Option(0.0, "--temperature"),
-    concurrency: int = typer.Option(None, "--concurrency", help="Requests in flight per model."),
+    concurrency: str = typer.Option(None, "--concurrency", help="Requests in flight per model: N is a fixed "
+                                    "limit (at most N at once, over all of a model's servers); auto adapts to the "
+                                    "server (starts at 16 per server, grows while it answers well, backs off on "
+                                    "429/503, Retry-After, timeouts and rising latency; ceiling -M max_concurrency, "
+                                    "default 256). Default: auto for openai/, 2 for ollama/, 1 for embedded."),
     timeout: float = typer.Option(300.0, "--timeout", help="Seconds per request before a retry."),
     retries: int = typer.Option(4, "--attempts", help="Attempts per request on transient failures."),
     system_role: str = typer.Option(None, "--system-role", help=f"A named system role ({', '.join(SYSTEM_ROLES)}) "
@@ -249,8 +250,9 @@ def run(
 
     Exits 1 when the run holds no successful record (every request failed).
     """
-    RunNumbers(runs=runs, max_tokens=max_tokens, temperature=temperature, concurrency=concurrency,
-               timeout=timeout, attempts=retries, top_k=top_k).check()
+    numbers = RunNumbers(runs=runs, max_tokens=max_tokens, temperature=temperature, concurrency=concurrency,
+                         timeout=timeout, attempts=retries, top_k=top_k)
+    numbers.check()
     for url in base_url or []:
         check_url("--base-url", url)
     model_opts = parse_options(model_option)
@@ -258,7 +260,7 @@ def run(
     check_out_dir(out)
     if retry_errors and resume is None:
         raise UserError("--retry-errors goes with --resume RUN_DIR")
-    how = Execution(retry=RetryPolicy(max_attempts=retries, timeout_s=timeout), concurrency=concurrency,
+    how = Execution(retry=RetryPolicy(max_attempts=retries, timeout_s=timeout), concurrency=numbers.in_flight(),
                     retry_errors=retry_errors, dry_run=dry_run, quiet=quiet, as_json=as_json)
     if resume is not None:
         if sources:
@@ -308,7 +310,7 @@ class Execution:
     """How `mathlens run` carries out a planned run (the options that do not go into the manifest)."""
 
     retry: RetryPolicy
-    concurrency: int | None = None
+    concurrency: Concurrency = None
     retry_errors: bool = False
     dry_run: bool = False
     quiet: bool = False

@@ -14,6 +14,7 @@ from typing import Any, cast, get_args
 from urllib.parse import urlsplit
 
 from mathlens.errors import UnknownNameError, UserError
+from mathlens.models.admission import Concurrency, check_concurrency
 from mathlens.runs.records import ExamMode
 from mathlens.solve.prompts import DEFAULT_SYSTEM_ROLE, SYSTEM_ROLES, named_system_role
 
@@ -30,7 +31,8 @@ class RunNumbers:
     runs: int = 1
     max_tokens: int = 512
     temperature: float = 0.0
-    concurrency: int | None = None
+    #: `--concurrency` as typed: a number, "auto", or None
+    concurrency: str | int | None = None
     timeout: float = 300.0
     attempts: int = 4
     top_k: int | None = None
@@ -40,14 +42,21 @@ class RunNumbers:
         _at_least("--runs", self.runs, 1)
         _at_least("--max-tokens", self.max_tokens, 1)
         _at_least("--attempts", self.attempts, 1)
-        if self.concurrency is not None:
-            _at_least("--concurrency", self.concurrency, 1)
+        self.in_flight()
         if self.top_k is not None:
             _at_least("--top-k", self.top_k, 1)
         if not math.isfinite(self.temperature) or self.temperature < 0:
             raise UserError(f"--temperature must be a finite number >= 0 (not {self.temperature})")
         if not math.isfinite(self.timeout) or self.timeout <= 0:
             raise UserError(f"--timeout must be a finite number of seconds > 0 (not {self.timeout})")
+
+
+    def in_flight(self) -> Concurrency:
+        """`--concurrency` checked: a fixed number, "auto", or None (each backend's default)."""
+        try:
+            return check_concurrency(self.concurrency)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
 
 
 def _at_least(name: str, value: int, low: int) -> None:

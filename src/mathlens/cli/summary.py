@@ -94,6 +94,8 @@ class RunSummary(BaseModel):
     grade_tables: GradeTables | None = None
     this_invocation: Invocation | None = None
     imported: ImportedFrom | None = None
+    #: the scorer audit of an imported run (`mathlens.cli.importing.source_agreement_doc`), for `show`
+    source_agreement: dict[str, Any] | None = None
 
     @property
     def stale(self) -> list[DocumentState]:

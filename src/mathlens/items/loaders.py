@@ -16,7 +16,8 @@ from pydantic import ValidationError
 
 from mathlens.errors import UnknownNameError, UserError
 from mathlens.items.errors import ItemFileError, from_validation
-from mathlens.items.readers import MAX_YAML_BYTES, iter_jsonl_records, load_yaml, read_text
+from mathlens.items.limits import ITEM_YAML_BYTES
+from mathlens.items.readers import iter_jsonl_records, load_yaml, read_text
 from mathlens.items.schema import Exam, Question
 
 Format = Literal["auto", "exam", "math", "gsm8k", "jsonl"]
@@ -37,7 +38,7 @@ def builtin_exams() -> dict[str, Path]:
 
 def load_exam_yaml(path: Path) -> Exam:
     """Load one exam from YAML, reporting the line of any bad field (limits: items/readers.py)."""
-    data, node = load_yaml(path, read_text(path, MAX_YAML_BYTES))
+    data, node = load_yaml(path, read_text(path, ITEM_YAML_BYTES))
     if not isinstance(data, dict):
         raise ItemFileError(path, 1, None, "expected a mapping with the exam's fields at the top level")
     data.setdefault("id", path.stem)

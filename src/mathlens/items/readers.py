@@ -1,11 +1,18 @@
-"""Reading user data files safely: YAML and JSONL with size, nesting and duplicate-key checks.
+"""Reading user data files safely: YAML and JSONL with size, nesting, alias and duplicate-key checks.
 
-Limits (each breach is an `ItemFileError` naming the file, and the line and field where known):
+Limits (`mathlens.items.limits`; each breach is an `ItemFileError` naming the file, the line and
+field where known, the limit and the variable that raises it):
 
-* a YAML file holds at most `MAX_YAML_BYTES`; a JSONL file at most `MAX_JSONL_BYTES`, one record
-  (line) at most `MAX_RECORD_BYTES`, and at most `MAX_RECORDS` records;
-* any text value holds at most `MAX_FIELD_CHARS` characters;
-* values nest at most `MAX_NESTING` levels deep;
+* a YAML file holds at most `ITEM_YAML_BYTES`; a JSONL file at most `ITEM_JSONL_BYTES`, one record
+  (line) at most `ITEM_RECORD_BYTES`, and at most `ITEM_RECORDS` records;
+* any text value holds at most `ITEM_TEXT_CHARS` characters;
+* values nest at most `ITEM_NESTING` levels deep;
+* a YAML document expands to at most `YAML_VALUES` values once its aliases are followed. This is
+  checked on the composed node graph, each node's expanded size computed once, before anything
+  is constructed: a 443-byte alias bomb that expands to 387 million values is refused at once,
+  and an alias that refers to its own anchor is refused too;
+* numbers are finite: `NaN`, `Infinity` (JSON) and `.nan`, `.inf` (YAML) are refused, as is a
+  number too large for a float;
 * a YAML mapping may not repeat a key (the message names both lines);
 * a UTF-8 byte-order mark at the start of a file is accepted and ignored.
 
@@ -14,6 +21,7 @@ JSONL is read one line at a time, so a large file never sits in memory as one st
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,13 +30,17 @@ import yaml
 
 from mathlens.errors import UserError
 from mathlens.items.errors import ItemFileError, loc_to_field, yaml_line
-
-MAX_YAML_BYTES = 4 * 1024 * 1024
-MAX_JSONL_BYTES = 256 * 1024 * 1024
-MAX_RECORD_BYTES = 1024 * 1024
-MAX_RECORDS = 500_000
-MAX_FIELD_CHARS = 100_000
-MAX_NESTING = 32
+from mathlens.items.jsonread import JsonLimitError, load_json
+from mathlens.items.limits import (
+    ITEM_JSONL_BYTES,
+    ITEM_NESTING,
+    ITEM_RECORD_BYTES,
+    ITEM_RECORDS,
+    ITEM_TEXT_CHARS,
+    ITEM_YAML_BYTES,
+    YAML_VALUES,
+    ReaderLimit,
+)
 
 _BOM = b"\xef\xbb\xbf"
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -60,8 +72,8 @@ class _DuplicateKey(Exception):
         self.key, self.first, self.second = key, first, second
 
 
-def open_checked(path: Path, limit: int, kind: str = "item") -> int:
-    """The size of `path` after checking it is a readable file within `limit` bytes."""
+def open_checked(path: Path, limit: ReaderLimit, kind: str = "item") -> int:
+    """The size of `path` after checking it is a readable file within `limit` (bytes)."""
     try:
         if path.is_dir():
             raise ItemFileError(path, None, None, f"is a directory; name a {kind} file")
@@ -70,13 +82,13 @@ def open_checked(path: Path, limit: int, kind: str = "item") -> int:
         raise UserError(f"{path}: no such {kind} file") from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    if size > limit:
-        raise ItemFileError(path, None, None, f"the file is {size:,} bytes, more than the limit of {limit:,}")
+    if size > limit.value:
+        raise ItemFileError(path, None, None, "the file is " + limit.exceeded(f"{size:,} bytes"))
     return size
 
 
-def read_text(path: Path, limit: int = MAX_YAML_BYTES, kind: str = "item") -> str:
-    """The whole text of a small file (UTF-8, an optional BOM dropped), within `limit` bytes."""
+def read_text(path: Path, limit: ReaderLimit = ITEM_YAML_BYTES, kind: str = "item") -> str:
+    """The whole text of a small file (UTF-8, an optional BOM dropped), within `limit` (bytes)."""
     open_checked(path, limit, kind)
     try:
         raw = path.read_bytes()
@@ -97,13 +109,15 @@ def load_yaml(path: Path, text: str) -> tuple[Any, yaml.Node | None]:
     loader = _UniqueKeyLoader(text)
     try:
         node = loader.get_single_node()
+        if node is not None:
+            check_expansion(path, node)
         data = loader.construct_document(node) if node is not None else None
     except _DuplicateKey as dup:
         raise ItemFileError(path, dup.second, str(dup.key),
                             f"key {dup.key!r} appears twice in one mapping (lines {dup.first} and {dup.second})"
                             ) from None
     except RecursionError:
-        raise ItemFileError(path, None, None, f"values nest more than {MAX_NESTING} levels deep") from None
+        raise ItemFileError(path, None, None, "values nest " + ITEM_NESTING.exceeded()) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -115,21 +129,77 @@ def load_yaml(path: Path, text: str) -> tuple[Any, yaml.Node | None]:
     return data, node
 
 
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def check_expansion(path: Path, root: yaml.Node) -> None:
+    """Refuse a composed YAML document that expands past `YAML_VALUES` values or `ITEM_NESTING`
+    levels once its aliases are followed, or whose alias refers to its own anchor.
+
+    An alias is the very node it names, so the node graph is a DAG (or has a cycle); each node's
+    expanded size and depth are computed once, children first, in time linear in the number of
+    distinct nodes, however large the expansion.
+    """
+    limit, max_depth = YAML_VALUES.value, ITEM_NESTING.value
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    open_nodes: set[int] = set()  # the nodes on the path from the root to the current one
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            kids = _children(node)
+            size[key] = 1 + sum(size[id(k)] for k in kids)
+            depth[key] = 1 + max((depth[id(k)] for k in kids), default=0) if kids or \
+                not isinstance(node, yaml.ScalarNode) else 0
+            open_nodes.discard(key)
+            line = node.start_mark.line + 1
+            if size[key] > limit:
+                raise ItemFileError(path, line, None, "with its aliases followed, the document expands to "
+                                    + YAML_VALUES.exceeded(f"{size[key]:,} values"))
+            if depth[key] > max_depth:
+                raise ItemFileError(path, line, None, f"values nest {depth[key]:,} levels deep, more than "
+                                    f"{ITEM_NESTING.phrase}")
+            continue
+        if key in size:
+            continue
+        if key in open_nodes:
+            raise ItemFileError(path, node.start_mark.line + 1, None, "an alias refers to the value that contains "
+                                "it (a recursive structure)")
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((k, False) for k in _children(node) if id(k) not in size)
+
+
 def check_values(path: Path, data: Any, node: yaml.Node | None = None, line: int | None = None) -> None:
-    """Nesting depth and text length of every value (iteratively: no recursion on hostile input)."""
+    """Nesting depth, text length and finiteness of every value (iteratively: no recursion on
+    hostile input). Shared values (YAML aliases) are checked once."""
+    max_depth, max_chars = ITEM_NESTING.value, ITEM_TEXT_CHARS.value
+    seen: set[int] = set()
     stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
     while stack:
         value, loc = stack.pop()
-        if len(loc) > MAX_NESTING:
-            raise _located(path, loc, node, line, f"values nest more than {MAX_NESTING} levels deep", field=False)
+        if len(loc) > max_depth:
+            raise _located(path, loc, node, line, "values nest " + ITEM_NESTING.exceeded(), field=False)
         if isinstance(value, str):
-            if len(value) > MAX_FIELD_CHARS:
-                raise _located(path, loc, node, line, f"text of {len(value):,} characters is longer than the "
-                                                       f"limit of {MAX_FIELD_CHARS:,}")
-        elif isinstance(value, dict):
-            stack.extend((v, (*loc, k)) for k, v in value.items())
-        elif isinstance(value, list):
-            stack.extend((v, (*loc, i)) for i, v in enumerate(value))
+            if len(value) > max_chars:
+                found = f"{len(value):,} characters"
+                raise _located(path, loc, node, line, "text of " + ITEM_TEXT_CHARS.exceeded(found))
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise _located(path, loc, node, line, f"the non-finite number {value} is not accepted")
+        elif isinstance(value, dict | list):
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            stack.extend((v, (*loc, k)) for k, v in items)
 
 
 def _located(path: Path, loc: tuple[Any, ...], node: yaml.Node | None, line: int | None, problem: str,
@@ -142,7 +212,8 @@ def iter_jsonl_records(path: Path) -> Iterator[tuple[int, Any]]:
     """(line number, decoded value) for each non-blank line, streamed, with this module's limits."""
     import json
 
-    open_checked(path, MAX_JSONL_BYTES)
+    open_checked(path, ITEM_JSONL_BYTES)
+    max_line, max_records, max_depth = ITEM_RECORD_BYTES.value, ITEM_RECORDS.value, ITEM_NESTING.value
     count = 0
     try:
         fh = path.open("rb")
@@ -151,14 +222,14 @@ def iter_jsonl_records(path: Path) -> Iterator[tuple[int, Any]]:
     with fh:
         n = 0
         while True:
-            raw = fh.readline(MAX_RECORD_BYTES + 2)
+            raw = fh.readline(max_line + 2)
             if not raw:
                 break
             n += 1
             if n == 1:
                 raw = raw.removeprefix(_BOM)
-            if len(raw) > MAX_RECORD_BYTES + 1 or (len(raw) > MAX_RECORD_BYTES and not raw.endswith(b"\n")):
-                raise ItemFileError(path, n, None, f"the record is longer than the limit of {MAX_RECORD_BYTES:,} bytes")
+            if len(raw) > max_line + 1 or (len(raw) > max_line and not raw.endswith(b"\n")):
+                raise ItemFileError(path, n, None, f"the record is longer than {ITEM_RECORD_BYTES.phrase}")
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -166,13 +237,16 @@ def iter_jsonl_records(path: Path) -> Iterator[tuple[int, Any]]:
             if not line.strip():
                 continue
             count += 1
-            if count > MAX_RECORDS:
-                raise ItemFileError(path, n, None, f"more than the limit of {MAX_RECORDS:,} records")
+            if count > max_records:
+                raise ItemFileError(path, n, None, ITEM_RECORDS.exceeded())
             try:
-                obj = json.loads(line)
+                obj = load_json(raw, max_depth, finite=True)
             except json.JSONDecodeError as exc:
                 raise ItemFileError(path, n, None, f"not valid JSON ({exc.msg}, column {exc.colno})") from None
-            except RecursionError:
-                raise ItemFileError(path, n, None, f"values nest more than {MAX_NESTING} levels deep") from None
+            except JsonLimitError as exc:
+                problem = exc.problem
+                if problem.startswith("values nest "):
+                    problem += f", more than {ITEM_NESTING.phrase}"
+                raise ItemFileError(path, n, None, problem) from None
             check_values(path, obj, line=n)
             yield n, obj

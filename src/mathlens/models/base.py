@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import abc
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mathlens.models.admission import Admission, Concurrency, FixedAdmission, ReplicaStats
 from mathlens.models.options import ProviderOptions, parse_provider_options
-
-if TYPE_CHECKING:
-    from mathlens.models.providers.pool import ReplicaPool
 
 Role = Literal["system", "user", "assistant"]
 
@@ -78,13 +76,14 @@ class Provider(abc.ABC):
     """A model backend. Subclasses implement `generate` and say who they are in `identity`.
 
     Providers raise `TransientModelError` for failures worth retrying and `PermanentModelError`
-    for the rest; the `Model` wrapper (models/model.py) adds retries, timeouts, concurrency limits
-    and the response cache, so a provider stays a thin translation to one API.
+    for the rest; the `Model` wrapper (models/model.py) adds retries, timeouts and the response
+    cache, and lets calls in through the admission the provider declares (`admission`), so a
+    provider stays a thin translation to one API plus what it knows about its own servers.
     """
 
     #: registry name, e.g. "ollama"
     name: str = ""
-    #: how many requests this backend should receive at once by default
+    #: how many requests this backend takes at once when `--concurrency` is not given
     default_concurrency: int = 4
     #: whether `Message.images` can be sent
     accepts_images: bool = False
@@ -106,10 +105,25 @@ class Provider(abc.ABC):
         """Everything that determines the responses: part of the cache key and the run manifest."""
         return {"provider": self.name, "model": self.model}
 
-    def pool(self) -> ReplicaPool | None:
-        """The replicas this backend spreads requests over (`providers/pool.py`), if it has a pool:
-        the `Model` wrapper then admits calls by the pool's capacity instead of a fixed semaphore."""
-        return None
+    def admission(self, concurrency: Concurrency) -> Admission:
+        """How calls are let in: `concurrency` is `--concurrency` (an int: a fixed limit; "auto" or
+        None: the backend's own choice). By default a fixed limit, `default_concurrency` unless
+        given; HTTP backends adapt to their servers (`providers/pool.py`). Called once per model."""
+        return FixedAdmission(concurrency if isinstance(concurrency, int) else self.default_concurrency)
+
+    def recorded_options(self) -> dict[str, Any]:
+        """The options as the run manifest keeps them (a backend may resolve indirections, such as
+        a replica file, so that a resume does not depend on them)."""
+        return dict(self.options)
+
+    def replica_stats(self) -> list[ReplicaStats]:
+        """Each server's counters when the backend spreads requests over several (else empty)."""
+        return []
+
+    def learned(self) -> dict[str, Any]:
+        """Options found out while running (a server that asked for another request form), to be
+        recorded in the run manifest so that later invocations start with them."""
+        return {}
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections or loaded weights."""

@@ -79,6 +79,10 @@ class ResponseCache:
         db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
         try:
             db.execute("PRAGMA journal_mode=WAL")
+            # WAL with synchronous=NORMAL: a commit survives the process being killed; only a power
+            # loss can lose the last few, which a cache can afford (they are asked again). FULL would
+            # fsync on every response, milliseconds each on a busy disk.
+            db.execute("PRAGMA synchronous=NORMAL")
             db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, output TEXT NOT NULL)")
             db.execute("SELECT COUNT(*) FROM responses").fetchone()
             db.commit()

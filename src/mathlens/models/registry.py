@@ -9,6 +9,7 @@ import importlib
 from typing import Any
 
 from mathlens.errors import UnknownNameError, UserError
+from mathlens.models.admission import Concurrency
 from mathlens.models.base import Provider
 from mathlens.models.cache import ResponseCache
 from mathlens.models.embedded import DEFAULT_EMBEDDED
@@ -69,7 +70,7 @@ def get_model(
     options: dict[str, Any] | None = None,
     cache: ResponseCache | None = None,
     retry: RetryPolicy | None = None,
-    concurrency: int | None = None,
+    concurrency: Concurrency = None,
 ) -> Model:
     """Build a `Model` from its spec and options (the same pair is stored in run manifests)."""
     provider_name, model_name = split_spec(spec)

@@ -23,6 +23,14 @@ class ReportOptions:
     max_response_chars: int = 20_000
     #: section ids to include (None: all)
     sections: tuple[str, ...] | None = None
+    #: questions drawn open at the top of the page (the most telling first)
+    open_questions: int = 3
+    #: questions on the main page; the rest go to question pages written beside it
+    main_questions: int = 40
+    #: questions per question page
+    page_questions: int = 100
+    #: folder of the question pages, relative to the main page (`write_report` names it after the file)
+    pages_dir: str = "report_questions"
 
 
 @dataclass
@@ -33,6 +41,18 @@ class ReportContext:
     views: list[QuestionView]
     options: ReportOptions = field(default_factory=ReportOptions)
     _ids: dict[str, int] = field(default_factory=dict, repr=False)
+    #: question anchor -> where its block is, for questions on the question pages (`page-NNNN.html#anchor`)
+    _pages: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def place(self, anchor: str, page_file: str) -> None:
+        """Record that question `anchor` is on the question page `page_file`."""
+        self._pages[anchor] = f"{self.options.pages_dir}/{page_file}#{anchor}"
+
+    def href(self, anchor: str | None) -> str | None:
+        """The link to a question's block: `#anchor` on the main page, else on its question page."""
+        if anchor is None:
+            return None
+        return self._pages.get(anchor, anchor)
 
     def uid(self, *parts: str) -> str:
         """A page-unique id made from `parts` (used for tables, charts and their CSV names)."""

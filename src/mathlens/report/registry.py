@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 #: Module names under `mathlens.report.sections`, in the order the page shows them.
 SECTIONS: tuple[str, ...] = (
+    "trust",
     "overview",
     "scores",
     "compare",
@@ -29,16 +30,18 @@ SECTIONS: tuple[str, ...] = (
     "breakdown",
     "flags",
     "agreement",
+    "source_agreement",
     "maple",
     "adaptivity",
     "question_index",
     "other_analyses",
     # per-question sections (inside each question's block)
+    "lens",
+    "flow",
     "question",
-    "responses",
     "answers",
     "rubric",
-    "flow",
+    "responses",
     "sensitivity",
     "maple_steps",
     "adaptivity_items",

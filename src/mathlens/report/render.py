@@ -8,8 +8,10 @@ markup injection that slipped past escaping could not run script or load anythin
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
@@ -19,7 +21,26 @@ from mathlens import __version__
 from mathlens.errors import sanitize
 from mathlens.report.context import ReportContext, ReportOptions
 from mathlens.report.loader import QuestionView, RunData, question_views
+from mathlens.report.order import telling_order
 from mathlens.report.registry import QuestionSection, ReportSection, Section, load_sections, select_sections
+
+#: sections shown before the questions
+LEAD_SECTIONS = ("trust",)
+
+
+def pages_folder(path: Path) -> str:
+    """The folder of the question pages of the report written to `path` (`report_questions`)."""
+    return f"{path.stem}_questions"
+
+
+def _atomic_write(path: Path, text: str) -> Path:
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
 
 
 @dataclass(frozen=True)
@@ -38,6 +59,27 @@ class Rendered:
 class QuestionBlock:
     view: QuestionView
     sections: list[Rendered]
+    #: drawn open on the page (the most telling questions: their reasoning is seen without a click)
+    open: bool = False
+    #: where the block is on the page: "" (the main page) or the question page's file name
+    page: str = ""
+
+
+@dataclass(frozen=True)
+class QuestionPage:
+    """One file of questions written beside the main page (for runs with many questions)."""
+
+    number: int
+    file_name: str
+    views: tuple[QuestionView, ...]
+
+    @property
+    def first(self) -> str:
+        return f"{self.views[0].exam_id} · {self.views[0].question_id}"
+
+    @property
+    def last(self) -> str:
+        return f"{self.views[-1].exam_id} · {self.views[-1].question_id}"
 
 
 @dataclass
@@ -56,11 +98,60 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     #: analyses that cover fewer or other records than their run holds (shown at the top of the page)
     stale: list[str] = field(default_factory=list)
+    #: the questions not on the main page, in files of their own (empty for a run of modest size)
+    pages: list[QuestionPage] = field(default_factory=list)
+    #: questions in all (on the main page and in the question pages)
+    total_questions: int = 0
+    #: the question pages' folder, relative to the main page (`ReportOptions.pages_dir`)
+    pages_dir: str = "report_questions"
+    _builder: Callable[[QuestionView], list[Rendered]] | None = field(default=None, repr=False)
+
+    @property
+    def lead(self) -> list[Rendered]:
+        """The sections shown before the questions (the "what to trust" box)."""
+        return [s for s in self.sections if s.id in LEAD_SECTIONS]
+
+    @property
+    def aggregates(self) -> list[Rendered]:
+        """The sections shown after the questions: every table and chart over the whole run."""
+        return [s for s in self.sections if s.id not in LEAD_SECTIONS]
+
+    def page_href(self, page: QuestionPage) -> str:
+        """The link from the main page to a question page."""
+        return f"{self.pages_dir}/{page.file_name}"
 
     def html(self, nonce: str | None = None) -> str:
         """The page as one HTML document; `nonce` is the script nonce its CSP names (random by default)."""
         nonce = nonce or secrets.token_urlsafe(16)
         return environment().get_template("page.html.j2").render(report=self, nonce=nonce, version=__version__)
+
+    def page_html(self, page: QuestionPage, main_name: str, nonce: str | None = None) -> str:
+        """One question page: its questions in full (built now, so a large run is never held whole)."""
+        nonce = nonce or secrets.token_urlsafe(16)
+        build = self._builder or (lambda _v: [])
+        blocks = [QuestionBlock(v, build(v), page=self.page_href(page)) for v in page.views]
+        return environment().get_template("questions_page.html.j2").render(
+            report=self, page=page, blocks=blocks, main=main_name, nonce=nonce, version=__version__)
+
+    def write(self, path: Path) -> list[Path]:
+        """Write the main page to `path` and each question page beside it (in `<stem>_questions/`);
+        every file goes to a temporary name first and is renamed into place. Returns the files."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if self.pages and self.pages_dir != pages_folder(path):
+            raise ValueError(f"this report links its question pages in {self.pages_dir}/: build it with "
+                             f"ReportOptions(pages_dir={pages_folder(path)!r}) to write it to {path.name}")
+        folder = path.parent / pages_folder(path)
+        written = []
+        keep = {p.file_name for p in self.pages}
+        for stale in folder.glob("page-*.html") if folder.is_dir() else ():  # pages of an earlier, larger report
+            if stale.name not in keep:
+                stale.unlink()
+        if self.pages:
+            folder.mkdir(exist_ok=True)
+            for page in self.pages:
+                written.append(_atomic_write(folder / page.file_name, self.page_html(page, f"../{path.name}")))
+        written.insert(0, _atomic_write(path, self.html()))
+        return written
 
     def summary(self) -> dict[str, Any]:
         """What `mathlens report --json` prints about the page."""
@@ -70,7 +161,8 @@ class Report:
                      for r in self.runs],
             "sections": [s.id for s in self.sections],
             "skipped_sections": [{"id": i, "reason": why} for i, why in self.skipped],
-            "questions": len(self.questions),
+            "questions": self.total_questions or len(self.questions),
+            "question_pages": [p.file_name for p in self.pages],
             "notes": self.notes,
             "warnings": self.warnings,
             "stale": self.stale,
@@ -113,11 +205,23 @@ def _skip_reason(section: Section, runs: list[RunData]) -> str:
 
 def build_report(runs: list[RunData], options: ReportOptions | None = None,
                  sections: list[Section] | None = None) -> Report:
-    """Run every section builder over `runs` (sections that return None are skipped and listed)."""
+    """Run every section builder over `runs` (sections that return None are skipped and listed).
+
+    Questions are ordered most telling first (`telling_order`); the first `options.open_questions`
+    are drawn open, up to `options.main_questions` are on the main page, and the rest go to
+    question pages of `options.page_questions` each, built only when they are written."""
     options = options or ReportOptions()
     all_sections = sections if sections is not None else load_sections()
     chosen = select_sections(all_sections, list(options.sections) if options.sections else None)
-    ctx = ReportContext(runs=runs, views=question_views(runs), options=options)
+    views = telling_order(runs, question_views(runs))
+    ctx = ReportContext(runs=runs, views=views, options=options)
+    rest = views[options.main_questions :]
+    pages = [QuestionPage(number=n + 1, file_name=f"page-{n + 1:04d}.html",
+                          views=tuple(rest[i : i + options.page_questions]))
+             for n, i in enumerate(range(0, len(rest), options.page_questions))]
+    for page in pages:
+        for view in page.views:
+            ctx.place(view.anchor, page.file_name)
     rendered: list[Rendered] = []
     skipped: list[tuple[str, str]] = []
     for s in chosen:
@@ -129,15 +233,19 @@ def build_report(runs: list[RunData], options: ReportOptions | None = None,
                 rendered.append(Rendered(s.id, s.title, s.template, data, _stale(s, runs)))
     q_sections = [s for s in chosen if isinstance(s, QuestionSection)]
     used: dict[str, bool] = {s.id: False for s in q_sections}
-    blocks: list[QuestionBlock] = []
-    for view in ctx.views:
+
+    def question_parts(view: QuestionView) -> list[Rendered]:
         parts = []
         for qs in q_sections:
             data = qs.build(ctx, view)
             if data is not None:
                 used[qs.id] = True
                 parts.append(Rendered(qs.id, qs.title, qs.template, data))
-        blocks.append(QuestionBlock(view, parts))
+        return parts
+
+    on_main = ctx.views[: options.main_questions]
+    blocks = [QuestionBlock(view, question_parts(view), open=i < options.open_questions)
+              for i, view in enumerate(on_main)]
     skipped += [(s.id, _skip_reason(s, runs)) for s in q_sections if not used[s.id]]
     if len(runs) == 1:
         title = options.title or f"mathlens report · {runs[0].manifest.run_id}"
@@ -146,7 +254,8 @@ def build_report(runs: list[RunData], options: ReportOptions | None = None,
     notes = [f"{r.label}: {n}" for r in runs for n in r.notes]
     return Report(title=title, runs=runs, sections=rendered, questions=blocks, skipped=skipped,
                   generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), notes=notes,
-                  max_chars=options.max_response_chars, warnings=quality_warnings(runs),
+                  max_chars=options.max_response_chars, warnings=quality_warnings(runs), pages=pages,
+                  total_questions=len(ctx.views), pages_dir=options.pages_dir, _builder=question_parts,
                   stale=[note for r in runs for note in _run_stale(r, len(runs) > 1)])
 
 

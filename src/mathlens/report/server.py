@@ -164,6 +164,13 @@ class _Handler(BaseHTTPRequestHandler):
             if report is not None:
                 self._send(HTTPStatus.OK, report.html(nonce=nonce), nonce)
                 return
+        if len(parts) == 4 and parts[0] == "run" and parts[2] == "report_questions":
+            # a question page of a large run's report, linked from its main page
+            report = state.report(parts[1])
+            page = next((p for p in report.pages if p.file_name == parts[3]), None) if report is not None else None
+            if report is not None and page is not None:
+                self._send(HTTPStatus.OK, report.page_html(page, "../report.html", nonce=nonce), nonce)
+                return
         body = env.get_template("error.html.j2").render(message=f"not found: {path}", nonce=nonce)
         self._send(HTTPStatus.NOT_FOUND, body, nonce)
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from mathlens.items.loaders import Format
 from mathlens.models.base import FinishReason, GenerateConfig, Message, Usage
-from mathlens.runs.importing.provenance import ImportedFrom
+from mathlens.runs.importing.provenance import ImportedFrom, SourceScore
 from mathlens.solve.configurations import Retrieval
 from mathlens.solve.tutoring import TutorDesign
 from mathlens.solve.variant import Variant
@@ -77,6 +77,9 @@ class RunRecord(BaseModel):
     #: the whole conversation sent, earlier questions and answers included)
     conversation: str | None = None
     turn: int | None = None
+    #: an imported record: the verdicts the source's own scorers gave it (`mathlens import`); None
+    #: for records of `mathlens run`
+    source_scores: list[SourceScore] | None = None
     created_at: datetime
 
     @property

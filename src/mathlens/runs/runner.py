@@ -30,10 +30,10 @@ from typing import Any
 
 from mathlens import __version__
 from mathlens.errors import ModelError, redact_secrets
+from mathlens.models.admission import Concurrency, ReplicaStats
 from mathlens.models.base import Message
 from mathlens.models.cache import ResponseCache, content_hash
 from mathlens.models.model import Model, RetryPolicy
-from mathlens.models.providers.pool import ReplicaPool, ReplicaStats
 from mathlens.models.registry import get_model
 from mathlens.runs.plan import conversations, plan_tasks
 from mathlens.runs.records import Manifest, RunRecord, Task
@@ -87,10 +87,22 @@ class RunResult:
     stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: per model served by several replicas: each replica's counters at the end of this invocation
     replicas: dict[str, list[ReplicaStats]] = field(default_factory=dict)
+    #: per model, options its backend found out while running (`Provider.learned`), for the manifest
+    learned: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def with_learned(manifest: Manifest, result: RunResult) -> Manifest:
+    """`manifest` with the options the backends found out added to their models' options (so a
+    resume starts with them, and the manifest says how the requests were really sent)."""
+    if not result.learned:
+        return manifest
+    models = [e.model_copy(update={"options": {**e.options, **result.learned[e.spec]}})
+              if e.spec in result.learned else e for e in manifest.models]
+    return manifest.model_copy(update={"models": models})
 
 
 def build_models(manifest: Manifest, cache: ResponseCache | None, retry: RetryPolicy,
-                 concurrency: int | None) -> dict[str, Model]:
+                 concurrency: Concurrency) -> dict[str, Model]:
     models = {}
     for entry in manifest.models:
         models[entry.spec] = get_model(entry.spec, entry.options, cache=cache, retry=retry,
@@ -130,23 +142,46 @@ async def _one(task: Task, model: Model) -> RunRecord:
 
 @dataclass
 class _Sink:
-    """Where finished records go: appended to the store (fsync'd), counted, reported."""
+    """Where finished records go: appended to the store, counted, reported.
+
+    Each record is written to the file at once (a killed process keeps it); forcing the file to
+    disk (fsync, milliseconds on a busy disk) runs in a worker thread, one at a time, covering
+    every record written meanwhile (group commit), so the event loop never waits for the disk.
+    `flush` waits for the last one; a failed fsync stops the run at the next record."""
 
     store: RunStore
     progress: Progress
-    #: the pools of models served by several replicas, by model spec
-    pools: dict[str, ReplicaPool] = field(default_factory=dict)
+    #: the models served by several replicas, by spec
+    pooled: dict[str, Model] = field(default_factory=dict)
     written: int = 0
     errors: int = 0
+    _syncing: asyncio.Task[None] | None = field(default=None, repr=False)
+    _unsynced: bool = field(default=False, repr=False)
+
+    async def _sync(self) -> None:
+        while self._unsynced:
+            self._unsynced = False
+            await asyncio.to_thread(self.store.sync)
+
+    async def flush(self) -> None:
+        """Wait until every record written is on disk."""
+        if self._syncing is not None:
+            await self._syncing
+        self.store.sync()
 
     def add(self, rec: RunRecord) -> None:
-        self.store.append(rec)
+        if self._syncing is not None and self._syncing.done() and self._syncing.exception() is not None:
+            raise self._syncing.exception()  # type: ignore[misc]
+        self.store.append(rec, sync=False)
+        self._unsynced = True
+        if self._syncing is None or self._syncing.done():
+            self._syncing = asyncio.get_running_loop().create_task(self._sync())
         self.written += 1
         self.errors += rec.status == "error"
         self.progress.on_record(rec)
-        pool = self.pools.get(rec.model)
-        if pool is not None:
-            self.progress.on_replicas(rec.model, pool.stats())
+        model = self.pooled.get(rec.model)
+        if model is not None:
+            self.progress.on_replicas(rec.model, model.provider.replica_stats())
 
 
 def in_conversation(task: Task, history: list[Message]) -> Task:
@@ -227,7 +262,7 @@ async def execute(store: RunStore, manifest: Manifest, models: dict[str, Model],
     progress = progress or Progress()
     took_lock = not store.locked
     store.acquire_lock()
-    sink = _Sink(store, progress, pools=replica_pools(models))
+    sink = _Sink(store, progress, pooled=pooled_models(models))
     try:
         tasks = tasks if tasks is not None else plan_tasks(manifest, store.exams())
         sequential = any(t.conversation is not None for t in tasks)
@@ -237,14 +272,17 @@ async def execute(store: RunStore, manifest: Manifest, models: dict[str, Model],
         todo = [t for t in tasks if t.key not in done_keys]
         progress.on_start(len(tasks), len(tasks) - len(todo))
         # Bound the number of in-flight coroutines; each Model also limits its own concurrency.
-        window = max(8, 4 * sum(in_flight_ceiling(m) for m in models.values()))
+        window = max(8, 2 * sum(m.admission.ceiling for m in models.values()))
         jobs: list[Callable[[], Any]]
         if sequential:
             jobs = [_conversation_job(conv, models[conv[0][0].model], done, sink) for conv in conversations(tasks)
                     if any(t.key not in done_keys for turn in conv for t in turn)]
         else:
             jobs = [_task_job(t, models[t.model], sink) for t in todo]
-        await _run_window(jobs, window)
+        try:
+            await _run_window(jobs, window)
+        finally:
+            await sink.flush()
     finally:
         store.close()
         if took_lock:
@@ -254,22 +292,14 @@ async def execute(store: RunStore, manifest: Manifest, models: dict[str, Model],
         errors=sink.errors, model_calls=sum(m.stats.calls for m in models.values()),
         cache_hits=sum(m.stats.cache_hits for m in models.values()),
         stats={spec: vars(m.stats).copy() for spec, m in models.items()},
-        replicas={spec: pool.stats() for spec, pool in sink.pools.items()},
+        replicas={spec: m.provider.replica_stats() for spec, m in sink.pooled.items()},
+        learned={spec: learned for spec, m in models.items() if (learned := m.provider.learned())},
     )
 
 
-def replica_pools(models: dict[str, Model]) -> dict[str, ReplicaPool]:
-    """The pools of the models served by more than one replica, by spec."""
-    pools = {spec: m.provider.pool() for spec, m in models.items()}
-    return {spec: pool for spec, pool in pools.items() if pool is not None and len(pool.replicas) > 1}
-
-
-def in_flight_ceiling(model: Model) -> int:
-    """The most requests `model` may have in flight: its concurrency, or for a pool the sum of its
-    replicas' ceilings (`--concurrency` is then each replica's starting limit)."""
-    limit = model.concurrency or model.provider.default_concurrency
-    pool = model.provider.pool()
-    return limit if pool is None else pool.ceiling_total(limit)
+def pooled_models(models: dict[str, Model]) -> dict[str, Model]:
+    """The models served by more than one replica, by spec."""
+    return {spec: m for spec, m in models.items() if m.provider.replica_stats()}
 
 
 def _task_job(task: Task, model: Model, sink: _Sink) -> Callable[[], Any]:

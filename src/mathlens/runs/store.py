@@ -235,8 +235,12 @@ class RunStore:
                 pos -= step
             fh.truncate(0)
 
-    def append(self, record: RunRecord) -> None:
-        """Append one record and fsync it; on failure the file is cut back to its last whole record."""
+    def append(self, record: RunRecord, sync: bool = True) -> None:
+        """Append one record and fsync it; on failure the file is cut back to its last whole record.
+
+        With `sync=False` the record is written (a killed process keeps it: it is in the file) but
+        not yet forced to disk; the caller calls `sync()` soon after (the runner does, in the
+        background, for the records written meanwhile), so a slow disk does not hold up the run."""
         path = self.records_path
         try:
             if self._fd is None:
@@ -252,11 +256,22 @@ class RunStore:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, pos)  # no torn record; a later open would also cut it off
             raise write_failure(self.root, path, exc) from None
+
+    def sync(self) -> None:
+        """Force the records written so far to disk (`RunStoreWriteError` if the disk refuses)."""
+        fd = self._fd
+        if fd is None:
+            return
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            raise write_failure(self.root, self.records_path, exc) from None
 
     def drop_error_records(self) -> int:
         """Remove `error` records so that a resume sends those requests again; returns how many."""

@@ -41,6 +41,10 @@ class Retrieval(BaseModel):
     contexts: list[str | None] | None = None
     score_parts: list[dict[str, float]] = Field(default_factory=list)
     topics: list[str] | None = None
+    #: "question": chunks on the question's `topics` were preferred; `off_topic` counts the chunks
+    #: shown that are not on them (fillers when too few on-topic chunks exist)
+    topic_filter: str | None = None
+    off_topic: int = 0
 
 
 @dataclass(frozen=True)

@@ -190,7 +190,8 @@ def item_text(question: Question, describe_images: bool) -> str:
         desc = image_description(question)
         if desc is None:
             raise UserError(f"item {question.id!r} has a diagram but no metadata.image_description, so it "
-                            "cannot be shown to a text-only model (use an image-capable model or add one)")
+                            "cannot be shown to a text-only model (add one, or declare a model that reads images "
+                            "with -M vision=true)")
         lines.append(f"(The diagram shows: {desc})")
     if question.choices:
         lines += [f"{k}. {v}" for k, v in question.choices.items()]
@@ -207,7 +208,8 @@ def describe_for(question: Question, mode: ImageMode, accepts_images: bool, mode
         return False
     if mode == "send":
         raise UserError(f"model {model!r} is text-only and cannot read the diagram of item {question.id!r}; "
-                        "use --images describe (or auto) to send the written description instead")
+                        "use --images describe (or auto) to send the written description instead, or declare "
+                        "that the model reads images with -M vision=true")
     return True
 
 

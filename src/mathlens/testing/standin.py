@@ -12,8 +12,18 @@ wrong shape, the names of `MALFORMED`: `"usage-text"`, `"usage-huge"`, `"usage-n
 `"think-inline"`, `"think-field"`, `"think-cut"` for one request): the reply carries the trace of
 `trace(messages)` inline in `<think>…</think>` before the answer, in its own field
 (`reasoning_content` in OpenAI replies, `thinking` in Ollama's), or cut by the token cap (an
-unclosed `<think>` with no answer and `finish_reason` "length"). Used by the provider, fault and resume tests and by the
-benchmarks. It binds to 127.0.0.1 only.
+unclosed `<think>` with no answer and `finish_reason` "length"). Embeddings (`/api/embed`,
+`/v1/embeddings`) are answered with hashed bag-of-words vectors (`testing/embeddings.py`). Used by
+the provider, fault, resume and retrieval tests and by the benchmarks. It binds to 127.0.0.1 only.
+
+Three load behaviours stand in for the servers an adaptive client meets: **healthy** (the
+default: every request answered after `delay_s`, however many are in flight), **saturating**
+(`serve_at_once=C`: at most C requests are worked on at once, the rest wait their turn, as a
+vLLM or Ollama server queues what it cannot batch: throughput is capped at C / `delay_s` and
+latency grows with the queue) and **throttling** (`capacity=C`: past C in flight, an immediate 429
+with `Retry-After`). `refuse` lists request fields (`"max_tokens"`, `"temperature"`, `"stop"`,
+`"image_url"`) that the server answers with a 400 worded as OpenAI words it, standing in for a
+reasoning model or a text-only one.
 """
 
 from __future__ import annotations
@@ -27,6 +37,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from mathlens.testing.embeddings import embedding_reply
 
 #: Wrong-shape reply bodies (OpenAI protocol) by behaviour name; `%(text)s` is the normal reply text.
 MALFORMED: dict[str, str] = {
@@ -90,11 +102,29 @@ class StandinState:
     retry_after_s: float = 1.0
     fail: str | None = None
     max_model_len: int | None = None
+    #: saturating server: at most this many requests worked on at once, the rest queue
+    serve_at_once: int | None = None
+    #: request fields answered with a 400 (module notes)
+    refuse: tuple[str, ...] = ()
     dead: bool = False
     in_flight: int = 0
     requests: list[dict[str, Any]] = field(default_factory=list)
     attempts: dict[str, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: the most requests in flight at once, as the server counted them
+    peak_in_flight: int = 0
+    #: requests answered 429 for being past `capacity`
+    throttled: int = 0
+    _work: threading.Semaphore | None = field(default=None, repr=False)
+
+    def worker_slots(self) -> threading.Semaphore | None:
+        """The saturating server's slots (None: every request is worked on at once)."""
+        if self.serve_at_once is None:
+            return None
+        with self.lock:
+            if self._work is None:
+                self._work = threading.Semaphore(self.serve_at_once)
+            return self._work
 
     def behaviour(self, messages: list[dict[str, Any]]) -> str:
         last = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
@@ -150,6 +180,8 @@ class _Handler(BaseHTTPRequestHandler):
         with state.lock:
             full = state.capacity is not None and state.in_flight >= state.capacity
             state.in_flight += not full
+            state.throttled += full
+            state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
         if full:
             self.rfile.read(int(self.headers.get("Content-Length", "0")))
             self._send(429, {"error": {"message": "stand-in at capacity"}},
@@ -171,6 +203,14 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if state.fail:
             self._send(int(state.fail), {"error": {"message": f"stand-in failing ({state.fail})"}})
+            return
+        embedded = embedding_reply(self.path, body)
+        if embedded is not None:
+            self._send(*embedded)
+            return
+        refused = _refusal(state, body)
+        if refused:
+            self._send(400, {"error": {"message": refused, "type": "invalid_request_error", "param": None}})
             return
         too_long = _context_error(state, body)
         if too_long:
@@ -200,7 +240,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(500, {"error": {"message": f"upstream refused authorization {auth}",
                                        "request_headers": dict(self.headers)}})
             return
-        if state.delay_s:
+        slots = state.worker_slots()
+        if slots is not None:
+            with slots:
+                time.sleep(state.delay_s)
+        elif state.delay_s:
             time.sleep(state.delay_s)
         if state.dead:  # killed while this request waited: no answer
             self._drop()
@@ -240,6 +284,20 @@ def _usage(messages: list[dict[str, Any]], text: str) -> dict[str, int]:
     prompt = sum(len(str(m.get("content", "")).split()) for m in messages)
     completion = len(text.split())
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def _refusal(state: StandinState, body: dict[str, Any]) -> str | None:
+    """OpenAI's 400 message for the first field of `state.refuse` the request carries, else None."""
+    for name in state.refuse:
+        if name == "image_url":
+            if "image_url" in json.dumps(body.get("messages", [])):
+                return "Invalid content type. image_url is only supported by certain models."
+        elif name == "max_tokens" and name in body:
+            return ("Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                    "'max_completion_tokens' instead.")
+        elif name in body:
+            return f"Unsupported parameter: '{name}' is not supported with this model."
+    return None
 
 
 def _context_error(state: StandinState, body: dict[str, Any]) -> str | None:
@@ -294,17 +352,20 @@ class StandinServer:
 
 
 def main() -> None:
-    """`python -m mathlens.testing.standin [--delay S] [--capacity N] [--retry-after S] [--port-file F]`:
-    serve until killed."""
+    """`python -m mathlens.testing.standin [--delay S] [--capacity N] [--retry-after S] [--serve-at-once N]
+    [--port-file F]`: serve until killed."""
     import argparse
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--capacity", type=int, default=None, help="answer 429 past this many in flight")
     parser.add_argument("--retry-after", type=float, default=1.0, help="the Retry-After of those 429s")
+    parser.add_argument("--serve-at-once", type=int, default=None,
+                        help="saturate: work on at most this many at once, queue the rest")
     parser.add_argument("--port-file", default=None)
     args = parser.parse_args()
-    with StandinServer(delay_s=args.delay, capacity=args.capacity, retry_after_s=args.retry_after) as srv:
+    with StandinServer(delay_s=args.delay, capacity=args.capacity, retry_after_s=args.retry_after,
+                       serve_at_once=args.serve_at_once) as srv:
         if args.port_file:
             with open(args.port_file, "w") as fh:
                 fh.write(srv.url)

@@ -65,7 +65,17 @@ class SensitivitySummary(BaseModel):
     include_degenerate: bool = False
     excluded_degenerate: int = 0
     excluded_questions: int = 0
+    #: single-element pairs whose final answers were compared (the answer-flip rate's base), and the
+    #: pairs left out because a response states no final answer / was cut by the token cap
+    answer_pairs_compared: int = 0
+    answer_pairs_unanswered: int = 0
+    answer_pairs_truncated: int = 0
     answer_source: str = ""
+
+    @property
+    def answer_pairs_left_out(self) -> int:
+        """Pairs left out of the answer-flip rate (no final answer, or cut by the cap)."""
+        return self.answer_pairs_unanswered + self.answer_pairs_truncated
     flow_source: str | None = None
     exams: list[ExamRow] = Field(default_factory=list)
 
@@ -254,6 +264,9 @@ class _Stream:
             include_degenerate=config.include_degenerate,
             excluded_degenerate=sum(q.excluded_degenerate for q in results),
             excluded_questions=sum(q.status == "degenerate" for q in results),
+            answer_pairs_compared=sum(q.n_answer_compared for q in results),
+            answer_pairs_unanswered=sum(q.n_answer_unanswered for q in results),
+            answer_pairs_truncated=sum(q.n_answer_truncated for q in results),
             answer_source=answer_source(),
             flow_source=next((q.flow_source for q in results if q.flow_source), None),
             exams=exam_rows(results, self.exams, config))

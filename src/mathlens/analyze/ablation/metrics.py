@@ -14,6 +14,12 @@ response compared against the responses to that repeat's variants:
 Element pairs and paraphrases are summarised separately and never enter R or PS, so numbers stay
 comparable with the seed's single-element procedure.
 
+Final answers are compared only where both exist: a pair in which either response states no final
+answer (the quality flag `no_final_answer`), or either was cut by the token cap (the end of the
+response, where the answer would be, is missing), is left out of the answer-flip rate and of every
+other final-answer comparison, with the reason in the pair's `answer_left_out` and the counts beside
+the rate (`n_answer_unanswered`, `n_answer_truncated`). An answer that was never given cannot flip.
+
 Degenerate responses (empty, an echo of the prompt or system role, a loop, the wrong script: see
 `mathlens.analyze.quality`) are left out unless `include_degenerate`: a degenerate original
 response leaves out every pair of its repeat (and the question, when every repeat's original is
@@ -35,11 +41,13 @@ from mathlens.analyze.ablation.consistency import Consistency, repeat_consistenc
 from mathlens.analyze.ablation.divergence import divergences, sequence_distance
 from mathlens.analyze.ablation.flags import Flag, FlagConfig, question_flags
 from mathlens.analyze.ablation.outcomes import AnswerStatus, FlowSummary, compare_answers, summarize_flow
-from mathlens.analyze.quality import DEGENERATE_FLAGS, record_quality
+from mathlens.analyze.quality import DEGENERATE_FLAGS, QualityFlags, record_quality
 from mathlens.items.schema import Question
 from mathlens.runs.records import RunRecord
 
 PairStatus = Literal["ok", "error", "empty", "no_original", "degenerate", "degenerate_original"]
+#: why a pair's final answers were not compared
+AnswerLeftOut = Literal["no_final_answer", "truncated"]
 QuestionStatus = Literal["ok", "no_variants", "no_original", "degenerate"]
 #: Pair statuses that mean "left out because a response is degenerate" (not a failure).
 EXCLUDED_PAIR = ("degenerate", "degenerate_original")
@@ -81,6 +89,8 @@ class PairDivergence(BaseModel):
     pattern_distance: float | None = None
     pattern_changed: bool | None = None
     truncated: bool = False
+    #: why the final answers were not compared (None: compared, or answers not asked for)
+    answer_left_out: AnswerLeftOut | None = None
 
 
 class Impact(BaseModel):
@@ -103,6 +113,8 @@ class KindSummary(BaseModel):
     max_divergence: float | None = None
     answer_flip_rate: float | None = None
     n_answer_compared: int = 0
+    n_answer_unanswered: int = 0
+    n_answer_truncated: int = 0
 
 
 class QuestionSensitivity(BaseModel):
@@ -128,6 +140,9 @@ class QuestionSensitivity(BaseModel):
     impact: list[Impact] = Field(default_factory=list)
     answer_flip_rate: float | None = None
     n_answer_compared: int = 0
+    #: single-element pairs left out of the flip rate: a response without a final answer / cut by the cap
+    n_answer_unanswered: int = 0
+    n_answer_truncated: int = 0
     meaning_preserving_flips: int = 0
     n_meaning_preserving_compared: int = 0
     pattern_change_rate: float | None = None
@@ -146,15 +161,27 @@ def _text(rec: RunRecord) -> str | None:
     return rec.response if rec.status == "ok" and rec.response is not None else None
 
 
-def degenerate_reasons(records: list[RunRecord], question: Question | None) -> dict[str, str]:
-    """Record key -> why its response is degenerate, for the degenerate ones among `records`."""
+def degenerate_reasons(records: list[RunRecord], question: Question | None,
+                       flags: dict[str, QualityFlags | None] | None = None) -> dict[str, str]:
+    """Record key -> why its response is degenerate, for the degenerate ones among `records`
+    (`flags`: their quality flags when already computed)."""
     out = {}
     for rec in records:
-        flags = record_quality(rec, question)
-        if flags is not None and flags.degenerate:
+        f = flags[rec.key] if flags is not None and rec.key in flags else record_quality(rec, question)
+        if f is not None and f.degenerate:
             out[rec.key] = "degenerate response (" + "; ".join(
-                d for d in flags.details if d.split(":")[0] in DEGENERATE_FLAGS) + ")"
+                d for d in f.details if d.split(":")[0] in DEGENERATE_FLAGS) + ")"
     return out
+
+
+def _answer_left_out(a: RunRecord, b: RunRecord, flags: dict[str, QualityFlags | None]) -> AnswerLeftOut | None:
+    """Why the final answers of `a` and `b` cannot be compared, or None when both state one in full."""
+    fa, fb = flags.get(a.key), flags.get(b.key)
+    if (fa is not None and fa.no_final_answer) or (fb is not None and fb.no_final_answer):
+        return "no_final_answer"
+    if a.truncated or b.truncated:
+        return "truncated"
+    return None
 
 
 @dataclass(frozen=True)
@@ -170,7 +197,8 @@ class _Flows:
 
 
 def _pairs_for_repeat(original: RunRecord | None, variants: list[RunRecord], question: Question | None,
-                      config: SensitivityConfig, flows: _Flows, degenerate: dict[str, str]) -> list[PairDivergence]:
+                      config: SensitivityConfig, flows: _Flows, degenerate: dict[str, str],
+                      flags: dict[str, QualityFlags | None]) -> list[PairDivergence]:
     out: list[PairDivergence] = []
     base = _text(original) if original is not None else None
     bad_original = original is not None and original.key in degenerate
@@ -211,7 +239,10 @@ def _pairs_for_repeat(original: RunRecord | None, variants: list[RunRecord], que
             out.append(pd.model_copy(update={"status": "empty", "note": "both responses have no tokens"}))
             continue
         upd: dict[str, object] = {"cosine": cos, "levenshtein": lev_of[id(v)]}
-        if config.answers:
+        left_out = _answer_left_out(original, v, flags) if config.answers and original is not None else None
+        if left_out is not None:
+            upd["answer_left_out"] = left_out
+        elif config.answers:
             cmp = compare_answers(base, t, question)
             upd |= {"answer": cmp.status, "original_answer": cmp.original, "variant_answer": cmp.variant,
                     "answer_method": cmp.method}
@@ -235,7 +266,8 @@ def _kind_summary(pairs: list[PairDivergence]) -> KindSummary | None:
         n=len(pairs), robustness=fmean(cos) if cos else None, robustness_sd=stdev(cos) if len(cos) > 1 else None,
         max_divergence=max(1 - c for c in cos) if cos else None,
         answer_flip_rate=sum(p.answer == "flipped" for p in ans) / len(ans) if ans else None,
-        n_answer_compared=len(ans),
+        n_answer_compared=len(ans), n_answer_unanswered=sum(p.answer_left_out == "no_final_answer" for p in pairs),
+        n_answer_truncated=sum(p.answer_left_out == "truncated" for p in pairs),
     )
 
 
@@ -267,11 +299,12 @@ def question_sensitivity(records: list[RunRecord], question: Question | None,
     for r in records:
         by_repeat[r.repeat].append(r)
     originals = {k: next((r for r in rs if r.variant.name == "original"), None) for k, rs in by_repeat.items()}
-    degenerate = {} if config.include_degenerate else degenerate_reasons(records, question)
+    flags = {r.key: record_quality(r, question) for r in records}
+    degenerate = {} if config.include_degenerate else degenerate_reasons(records, question, flags)
     details: list[PairDivergence] = []
     for k in sorted(by_repeat):
         variants = [r for r in by_repeat[k] if r.variant.name != "original"]
-        details += _pairs_for_repeat(originals[k], variants, question, config, flows, degenerate)
+        details += _pairs_for_repeat(originals[k], variants, question, config, flows, degenerate, flags)
     usable = [(o, t) for k in sorted(originals) if (o := originals[k]) is not None and (t := _text(o)) is not None
               and o.key not in degenerate]
     texts = [t for _, t in usable]
@@ -318,7 +351,10 @@ def question_sensitivity(records: list[RunRecord], question: Question | None,
         mean_levenshtein=fmean(p.levenshtein for p in ok if p.levenshtein is not None) if ok else None,
         impact=impacts,
         answer_flip_rate=sum(p.answer == "flipped" for p in answered) / len(answered) if answered else None,
-        n_answer_compared=len(answered), meaning_preserving_flips=flips_mp,
+        n_answer_compared=len(answered),
+        n_answer_unanswered=sum(p.answer_left_out == "no_final_answer" for p in single),
+        n_answer_truncated=sum(p.answer_left_out == "truncated" for p in single),
+        meaning_preserving_flips=flips_mp,
         n_meaning_preserving_compared=len(preserving),
         pattern_change_rate=sum(bool(p.pattern_changed) for p in patterned) / len(patterned) if patterned else None,
         n_pattern_compared=len(patterned),

@@ -4,8 +4,10 @@ One row per model × configuration × exam: course, exam, configuration, robustn
 step count and phrase sensitivity, each the mean of its question-level values (eq. 3 for the step
 count) with the standard deviation across questions and a seeded percentile-bootstrap 95%
 interval (`mathlens.stats.bootstrap.bootstrap_ci`, resampling questions). Questions without a
-value for a metric are left out of that metric and counted in its `n`. `excluded_degenerate`
-counts the degenerate responses left out of the row's questions, `excluded_questions` the
+value for a metric are left out of that metric and counted in its `n`. The answer-flip rate is over
+answered pairs only: `answer_pairs_compared` counts the pairs it rests on, `answer_pairs_unanswered`
+and `answer_pairs_truncated` the pairs left out (a response without a final answer / cut by the
+cap). `excluded_degenerate` counts the degenerate responses left out of the row's questions, `excluded_questions` the
 questions left out entirely because their original response is degenerate.
 """
 
@@ -49,6 +51,11 @@ class ExamRow(BaseModel):
     step_count: MetricSummary
     phrase_sensitivity: MetricSummary
     answer_flip_rate: MetricSummary
+    #: pairs whose final answers were compared, and those left out because a response states no
+    #: final answer or was cut by the token cap (an answer never given cannot flip)
+    answer_pairs_compared: int = 0
+    answer_pairs_unanswered: int = 0
+    answer_pairs_truncated: int = 0
     flagged_questions: int
     excluded_degenerate: int = 0
     excluded_questions: int = 0
@@ -82,6 +89,9 @@ def exam_rows(questions: list[QuestionSensitivity], exams: dict[str, tuple[str, 
             course=course, exam=name, exam_id=exam_id, model=model, configuration=conf, n_questions=len(qs),
             **{m: summarize(values(m), config) for m in TABLE_METRICS},
             answer_flip_rate=summarize(values("answer_flip_rate"), config),
+            answer_pairs_compared=sum(q.n_answer_compared for q in qs),
+            answer_pairs_unanswered=sum(q.n_answer_unanswered for q in qs),
+            answer_pairs_truncated=sum(q.n_answer_truncated for q in qs),
             flagged_questions=sum(bool(q.flags) for q in qs),
             excluded_degenerate=sum(q.excluded_degenerate for q in qs),
             excluded_questions=sum(q.status == "degenerate" for q in qs),
@@ -99,7 +109,8 @@ def rows_csv(rows: list[ExamRow]) -> str:
     header = ["course", "exam", "exam_id", "model", "configuration", "n_questions"]
     for m in metrics:
         header += [m, f"{m}_sd", f"{m}_ci_low", f"{m}_ci_high", f"{m}_n"]
-    header += ["flagged_questions", "excluded_degenerate", "excluded_questions"]
+    header += ["answer_pairs_compared", "answer_pairs_unanswered", "answer_pairs_truncated",
+               "flagged_questions", "excluded_degenerate", "excluded_questions"]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(header)
@@ -108,6 +119,7 @@ def rows_csv(rows: list[ExamRow]) -> str:
         for m in metrics:
             s: MetricSummary = getattr(r, m)
             line += [_fmt(s.mean), _fmt(s.sd), _fmt(s.ci_low), _fmt(s.ci_high), str(s.n)]
-        line += [str(r.flagged_questions), str(r.excluded_degenerate), str(r.excluded_questions)]
+        line += [str(r.answer_pairs_compared), str(r.answer_pairs_unanswered), str(r.answer_pairs_truncated),
+                 str(r.flagged_questions), str(r.excluded_degenerate), str(r.excluded_questions)]
         writer.writerow(line)
     return buf.getvalue()

@@ -38,17 +38,68 @@ sources (and the graph records ``capped=True`` when one had more).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-
-import networkx as nx
+from typing import Any
 
 _ANSWER = re.compile(r"\\boxed|\bfinal answer\b|\banswer is\b|\bthe answer\b|####", re.I)
 _SMALL_INT = re.compile(r"^-?\d$|^-?10$")
+#: entries that say nothing about which tuple a step uses
+_TRIVIAL = re.compile(r"^-?[01]$")
 #: the left side of a claim that names what the step states a result for
 _CLAIM_NAME = re.compile(r"^((?:norm\()?[A-Za-z][\w']*(?:\([^=<>]*\))?\)?) = ")
 #: a question's part labels: "(a) ...", "(b) ..."
 _QUESTION_PART = re.compile(r"(?:^|\s)\(([a-h])\)\s", re.I)
+
+
+class StepGraph:
+    """A directed graph of steps: the few operations the flow analysis needs, without networkx
+    (whose import alone costs a third of a second at every start-up)."""
+
+    def __init__(self) -> None:
+        self.graph: dict[str, Any] = {}
+        self._succ: dict[int, dict[int, dict[str, Any]]] = {}
+        self._pred: dict[int, dict[int, dict[str, Any]]] = {}
+
+    def add_node(self, node: int) -> None:
+        """Add `node` (no-op when present)."""
+        self._succ.setdefault(node, {})
+        self._pred.setdefault(node, {})
+
+    def add_edge(self, source: int, target: int, **data: Any) -> None:
+        """Add the edge ``source -> target`` with its data (``via``)."""
+        self.add_node(source)
+        self.add_node(target)
+        self._succ[source][target] = data
+        self._pred[target][source] = data
+
+    def predecessors(self, node: int) -> Iterator[int]:
+        """The steps `node` uses directly."""
+        return iter(self._pred.get(node, {}))
+
+    def in_degree(self, node: int) -> int:
+        """How many steps `node` uses."""
+        return len(self._pred.get(node, {}))
+
+    def out_degree(self, node: int) -> int:
+        """How many steps use `node`."""
+        return len(self._succ.get(node, {}))
+
+    def edges(self, data: bool = False) -> list[Any]:
+        """Every edge as ``(source, target)``, or ``(source, target, data)`` with `data`."""
+        return [(a, b, d) if data else (a, b) for a, targets in self._succ.items() for b, d in targets.items()]
+
+    def ancestors(self, node: int) -> set[int]:
+        """Every step from which `node` can be reached (not `node` itself)."""
+        seen: set[int] = set()
+        todo = list(self._pred.get(node, {}))
+        while todo:
+            k = todo.pop()
+            if k not in seen:
+                seen.add(k)
+                todo.extend(self._pred.get(k, {}))
+        seen.discard(node)
+        return seen
 
 
 @dataclass(frozen=True)
@@ -197,7 +248,7 @@ def answer_step(steps: Sequence[StepFacts]) -> int | None:
     return None
 
 
-def final_steps(steps: Sequence[StepFacts], graph: nx.DiGraph | None = None, parts: int = 0) -> list[int]:
+def final_steps(steps: Sequence[StepFacts], graph: StepGraph | None = None, parts: int = 0) -> list[int]:
     """Every final step (see module notes), in order.
 
     Without `graph` only the answer step and the last step of each lettered part are found (the
@@ -245,9 +296,9 @@ def final_step(steps: Sequence[StepFacts]) -> int | None:
     return len(steps) - 1
 
 
-def build_graph(steps: Sequence[StepFacts]) -> nx.DiGraph:
+def build_graph(steps: Sequence[StepFacts]) -> StepGraph:
     """The dependency graph; each edge carries the shared items in its ``via`` attribute."""
-    graph = nx.DiGraph()
+    graph = StepGraph()
     graph.graph["capped"] = False
     for i, _ in enumerate(steps):
         graph.add_node(i)
@@ -255,6 +306,9 @@ def build_graph(steps: Sequence[StepFacts]) -> nx.DiGraph:
     seen: dict[str, int] = {}  # item -> latest step mentioning or introducing it
     answer = answer_step(steps)
     calls: list[str] = []  # claimed values of a function at a point ("F(0)"), found in later text
+    # stated tuples of numbers ("<-8, 1>") -> their entries: a step that uses every entry (small
+    # ones included, which are too common to count alone) uses the tuple
+    tuples: dict[str, frozenset[str]] = {}
     for j, later in enumerate(steps):
         used = _uses(later)
         tokens = text_tokens(later.text)
@@ -264,6 +318,10 @@ def build_graph(steps: Sequence[StepFacts]) -> nx.DiGraph:
                 continue
             for i in sources.get(item, ()):
                 shared.setdefault(i, set()).add(item)
+        for item, parts in tuples.items():  # "64 = (-8)^2 and 1 = 1^2" uses <-8, 1> entry by entry
+            if item not in shared_items(shared) and parts <= (used | tokens):
+                for i in sources.get(item, ()):
+                    shared.setdefault(i, set()).add(item)
         compact = later.text.replace(" ", "")
         for item in calls:
             if item in compact:
@@ -281,6 +339,10 @@ def build_graph(steps: Sequence[StepFacts]) -> nx.DiGraph:
         introduced = _introduced(later)
         for item in introduced:
             sources.setdefault(item, []).append(j)
+            entries = components(item)
+            if len(entries) >= 2 and len(tuples) < MAX_CALLS and any(not _TRIVIAL.match(p) for p in entries) \
+                    and all(_TEXT_ITEM.fullmatch(p) for p in entries):
+                tuples[item] = frozenset(entries)
             if _CALL.match(item) and item not in calls and len(calls) < MAX_CALLS:
                 calls.append(item)
         for item in used | introduced:
@@ -288,9 +350,14 @@ def build_graph(steps: Sequence[StepFacts]) -> nx.DiGraph:
     return graph
 
 
-def redundant_steps(graph: nx.DiGraph, steps: Sequence[StepFacts], finals: Sequence[int]) -> list[int]:
+def shared_items(shared: dict[int, set[str]]) -> set[str]:
+    """Every item already linking the step to some earlier one."""
+    return {item for items in shared.values() for item in items}
+
+
+def redundant_steps(graph: StepGraph, steps: Sequence[StepFacts], finals: Sequence[int]) -> list[int]:
     """Steps with math from which no final step can be reached."""
     reaching: set[int] = set()
     for final in finals:
-        reaching |= nx.ancestors(graph, final) | {final}
+        reaching |= graph.ancestors(final) | {final}
     return [i for i, s in enumerate(steps) if s.has_math and i not in reaching]

@@ -21,7 +21,9 @@ Bounds on hostile text (all linear in the length of the text): math delimiters a
 pass (an unclosed ``\\[`` or ``$$`` costs nothing per later delimiter); spaCy sees prose only,
 with math masked and every run of more than `LONG_WORD` non-space characters replaced by
 same-length filler (its tokenizer is superlinear on such runs, e.g. nested parentheses); a
-sentence still longer than ``max_chars`` is cut at a space (or hard) into ``max_chars`` pieces;
+sentence still longer than ``max_chars`` is cut at a space (or hard) into ``max_chars`` pieces,
+and the pieces of one sentence past the first ``UNREAD_SENTENCE`` are marked `cut` (the flow
+analysis does not read them as statements);
 and at most ``max_steps`` steps are returned, the last one carrying a `note` that the rest of the
 text was not analysed (the only case that sets a note; `solution.caps_hit` reads it as the cap).
 """
@@ -37,6 +39,8 @@ from typing import Any
 MAX_STEP_CHARS = 600
 #: At most this many steps are analysed in one text.
 MAX_STEPS = 300
+#: Pieces of one over-long sentence read as statements; later pieces are not (`Step.cut`).
+UNREAD_SENTENCE = 4
 #: Runs of non-space characters longer than this are filler to the sentence splitter.
 LONG_WORD = 64
 
@@ -71,6 +75,8 @@ class Step:
     end: int
     label: str | None = None
     note: str | None = None
+    #: a piece of one over-long sentence (or line) past its first `UNREAD_SENTENCE`: not a statement
+    cut: bool = False
 
 
 @lru_cache(maxsize=1)
@@ -187,26 +193,31 @@ def _prose(block: str) -> str:
     return _LONG_RUN.sub(fill, block)
 
 
-def _cut(text: str, a: int, b: int, max_chars: int) -> list[tuple[int, int]]:
-    """Pieces of at most `max_chars`, cut at the last space before the limit when there is one."""
-    out: list[tuple[int, int]] = []
+def _cut(text: str, a: int, b: int, max_chars: int) -> list[tuple[int, int, bool]]:
+    """Pieces of at most `max_chars`, cut at the last space before the limit when there is one;
+    each says whether it was cut (False when the text fitted whole)."""
+    out: list[tuple[int, int, bool]] = []
+    # A long sentence of a real solution (a derivation in one paragraph) is read in pieces; past
+    # `UNREAD_SENTENCE` pieces it is no prose or math anyone writes (20,000 nested brackets, a
+    # million digits, one fraction repeated 3,000 times), and the rest is not read as statements.
     while b - a > max_chars:
         cut = text.rfind(" ", a + max_chars // 2, a + max_chars)
         cut = cut + 1 if cut > a else a + max_chars
-        out.append((a, cut))
+        out.append((a, cut, len(out) >= UNREAD_SENTENCE))
         a = cut
-    out.append((a, b))
+    out.append((a, b, len(out) >= UNREAD_SENTENCE))
     return out
 
 
-def _sentences(masked: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
-    """Rule 5: split one long block into groups of sentences of at most `max_chars`."""
+def _sentences(masked: str, start: int, end: int, max_chars: int) -> list[tuple[int, int, bool]]:
+    """Rule 5: split one long block into groups of sentences of at most `max_chars` (a sentence
+    longer than that is cut into pieces, each marked as cut)."""
     doc = _nlp()(_prose(masked[start:end]))
     pieces = [(start + s.start_char, start + s.end_char) for s in doc.sents]
-    groups: list[tuple[int, int]] = []
+    groups: list[tuple[int, int, bool]] = []
     for a, b in pieces:
-        if groups and (b - groups[-1][0]) <= max_chars:
-            groups[-1] = (groups[-1][0], b)
+        if groups and not groups[-1][2] and (b - groups[-1][0]) <= max_chars:
+            groups[-1] = (groups[-1][0], b, False)
         else:
             groups.extend(_cut(masked, a, b, max_chars))
     return groups
@@ -217,15 +228,15 @@ def segment_steps(text: str, max_chars: int = MAX_STEP_CHARS, max_steps: int = M
     if not text or not text.strip():
         return []
     masked = _mask(text)
-    raw: list[tuple[int, int, str | None]] = []
+    raw: list[tuple[int, int, str | None, bool]] = []
     for start, end, label in _blocks(text, masked):
         if end - start > max_chars:
-            for i, (a, b) in enumerate(_sentences(masked, start, end, max_chars)):
-                raw.append((a, b, label if i == 0 else None))
+            for i, (a, b, cut) in enumerate(_sentences(masked, start, end, max_chars)):
+                raw.append((a, b, label if i == 0 else None, cut))
         else:
-            raw.append((start, end, label))
+            raw.append((start, end, label, False))
     steps: list[Step] = []
-    for start, end, label in raw:
+    for start, end, label, cut in raw:
         chunk = text[start:end]
         lead = len(chunk) - len(chunk.lstrip())
         body = chunk.strip()
@@ -236,5 +247,5 @@ def segment_steps(text: str, max_chars: int = MAX_STEP_CHARS, max_steps: int = M
             steps[-1] = Step(last.index, last.text, last.start, last.end, last.label,
                              note=f"text after step {max_steps} was not analysed (at most {max_steps} steps are)")
             break
-        steps.append(Step(len(steps), body, start + lead, start + lead + len(body), label))
+        steps.append(Step(len(steps), body, start + lead, start + lead + len(body), label, cut=cut))
     return steps

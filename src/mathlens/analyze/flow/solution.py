@@ -26,7 +26,7 @@ from mathlens.analyze.flow.models import (
     GraphEdge,
     StepReport,
 )
-from mathlens.analyze.flow.segment import MAX_STEP_CHARS, Step, segment_steps
+from mathlens.analyze.flow.segment import MAX_STEP_CHARS, UNREAD_SENTENCE, Step, segment_steps
 from mathlens.analyze.verify.checker import verify_steps
 from mathlens.analyze.verify.results import ClaimCheck, Confidence, StepMath, VerifyConfig, confidence
 
@@ -75,7 +75,11 @@ def analyze_solution(text: str, question: str | None = None, config: FlowConfig 
     lexicon = load_lexicon()
     clipped = text[: config.max_text_chars] if text else ""
     steps = segment_steps(clipped, config.max_step_chars)
-    maths = verify_steps([s.text for s in steps], question, config.verify) if steps else []
+    # The solution's budget covers segmentation and every later check, not the step checks alone.
+    # A piece of an over-long sentence is no statement: its math is not checked (hostile or
+    # garbled text, such as 20,000 nested brackets on one line, costs nothing there).
+    maths = verify_steps(["" if s.cut else s.text for s in steps], question, _left(config, started)) \
+        if steps else []
     reports: list[StepReport] = []
     facts: list[StepFacts] = []
     for step, math in zip(steps, maths, strict=True):
@@ -86,13 +90,15 @@ def analyze_solution(text: str, question: str | None = None, config: FlowConfig 
             operations=operations, concepts=concepts, depth=math.depth, tokens=step_tokens(step.text),
             complexity=complexity_level(math.depth, operations, concepts, cues), verdict=math.verdict,
             claims=[_claim_report(c) for c in math.claims], confidence=step_confidence(math.claims),
-            notes=[*math.notes, *([step.note] if step.note else [])], check_status=math.status,
+            notes=[*math.notes, *([step.note] if step.note else []),
+                   *([_UNREAD.format(UNREAD_SENTENCE * config.max_step_chars)] if step.cut else [])],
+            check_status=math.status,
             check_error=math.error))
         facts.append(StepFacts(step.text, math.defines, math.produces, math.mentions, math.parsed > 0, step.label,
                                tuple(c.text for c in math.claims)))
     if text and len(text) > config.max_text_chars and reports:
         reports[-1].notes.append(f"text after {config.max_text_chars} characters was not analysed")
-    facts = _with_part_answers(facts, question, config)
+    facts = _with_part_answers(facts, question, replace(config, verify=_left(config, started)))
     graph = build_graph(facts)
     final = final_step(facts)
     finals = final_steps(facts, graph, question_parts(question))
@@ -110,6 +116,7 @@ def analyze_solution(text: str, question: str | None = None, config: FlowConfig 
         sympy_s=round(sum(m.elapsed_s for m in maths), 4))
 
 
+_UNREAD = "past the first {} characters of one sentence: not checked"
 _RANK = {"high": 0, "medium": 1, "low": 2}
 
 
@@ -128,6 +135,12 @@ def step_confidence(claims: tuple[ClaimCheck, ...]) -> Confidence | None:
             if best is None or _RANK[grade] < _RANK[best]:
                 best = grade
     return best
+
+
+def _left(config: FlowConfig, started: float) -> VerifyConfig:
+    """The step checks' config with what is left of the solution's time budget."""
+    spent = time.perf_counter() - started
+    return replace(config.verify, solution_budget_s=max(0.0, config.verify.solution_budget_s - spent))
 
 
 def caps_hit(text: str, steps: list[Step], maths: list[StepMath], config: FlowConfig) -> list[FlowCap]:

@@ -165,6 +165,7 @@ def run(job: AnalysisJob[AnswersOptions]) -> dict[str, Any]:
     questions = question_index(store)
     task = AnswerTask(rules, job.options.config())
     groups: dict[tuple[str, str, str], _Group] = {}
+    total = _Group()
     compliance: dict[str, ComplianceSummary] = {}
 
     def entries() -> Iterator[AnswerRecord]:
@@ -173,13 +174,15 @@ def run(job: AnalysisJob[AnswersOptions]) -> dict[str, Any]:
             for entry in executor.map(task, items, batch=BATCH_PER_TASK):
                 ref = entry.record
                 groups.setdefault((ref.model, ref.configuration, ref.variant), _Group()).add(entry)
+                total.add(entry)
                 if entry.format is not None:
                     _add_compliance(compliance, ref.model, *summarize_compliance([(ref.model, entry.format)]))
                 yield entry
 
     def summary() -> AnswersSummary:
         return AnswersSummary(rules={"latex": role_rules.latex, "markup": role_rules.markup} if role_rules else None,
-                              summary=_summaries(groups), compliance=list(compliance.values()))
+                              summary=_summaries(groups), compliance=list(compliance.values()),
+                              overall=_summaries({("all", "all", "all"): total})[0] if total.records else None)
 
     path = job.write(ANSWERS, entries(), summary)
     done = summary()

@@ -65,13 +65,24 @@ class AccuracySummary(BaseModel):
     trace_truncated: int = 0
     quality: dict[str, int] = Field(default_factory=dict)
 
+    @property
+    def answered(self) -> int:
+        """Records with a response that states a final answer (a failed request has no flags)."""
+        return self.quality.get("flagged", 0) - self.no_final_answer
+
+    def share(self, count: int) -> float | None:
+        """`count` as a share of the records (None for an empty group)."""
+        return count / self.records if self.records else None
+
 
 class AnswersSummary(BaseModel):
-    """The summary of the answers document."""
+    """The summary of the answers document. `overall` counts every record of the run together (what
+    the report's "what to trust" box shows); `summary` splits them by model, configuration, variant."""
 
     rules: dict[str, bool] | None = None
     summary: list[AccuracySummary] = Field(default_factory=list)
     compliance: list[ComplianceSummary] = Field(default_factory=list)
+    overall: AccuracySummary | None = None
 
 
 #: `analysis/answers.jsonl`: one `AnswerRecord` per run record.

@@ -11,8 +11,11 @@ the `all_variants` option grades them too, and each variant then has its own row
 Every repeat of a question is graded, so Table 6 can average over repeats and the consistency
 of repeated runs (seed 000, §5.3) shows in the spread.
 
-With `with_evidence` the judge is shown mathlens' answer check and, when the run has a flow
-analysis, the first invalid step; the flow analysis is read if present, never run for this.
+By default (`with_evidence`) the judge is shown mathlens' answer check and, when the run has a
+flow analysis, the invalid steps with the values expected; the flow analysis is read if present,
+never run for this. Every grade is then reconciled with those checks (`reconcile.py`): a decisive
+final-answer verdict supplies that criterion's points unless `final_answer` is `judge`, and the
+summary counts and lists every disagreement (`JudgeReliability`).
 """
 
 from __future__ import annotations
@@ -29,8 +32,10 @@ from pydantic import BaseModel, Field
 
 from mathlens.analyze.flow.models import FLOW
 from mathlens.analyze.grading.judge import FlowEvidence, Grade, JudgeOptions, grade_records
+from mathlens.analyze.grading.reconcile import FinalAnswerPolicy, JudgeReliability, judge_reliability, reconcile
 from mathlens.analyze.grading.rubric import Rubric, resolve_rubric
 from mathlens.analyze.grading.tables import GRADE_TABLES, GradeTables, grade_tables, write_table_csvs
+from mathlens.analyze.judging.entries import StepEvidence
 from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
 from mathlens.errors import UserError
 from mathlens.items.schema import Question
@@ -62,6 +67,8 @@ class JudgeSettings(BaseModel):
     temperature: float
     seed: int
     runs: int = 1
+    #: who scores the final-answer criterion: the checker where decisive (default), or the judge alone
+    final_answer: FinalAnswerPolicy = "checker"
 
 
 class GradesSummary(BaseModel):
@@ -74,6 +81,8 @@ class GradesSummary(BaseModel):
     graded: int = 0
     ungraded: int = 0
     groups: list[GroupCounts] = Field(default_factory=list)
+    #: the judge's agreement with mathlens' checks (None for human grades and older documents)
+    reliability: JudgeReliability | None = None
 
     @property
     def counts(self) -> dict[str, int]:
@@ -92,7 +101,9 @@ class GradeOptions(AnalyzerOptions):
 
     rubric: str | None = Field(None, description="built-in rubric id or YAML file [the run's earlier rubric, "
                                                  "else calculus]")
-    with_evidence: bool = Field(False, description="show the judge mathlens' answer check (and flow step)")
+    with_evidence: bool = Field(True, description="show the judge mathlens' answer check and invalid steps")
+    final_answer: FinalAnswerPolicy = Field("checker", description="who scores the final-answer criterion: the "
+                                            "answer checker where it is decisive, or the judge alone")
     judge_runs: int = Field(1, ge=1, le=20, description="grade each record N times (judge self-agreement)")
     max_tokens: int = Field(768, ge=16, description="token cap of each judge reply")
     limit: int | None = Field(None, ge=1, description="grade only the first N records")
@@ -116,14 +127,22 @@ def summarize(grades: list[Grade], rubric: Rubric, grader_kind: Literal["judge",
         cells.setdefault((ref.model, ref.configuration, ref.variant), Counter())[g.status] += 1
     groups = [GroupCounts(model=m, configuration=c, variant=v, graded=n["graded"], ungraded=n["ungraded"])
               for (m, c, v), n in cells.items()]
+    reliability = judge_reliability(grades, judge.final_answer) if judge is not None else None
     return GradesSummary(rubric=rubric, grader_kind=grader_kind, judge=judge,
                          graders=sorted({g.grader for g in grades}),
                          graded=sum(g.status == "graded" for g in grades),
-                         ungraded=sum(g.status == "ungraded" for g in grades), groups=groups)
+                         ungraded=sum(g.status == "ungraded" for g in grades), groups=groups,
+                         reliability=reliability)
+
+
+#: invalid steps shown to the judge per response (the first ones)
+MAX_INVALID_STEPS = 3
+#: characters of an invalid step's text and expected value shown to the judge
+MAX_STEP_CHARS = 160
 
 
 def flow_evidence(root: Path) -> dict[str, FlowEvidence]:
-    """Record key -> the flow analysis's first invalid step (empty when the run has no flow analysis).
+    """Record key -> the flow analysis's invalid steps (empty when the run has no flow analysis).
 
     Records whose flow analysis read a reasoning trace are left out: the judge grades the visible
     answer, and a step number of the trace would point at text the judge never sees."""
@@ -131,8 +150,17 @@ def flow_evidence(root: Path) -> dict[str, FlowEvidence]:
     for entry in FLOW.entries(root):
         if entry.trace:
             continue
-        step = entry.result.first_invalid_step if entry.result is not None else None
-        out[entry.record.key] = FlowEvidence(first_invalid_step=step)
+        result = entry.result
+        step = result.first_invalid_step if result is not None else None
+        invalid: list[StepEvidence] = []
+        for s in result.steps if result is not None else []:
+            if s.verdict != "invalid" or len(invalid) >= MAX_INVALID_STEPS:
+                continue
+            claim = next((c for c in s.claims if c.status == "invalid"), None)
+            text = claim.text if claim is not None else s.text
+            invalid.append(StepEvidence(step=s.index, text=text[:MAX_STEP_CHARS],
+                                        expected=(claim.expected if claim is not None else "")[:MAX_STEP_CHARS]))
+        out[entry.record.key] = FlowEvidence(first_invalid_step=step, invalid_steps=tuple(invalid))
     return out
 
 
@@ -158,16 +186,21 @@ def gradable_records(store: RunStore, all_variants: bool = False, limit: int | N
 
 async def grade_run(store: RunStore, model: Model, rubric: Rubric, options: JudgeOptions, *,
                     limit: int | None = None, all_variants: bool = False, judge: ModelEntry | None = None,
-                    on_done: Callable[[Grade], None] | None = None) -> GradedRun:
-    """Grade the run's records with `model` (nothing is written: the analyzer writes `GRADES`).
-    `judge` is how the model was named (spec and options), recorded in the summary."""
-    flow = flow_evidence(store.root) if options.with_evidence else {}
+                    on_done: Callable[[Grade], None] | None = None,
+                    final_answer: FinalAnswerPolicy = "checker") -> GradedRun:
+    """Grade the run's records with `model` and reconcile each grade with mathlens' checks (nothing
+    is written: the analyzer writes `GRADES`). `judge` is how the model was named (spec and
+    options), recorded in the summary; `final_answer` who scores that criterion (`reconcile.py`)."""
+    flow = flow_evidence(store.root)
     jobs = [(rec, q, flow.get(rec.key)) for rec, q in gradable_records(store, all_variants, limit)]
-    grades = await grade_records(model, jobs, rubric, options, on_done)
+    points = {rec.key: q.total_points for rec, q, _ in jobs}
+    raw = await grade_records(model, jobs, rubric, options, on_done)
+    grades = [reconcile(g, rubric, points.get(g.record.key), final_answer) for g in raw]
     named = judge or ModelEntry(spec=model.spec)
     settings = JudgeSettings(model=named.model_copy(update={"identity": model.identity()}),
                              with_evidence=options.with_evidence, max_tokens=options.max_tokens,
-                             temperature=options.temperature, seed=options.seed, runs=options.runs)
+                             temperature=options.temperature, seed=options.seed, runs=options.runs,
+                             final_answer=final_answer)
     return GradedRun(grades=grades, summary=summarize(grades, rubric, "judge", settings))
 
 
@@ -211,7 +244,8 @@ async def _grade_with(job: AnalysisJob[GradeOptions], rubric: Rubric) -> GradedR
         return await grade_run(job.store, model, rubric,
                                JudgeOptions(with_evidence=opts.with_evidence, max_tokens=opts.max_tokens,
                                             runs=opts.judge_runs),
-                               limit=opts.limit, all_variants=opts.all_variants, judge=entry)
+                               limit=opts.limit, all_variants=opts.all_variants, judge=entry,
+                               final_answer=opts.final_answer)
 
 
 def run_grades(job: AnalysisJob[GradeOptions]) -> dict[str, Any]:
@@ -223,8 +257,10 @@ def run_grades(job: AnalysisJob[GradeOptions]) -> dict[str, Any]:
     if tables is not None:
         job.write(GRADE_TABLES, (), tables)
         write_table_csvs(job.store.analysis_dir, tables)
+    reliability = graded.summary.reliability
     return {"status": "ok", "path": str(path), "rubric": rubric.label, "judge": job.require_judge().spec,
-            "counts": graded.summary.counts, "table6_rows": len(tables.table6) if tables else 0}
+            "counts": graded.summary.counts, "table6_rows": len(tables.table6) if tables else 0,
+            "judge_vs_checker": reliability.mark() if reliability is not None else ""}
 
 
 ANALYZER = Analyzer(

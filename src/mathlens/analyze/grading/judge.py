@@ -2,11 +2,13 @@
 
 For each graded record the judge sees the rubric (with each criterion's maximum for the
 question), the question, its reference answer and solution, the response, and, with
-`with_evidence`, what mathlens found: the final-answer verdict and, if the flow analysis ran,
-the first invalid step. That conversation is this rubric's prompt hook (`judge_messages`); the
-core asks for all criteria of a response in one request, with a reply schema built for the
-question (one `{points, rationale}` object per criterion), through the backend's JSON-schema
-constraint with one repair retry.
+`with_evidence` (the default), what mathlens found: the final answer it read with the checker's
+verdict, and, if the flow analysis ran, the invalid steps with the values expected. The same
+checks are recorded with every grade; `reconcile.py` compares the judge's points with them.
+That conversation is this rubric's prompt hook (`judge_messages`); the core asks for all
+criteria of a response in one request, with a reply schema built for the question (one
+`{points, rationale}` object per criterion), through the backend's JSON-schema constraint with
+one repair retry.
 
 The reply is then checked by the core as well: every criterion present, points finite and within
 [0, max]. Anything unusable, and any model failure, is recorded as `ungraded` with the reason
@@ -23,7 +25,7 @@ from pydantic import BaseModel
 
 from mathlens.analyze.grading.equivalence import check_answer
 from mathlens.analyze.grading.rubric import Rubric, rubric_text
-from mathlens.analyze.judging.entries import Evidence, Judgement, JudgementStatus, UnitScore
+from mathlens.analyze.judging.entries import Evidence, Judgement, JudgementStatus, StepEvidence, UnitScore
 from mathlens.analyze.judging.request import JudgeJob, RequestOptions, judge, judge_jobs, read_reply, reply_model
 from mathlens.analyze.judging.units import Target, Unit
 from mathlens.items.schema import Question
@@ -51,7 +53,7 @@ class JudgeOptions:
     """How the judge is asked. `runs` > 1 repeats each request with seeds seed, seed+1, ...
     (for the judge's agreement with itself)."""
 
-    with_evidence: bool = False
+    with_evidence: bool = True
     max_tokens: int = 768
     temperature: float = 0.0
     seed: int = 1234
@@ -67,9 +69,11 @@ class JudgeOptions:
 
 @dataclass(frozen=True)
 class FlowEvidence:
-    """What the flow analysis found about one response (when it ran): its first invalid step."""
+    """What the flow analysis found about one response (when it ran): its first invalid step and
+    the invalid steps with the values expected (the first few)."""
 
     first_invalid_step: int | None
+    invalid_steps: tuple[StepEvidence, ...] = ()
 
 
 def verdict_schema(rubric: Rubric, question_points: float | None) -> type[BaseModel]:
@@ -78,10 +82,18 @@ def verdict_schema(rubric: Rubric, question_points: float | None) -> type[BaseMo
 
 
 def evidence_for(record: RunRecord, question: Question, flow: FlowEvidence | None) -> Evidence:
-    """What mathlens found about a response, as shown to the judge (and recorded with the grade)."""
+    """What mathlens found about a response, as shown to the judge (and recorded with the grade).
+
+    A response cut by the token cap whose answer would be read from its last equation states no
+    final answer (`no_answer`): that equation is where the work stopped, as the quality flags say."""
     verdict = check_answer(record.response or "", question)
-    return Evidence(final_answer=verdict.predicted, answer_check=verdict.status, flow_checked=flow is not None,
-                    first_invalid_step=flow.first_invalid_step if flow is not None else None)
+    status: str = verdict.status
+    if not verdict.predicted or (record.truncated and verdict.how == "last_equation"):
+        status = "no_answer"
+    return Evidence(final_answer=verdict.predicted if status != "no_answer" else None, answer_check=status,
+                    reference=verdict.reference, flow_checked=flow is not None,
+                    first_invalid_step=flow.first_invalid_step if flow is not None else None,
+                    invalid_steps=list(flow.invalid_steps) if flow is not None else [])
 
 
 def judge_messages(record: RunRecord, question: Question, rubric: Rubric, options: JudgeOptions,
@@ -95,7 +107,8 @@ def judge_messages(record: RunRecord, question: Question, rubric: Rubric, option
         parts += ["", "Reference solution:", question.solution[:4000]]
     parts += ["", "Response to grade:", (record.response or "")[: options.max_response_chars]]
     if evidence:
-        parts += ["", "Automatic checks (may be wrong): " + ", ".join(f"{k}: {v}" for k, v in evidence.items())]
+        parts += ["", "Automatic checks by a symbolic checker (reliable where they are decisive; weigh them "
+                      "against the response):", *evidence.describe()]
     parts += ["", "Return the points and a rationale for each criterion: "
               + ", ".join(c.id for c in rubric.criteria) + "."]
     return [Message(role="system", content=JUDGE_ROLE), Message(role="user", content="\n".join(parts))]
@@ -116,13 +129,15 @@ def validate_points(value: BaseModel, rubric: Rubric, question_points: float | N
 
 def _job(record: RunRecord, question: Question, rubric: Rubric, options: JudgeOptions,
          flow: FlowEvidence | None) -> JudgeJob:
-    evidence = evidence_for(record, question, flow) if options.with_evidence else None
+    # The checks are always recorded with the grade (reconciliation reads them); the judge is shown
+    # them only `with_evidence`.
+    evidence = evidence_for(record, question, flow)
     target = target_of(record, question, rubric)
     if record.status != "ok" or not record.response:
         return JudgeJob(target, None, "the record has no response", evidence)
 
     def prompt(_units: Sequence[Unit]) -> list[Message]:
-        return judge_messages(record, question, rubric, options, evidence)
+        return judge_messages(record, question, rubric, options, evidence if options.with_evidence else None)
 
     return JudgeJob(target, prompt, evidence=evidence)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -38,6 +39,10 @@ class Criterion(BaseModel):
     name: str
     weight: float = Field(gt=0, le=1)
     description: str
+    #: mathlens' own check that also reads this criterion: `final_answer` (the answer checker: its
+    #: decisive verdict supplies the points) or `steps` (the flow analysis's step checks: full
+    #: points despite an invalid step are marked as a disagreement); None: the judge alone
+    checked_by: Literal["final_answer", "steps"] | None = None
 
 
 class CreditBand(BaseModel):
@@ -73,7 +78,15 @@ class Rubric(BaseModel):
         ids = [c.id for c in self.criteria]
         if len(ids) != len(set(ids)):
             raise ValueError(f"criterion ids repeat: {ids}")
+        for kind in ("final_answer", "steps"):
+            checked = [c.id for c in self.criteria if c.checked_by == kind]
+            if len(checked) > 1:
+                raise ValueError(f"more than one criterion is checked_by {kind}: {checked}")
         return self
+
+    def checked(self, kind: Literal["final_answer", "steps"]) -> Criterion | None:
+        """The criterion that mathlens' `kind` check also reads (None when the rubric has none)."""
+        return next((c for c in self.criteria if c.checked_by == kind), None)
 
     @property
     def label(self) -> str:

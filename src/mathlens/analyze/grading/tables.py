@@ -37,6 +37,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from mathlens.analyze.grading.reconcile import UNRELIABLE_SHARE
 from mathlens.analyze.judging.entries import Judgement as Grade
 from mathlens.items.schema import Cohort, Exam
 from mathlens.runs.documents import DocumentSpec
@@ -125,6 +126,17 @@ class ExamScore(BaseModel):
     sd_percent: float | None = None
     #: questions whose graded total differed between repeats (see `GradeTables.changes`)
     changed: int = 0
+    #: decisive final answers in the row and how many of them the judge's own points contradict
+    #: (`reconcile.py`); a judge above `UNRELIABLE_SHARE` of them is marked unreliable
+    decisive: int = 0
+    disagreements: int = 0
+    #: who scored the final-answer criterion in this row's grades
+    final_answer: str = "checker"
+
+    @property
+    def judge_unreliable(self) -> bool:
+        """True when the judge contradicts the checker on more than a fifth of the row's decisive answers."""
+        return self.decisive > 0 and self.disagreements / self.decisive > UNRELIABLE_SHARE
 
     @property
     def original(self) -> bool:
@@ -144,6 +156,13 @@ class Table7Row(BaseModel):
     percent: float | None
     #: "class" for the student average, "model" for a configuration's score
     kind: Literal["class", "model"] = "model"
+    decisive: int = 0
+    disagreements: int = 0
+
+    @property
+    def judge_unreliable(self) -> bool:
+        """As `ExamScore.judge_unreliable` for the row this one is taken from."""
+        return self.decisive > 0 and self.disagreements / self.decisive > UNRELIABLE_SHARE
 
 
 class GradeTables(BaseModel):
@@ -289,6 +308,10 @@ def _table6(cells: list[_Row], exams: list[Exam]) -> list[ExamScore]:
             score += statistics.fmean(per_repeat)
             total += gs[0].max_total
         percent = 100 * score / total if total else None
+        checks = [c for per_rep in row.grades.values() for gs in per_rep.values() for g in gs for c in g.checks
+                  if c.kind == "final_answer" and c.decisive and c.judge_points is not None]
+        used = {c.used for per_rep in row.grades.values() for gs in per_rep.values() for g in gs for c in g.checks
+                if c.kind == "final_answer" and c.decisive}
         runs = row.run_scores()
         run_points = [r.score for r in runs if r.total]
         run_percents = [r.percent for r in runs if r.percent is not None]
@@ -299,7 +322,8 @@ def _table6(cells: list[_Row], exams: list[Exam]) -> list[ExamScore]:
             cohort=compare_with_cohort(percent, exam.cohort if exam else None), run_scores=runs,
             mean_score=statistics.fmean(run_points) if run_points else None, sd_score=_sd(run_points),
             mean_percent=statistics.fmean(run_percents) if run_percents else None, sd_percent=_sd(run_percents),
-            changed=len(row.changes()),
+            changed=len(row.changes()), decisive=len(checks), disagreements=sum(c.disagrees for c in checks),
+            final_answer="judge" if used == {"judge"} else "checker",
         ))
     rows.sort(key=lambda r: _sort_key(r.exam_id, r.model, r.configuration, r.original, r.variant, r.grader))
     return rows
@@ -334,7 +358,8 @@ def table7(rows: list[ExamScore]) -> list[Table7Row]:
                                  percent=avg, kind="class"))
         for r in mine:
             out.append(Table7Row(exam_id=exam_id, exam=r.exam_name, configuration=r.configuration, model=r.model,
-                                 variant=r.variant, grader=r.grader, percent=r.percent))
+                                 variant=r.variant, grader=r.grader, percent=r.percent, decisive=r.decisive,
+                                 disagreements=r.disagreements))
     return out
 
 
@@ -361,14 +386,15 @@ def table6_csv(rows: list[ExamScore]) -> str:
     writer = csv.writer(buf)
     writer.writerow(["exam", "model", "configuration", "variant", "grader", "score", "total", "percent",
                      "class_average", "difference", "percentile", "z_score", "questions", "ungraded", "repeats",
-                     "run_percents", "mean_percent", "sd_percent", "changed"])
+                     "run_percents", "mean_percent", "sd_percent", "changed", "decisive_answers",
+                     "judge_disagreements", "judge_unreliable"])
     for r in rows:
         c = r.cohort
         writer.writerow([r.exam_name, r.model, r.configuration, r.variant, r.grader, f"{r.score:g}", f"{r.total:g}",
                          _fmt(r.percent), _fmt(c.class_average), _fmt(c.difference), _fmt(c.percentile),
                          _fmt(c.z_score, 2), r.questions, r.ungraded, r.repeats,
                          ";".join(_fmt(s.percent) for s in r.run_scores), _fmt(r.mean_percent), _fmt(r.sd_percent),
-                         r.changed])
+                         r.changed, r.decisive, r.disagreements, "yes" if r.judge_unreliable else ""])
     return buf.getvalue()
 
 
@@ -390,10 +416,11 @@ def table7_csv(rows: list[ExamScore]) -> str:
     """Table 7 as CSV text."""
     buf = io.StringIO()
     writer = csv.writer(buf)
-    writer.writerow(["exam", "configuration", "model", "variant", "grader", "percent"])
+    writer.writerow(["exam", "configuration", "model", "variant", "grader", "percent", "judge_disagreements"])
     for row in table7(rows):
         writer.writerow([row.exam, row.configuration, row.model, row.variant if row.kind == "model" else "",
-                         row.grader, _fmt(row.percent)])
+                         row.grader, _fmt(row.percent),
+                         f"{row.disagreements}/{row.decisive}" if row.decisive else ""])
     return buf.getvalue()
 
 

@@ -158,14 +158,15 @@ def pair_stats(pairs: Sequence[Pair], method: Method, n_resamples: int = 2000, s
 
 def ratings(judgements: Sequence[Judgement]) -> dict[str, dict[Key, float]]:
     """grader -> (record key, unit) -> value for every unit scored, plus (record key, `TOTAL`) for
-    every graded judgement's total."""
+    every graded judgement's total. A judge is rated on its own points: where a check replaced a
+    unit's points (`Judgement.judge_total` set), the judge's own value and total are used."""
     out: dict[str, dict[Key, float]] = {}
     for j in judgements:
         table = out.setdefault(j.rater, {})
-        for unit, value in j.values().items():
+        for unit, value in j.own_values().items():
             table[(j.record.key, unit)] = value
         if j.status == "graded" and j.total is not None:
-            table[(j.record.key, TOTAL)] = j.total
+            table[(j.record.key, TOTAL)] = j.judge_total if j.judge_total is not None else j.total
     return out
 
 

@@ -49,15 +49,27 @@ class UnitScore(BaseModel):
         return int(self.value) if float(self.value).is_integer() else self.value
 
 
+class StepEvidence(BaseModel):
+    """One step the flow analysis found invalid: where, what it says, and what was expected."""
+
+    step: int
+    text: str = ""
+    expected: str = ""
+
+
 class Evidence(BaseModel):
-    """mathlens' own checks of a response, shown to a judge that asks for them (calculus grading
-    `--with-evidence`) and recorded with its judgement."""
+    """mathlens' own checks of a response, shown to a judge that asks for them (calculus grading,
+    on by default) and recorded with its judgement."""
 
     final_answer: str | None
     answer_check: str
+    #: the reference the answer was compared with (None: none, or checked part by part)
+    reference: str | None = None
     #: whether the flow analysis had checked the response's steps
     flow_checked: bool = False
     first_invalid_step: int | None = None
+    #: the steps the flow analysis found invalid, with the values it expected (first few)
+    invalid_steps: list[StepEvidence] = Field(default_factory=list)
 
     def items(self) -> list[tuple[str, object]]:
         """(name, value) pairs as the judge reads them (the flow step only when the flow analysis ran)."""
@@ -65,6 +77,42 @@ class Evidence(BaseModel):
         if self.flow_checked:
             out.append(("first_invalid_step", self.first_invalid_step))
         return out
+
+    def describe(self) -> list[str]:
+        """The checks as sentences for the judge's prompt."""
+        said = f"'{self.final_answer}'" if self.final_answer else "no final answer found"
+        ref = f" (reference: {self.reference})" if self.reference else ""
+        lines = [f"- Final answer read from the response: {said}; checked against the reference: "
+                 f"{self.answer_check}{ref}."]
+        if self.flow_checked and not self.invalid_steps:
+            lines.append("- Step check: no step was found invalid (unchecked steps may still be wrong).")
+        for step in self.invalid_steps:
+            text = f" '{step.text}'" if step.text else ""
+            expected = f"; expected {step.expected}" if step.expected else ""
+            lines.append(f"- Step {step.step}{text} is invalid{expected}.")
+        return lines
+
+
+CheckKind = Literal["final_answer", "steps"]
+
+
+class UnitCheck(BaseModel):
+    """A unit that mathlens' own checks also read, beside the grader's value for it.
+
+    For the final answer a decisive check supplies the unit's points (`used` = `checker`) unless the
+    grade was asked of the judge alone; the judge's own points are kept in `judge_points`. For the
+    steps the judge's points stand and the check only marks a disagreement."""
+
+    unit: str
+    kind: CheckKind
+    #: what the check found, in words ("correct", "incorrect", "no final answer", "invalid step 3", ...)
+    finding: str
+    decisive: bool
+    checker_points: float | None = None
+    judge_points: float | None = None
+    used: Literal["checker", "judge"] = "judge"
+    disagrees: bool = False
+    why: str = ""
 
 
 class Judgement(BaseModel):
@@ -82,6 +130,15 @@ class Judgement(BaseModel):
     error: str = ""
     #: every reply of the judge, in request order (empty for people)
     raw: list[str] = Field(default_factory=list)
+    #: the units mathlens' own checks also read (final answer, steps), with any disagreement
+    checks: list[UnitCheck] = Field(default_factory=list)
+    #: the grader's own total before a check replaced a unit's points (None: nothing replaced)
+    judge_total: float | None = None
+
+    @property
+    def disagreements(self) -> list[UnitCheck]:
+        """The checks whose finding the grader's points contradict."""
+        return [c for c in self.checks if c.disagrees]
 
     @property
     def rater(self) -> str:
@@ -95,6 +152,11 @@ class Judgement(BaseModel):
     def values(self) -> dict[str, float]:
         """unit -> value, for the units that were scored."""
         return {s.unit: s.value for s in self.scores if s.value is not None}
+
+    def own_values(self) -> dict[str, float]:
+        """`values()` as the grader gave them: a unit whose points a check supplied has the grader's own."""
+        own = {c.unit: c.judge_points for c in self.checks if c.used == "checker" and c.judge_points is not None}
+        return {**self.values(), **{u: v for u, v in own.items() if u in self.values()}}
 
 
 def rater_name(grader: str, judge_run: int) -> str:

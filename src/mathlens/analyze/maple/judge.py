@@ -48,14 +48,33 @@ class StepJudgement(BaseModel):
     attempts: int = 0
 
 
+class ReflectionRound(BaseModel):
+    """One round of a reflection loop: one point where the solution departs from the reference."""
+
+    round: int = Field(ge=1)
+    text: str
+    truncated: bool = False
+
+
 class Reflection(BaseModel):
-    """A model's reflection on its own incorrect solution."""
+    """A model's reflection on its own incorrect solution.
+
+    `text` holds every failing point (one per line for a loop); `rounds` the points one by one.
+    A loop (`mode="loop"`) also records the model's self-check against the correct final answer,
+    the number of rounds allowed and why it stopped (`done`: the model had no further point,
+    `max_rounds`, `repeat`, `empty`, `error`)."""
 
     status: Literal["ok", "error"]
     text: str = ""
     model: str = ""
     error: str = ""
     truncated: bool = False
+    mode: Literal["loop", "single"] = "single"
+    self_check: str = ""
+    self_check_verdict: Literal["match", "mismatch", "unclear"] | None = None
+    rounds: list[ReflectionRound] = Field(default_factory=list)
+    max_rounds: int = 1
+    stopped: str = ""
 
 
 @lru_cache(maxsize=512)

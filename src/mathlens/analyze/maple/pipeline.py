@@ -38,12 +38,15 @@ from mathlens.analyze.flow.models import FlowResult
 from mathlens.analyze.grading.equivalence import check_answer
 from mathlens.analyze.maple.aggregate import BootstrapConfig, figure_data, group_rows
 from mathlens.analyze.maple.detect import IncoherenceConfig, has_final_answer
-from mathlens.analyze.maple.judge import judge_steps, reflect
+from mathlens.analyze.maple.judge import judge_steps
 from mathlens.analyze.maple.labels import LabelSet, default_labels, load_label_set
+from mathlens.analyze.maple.naming import LabelNaming
+from mathlens.analyze.maple.procedure import LabelProcedure, discover, labels_note, paper_labels
+from mathlens.analyze.maple.reflection import ReflectionMode, reflect_loop, reflect_once
 from mathlens.analyze.maple.results import DiscoveryOutcome, MapleSummary, SolutionMaple
 from mathlens.analyze.maple.score import DEFAULT_FLOOR, Formula, maple_score
 from mathlens.analyze.maple.steplabels import detector_labels, label_counts, merge_labels
-from mathlens.analyze.maple.vr import VR, ValidityMode, VRSource, vr_from_flow
+from mathlens.analyze.maple.vr import VR, RedundancyMode, ValidityMode, VRSource, vr_from_flow
 from mathlens.analyze.protocol import AnalyzerOptions
 from mathlens.analyze.quality import DEGENERATE_FLAGS, record_quality
 from mathlens.errors import UserError
@@ -70,12 +73,17 @@ class MapleOptions(AnalyzerOptions):
     labels: LabelSet | None = Field(None, description="label set, or the path of a label set file [the defaults]")
     formula: Formula = Field("printed", description="printed: tanh(e·v/r); prose: tanh(e·r/v)")
     vr_source: VRSource = "flow"
-    validity_mode: ValidityMode = "share"
+    validity_mode: ValidityMode = Field("share", description="flow v: share of decidable steps valid, or min")
+    redundancy_mode: RedundancyMode = Field("share", description="flow r: share of steps off the path, or max")
     reasoneval_path: str | None = None
     floor: float = Field(DEFAULT_FLOOR, gt=0, le=1, description="lower bound of the divisor (r or v)")
     discover: int | Literal["auto"] | None = Field(None, description="cluster reflections: K, or 'auto'")
     embedder: str | None = None
     reflect: bool = True
+    reflection: ReflectionMode = Field("loop", description="loop: the seed's multi-turn reflection; single: one")
+    reflect_rounds: int = Field(3, ge=1, le=10, description="most rounds of a reflection loop")
+    label_procedure: LabelProcedure = Field(
+        "fixed", description="fixed: the given label set; paper: labels compiled from the clustered reflections")
     judge_correct: bool = False
     judge_limit: int | None = Field(None, ge=0)
     judge_tokens: int = Field(384, ge=1)
@@ -107,7 +115,7 @@ class MapleOptions(AnalyzerOptions):
             check_path(self.reasoneval_path)
         if self.step_judge and self.vr_source != "flow":
             raise UserError("--step-judge gives v from the flow analysis: use it with --vr flow")
-        if self.discover is not None and not self.reflect:
+        if (self.discover is not None or self.label_procedure == "paper") and not self.reflect:
             raise UserError("label discovery clusters reflections: it cannot be combined with --no-reflect")
 
 
@@ -127,11 +135,23 @@ def flow_analysis(text: str, question: str) -> tuple[FlowResult | None, str]:
 @dataclass
 class _Context:
     options: MapleOptions
-    labels: LabelSet
+    labels: LabelSet | None  # None until the paper's procedure has compiled them
     judge: Model
     reflectors: dict[str, Model]
     judged: int = 0
     step_judge: Model | None = None
+
+
+@dataclass
+class _Pending:
+    """A wrong (or, with judge_correct, any) solution prepared for the judge."""
+
+    sol: SolutionMaple
+    question: str
+    text: str
+    reference_solution: str | None
+    has_final: bool
+    from_flow: VR | None
 
 
 def _base(rec: RunRecord, q: Question | None) -> SolutionMaple:
@@ -161,8 +181,9 @@ def _vr(ctx: _Context, sol: SolutionMaple, question: str, from_flow: VR | None) 
     )
 
 
-async def score_record(ctx: _Context, rec: RunRecord, q: Question | None) -> SolutionMaple:
-    """The full MAPLE treatment of one run record."""
+async def prepare_record(ctx: _Context, rec: RunRecord, q: Question | None) -> SolutionMaple | _Pending:
+    """Every MAPLE stage of one run record before the step judge: a finished entry when no judging
+    is needed, else what the judge needs."""
     sol = _base(rec, q)
     if rec.status != "ok" or rec.response is None or q is None:
         why = rec.error or ("no response" if q is not None else "question not found in the run's items")
@@ -187,13 +208,13 @@ async def score_record(ctx: _Context, rec: RunRecord, q: Question | None) -> Sol
 
             hybrid = await hybrid_check(flow, question, ctx.step_judge)
             sol = sol.model_copy(update={"hybrid": hybrid})
-        from_flow = vr_from_flow(flow, opts.validity_mode, hybrid) if flow is not None else \
+        from_flow = vr_from_flow(flow, opts.validity_mode, hybrid, opts.redundancy_mode) if flow is not None else \
             VR(None, None, "flow", error=why)
     else:
         steps = segment(text)
-    detected = detector_labels(
-        steps, text, has_final_answer(verdict.how, verdict.predicted), ctx.labels, ctx.options.incoherence
-    )
+    has_final = has_final_answer(verdict.how, verdict.predicted)
+    # Under the paper's procedure the label set is not known yet: detectors run after it is compiled.
+    detected = detector_labels(steps, text, has_final, ctx.labels, opts.incoherence) if ctx.labels else []
     sol = sol.model_copy(
         update={
             "answer_status": verdict.status,
@@ -228,25 +249,38 @@ async def score_record(ctx: _Context, rec: RunRecord, q: Question | None) -> Sol
         ctx.judged += 1
     if not correct and opts.reflect:
         reflector = ctx.reflectors.get(rec.model) or ctx.judge
-        sol.reflection = await reflect(
-            reflector, question, text, q.solution, sol.reference, GenerateConfig(max_tokens=opts.reflect_tokens)
-        )
+        config = GenerateConfig(max_tokens=opts.reflect_tokens)
+        if opts.reflection == "loop":
+            sol.reflection = await reflect_loop(reflector, question, text, q.solution, sol.reference, config,
+                                                opts.reflect_rounds)
+        else:
+            sol.reflection = await reflect_once(reflector, question, text, q.solution, sol.reference, config)
+    return _Pending(sol=sol, question=question, text=text, reference_solution=q.solution, has_final=has_final,
+                    from_flow=from_flow)
+
+
+async def finish_record(ctx: _Context, p: _Pending) -> SolutionMaple:
+    """The step judge's labels and the score of a prepared solution."""
+    assert ctx.labels is not None
+    opts, sol, question = ctx.options, p.sol, p.question
+    if not sol.detected:
+        sol.detected = detector_labels(sol.steps, p.text, p.has_final, ctx.labels, opts.incoherence)
     sol.judgement = await judge_steps(
         ctx.judge,
         ctx.labels,
         question,
-        steps,
-        q.solution,
+        sol.steps,
+        p.reference_solution,
         sol.reference,
         GenerateConfig(max_tokens=opts.judge_tokens),
         estimate_vr=opts.vr_source == "judge",
     )
     if sol.judgement.status != "ok":
         return sol.model_copy(update={"status": "unjudged", "error": sol.judgement.error})
-    merged = merge_labels(sol.judgement.steps, detected)
+    merged = merge_labels(sol.judgement.steps, sol.detected)
     counts = label_counts(merged)
     try:
-        vr = _vr(ctx, sol, question, from_flow)
+        vr = _vr(ctx, sol, question, p.from_flow)
     except UserError:
         raise
     except Exception as exc:  # a backend failure on one solution is data
@@ -312,58 +346,63 @@ def _reflectors(store: RunStore, options: MapleOptions, models: _Models) -> dict
     return {m.spec: models.open(m.spec, m.options) for m in solvers}
 
 
-def _discover(options: MapleOptions, solutions: list[SolutionMaple]) -> tuple[DiscoveryOutcome, LabelSet | None]:
-    """Cluster the distinct reflections; a discovery that cannot be made is recorded, not raised,
-    so the scores computed before it are kept."""
-    from mathlens.analyze.maple.discover import discover_clusters, draft_label_set
-    from mathlens.solve.retrieval.embed import get_embedder
-
-    texts = [s.reflection.text for s in solutions if s.reflection is not None and s.reflection.status == "ok"]
-    distinct = list(dict.fromkeys(texts))  # identical reflections (a model echoing its prompt) are one point
-    embedder = get_embedder(options.embedder)
-    k = None if options.discover == "auto" else int(options.discover or 0)
-    base = DiscoveryOutcome(status="error", embedder=embedder.identity, reflections=len(texts), texts=distinct)
-    try:
-        found = discover_clusters(distinct, embedder.embed(distinct) if distinct else [], k=k)
-    except UserError as exc:
-        return base.model_copy(update={"error": f"{exc} ({len(distinct)} distinct of {len(texts)})"}), None
-    return base.model_copy(update={"status": "ok", "result": found}), draft_label_set(found)
-
-
 async def score_run(store: RunStore, options: MapleOptions, judge: ModelEntry, *, no_cache: bool = False,
                     on_solution: Callable[[SolutionMaple], None] | None = None) -> MapleResult:
     """Run every MAPLE stage over `store`'s records with the step judge `judge` (writes nothing).
 
-    Every model opened here (judge, reflectors, step judge) is closed before this returns, also
-    when a stage fails."""
+    Every solution is first prepared (answer check, flow, reflection), then the labels are settled
+    (`procedure.py`), then the prepared solutions are judged and scored. Every model opened here
+    (judge, reflectors, step judge) is closed before this returns, also when a stage fails."""
     options.check()
-    labels = options.labels or default_labels()
+    paper = options.label_procedure == "paper"
+    fixed = options.labels or default_labels()
     start = time.perf_counter()
     questions = store.questions()
     models = _Models(None if no_cache else ResponseCache())
+    discovery: DiscoveryOutcome | None = None
+    naming: LabelNaming | None = None
     try:
         judge_model = models.open(judge.spec, judge.options)
         reflectors = _reflectors(store, options, models)
         step_judge = models.open(options.step_judge, options.step_judge_options) if options.step_judge else None
-        ctx = _Context(options=options, labels=labels, judge=judge_model, reflectors=reflectors,
+        ctx = _Context(options=options, labels=None if paper else fixed, judge=judge_model, reflectors=reflectors,
                        step_judge=step_judge)
+        records = list(store.records())
+        prepared = list(await asyncio.gather(*(
+            prepare_record(ctx, r, questions.get((r.exam_id, r.question_id))) for r in records)))
+        reflections = [(p.sol if isinstance(p, _Pending) else p).reflection for p in prepared]
+        if options.discover is not None or paper:
+            discovery = discover(reflections, options.embedder, options.discover)
+        if paper:
+            compiled = await paper_labels(judge_model, discovery) if discovery is not None else None
+            ctx.labels, naming = compiled if compiled is not None else (fixed, None)
 
-        async def one(rec: RunRecord) -> SolutionMaple:
-            sol = await score_record(ctx, rec, questions.get((rec.exam_id, rec.question_id)))
+        async def one(p: SolutionMaple | _Pending) -> SolutionMaple:
+            sol = await finish_record(ctx, p) if isinstance(p, _Pending) else p
             if on_solution is not None:
                 on_solution(sol)
             return sol
 
-        solutions = list(await asyncio.gather(*(one(r) for r in store.records())))
+        solutions = list(await asyncio.gather(*(one(p) for p in prepared)))
     finally:
         await models.aclose()
-    discovery, draft = (None, None)
-    if options.discover is not None:
-        discovery, draft = _discover(options, solutions)
+    labels = ctx.labels or fixed
+    draft = None
+    if not paper and discovery is not None and discovery.result is not None:
+        from mathlens.analyze.maple.discover import draft_label_set
+
+        draft = draft_label_set(discovery.result)
     by_level = group_rows(solutions, "level", options.boot)
     by_subject = group_rows(solutions, "subject", options.boot)
     summary = MapleSummary(
         labels=labels,
+        label_procedure=options.label_procedure,
+        labels_note=labels_note(options.label_procedure, discovery, naming),
+        naming=naming,
+        reflection=options.reflection if options.reflect else "none",
+        reflect_rounds=options.reflect_rounds if options.reflection == "loop" else 1,
+        self_checks=dict(Counter(s.reflection.self_check_verdict for s in solutions
+                                 if s.reflection is not None and s.reflection.self_check_verdict)),
         judge=judge.spec,
         reflector=options.reflector or "the solving model",
         formula=options.formula,

@@ -17,6 +17,7 @@ from mathlens.analyze.flow.models import HybridResult
 from mathlens.analyze.maple.discover import Discovery
 from mathlens.analyze.maple.judge import JudgedStep, Reflection, StepJudgement
 from mathlens.analyze.maple.labels import LabelSet
+from mathlens.analyze.maple.naming import LabelNaming
 from mathlens.analyze.quality import QualityFlags
 from mathlens.runs.documents import DocumentSpec, RecordRef
 from mathlens.stats.bootstrap import CI
@@ -128,7 +129,14 @@ class DiscoveryOutcome(BaseModel):
 class MapleSummary(BaseModel):
     """The MAPLE document's summary: settings, status counts, tables and figures of the run."""
 
-    labels: LabelSet
+    labels: LabelSet = Field(description="the label set the judge applied")
+    label_procedure: str = Field("fixed", description="fixed: the given labels; paper: compiled from the reflections")
+    labels_note: str = ""
+    naming: LabelNaming | None = Field(None, description="how the paper's procedure named and ranked the clusters")
+    reflection: str = Field("single", description="loop (multi-turn), single (one request) or none")
+    reflect_rounds: int = Field(1, description="most rounds of a reflection loop")
+    self_checks: dict[str, int] = Field(default_factory=dict,
+                                        description="the solving models' own verdicts on their wrong answers")
     judge: str = Field(description="the step judge's model spec")
     reflector: str = Field(description="the reflecting model's spec, or 'the solving model'")
     formula: str = Field(description="printed: tanh(e·v/r); prose: tanh(e·r/v)")

@@ -5,7 +5,10 @@
   as the minimum over those steps (mode `min`, the solution-level rule ReasonEval uses). With no
   decidable step, v = 1 and `v_basis = "no-verifiable-steps"`: nothing shows the solution invalid,
   and the basis is stored beside the score so such solutions can be filtered.
-  r = share of steps that the reasoning graph marks as not leading to the answer.
+  r = share of steps that the reasoning graph marks as not leading to the answer (mode `share`), or
+  the maximum over the steps (mode `max`: 1 when any step is off the path to the answer).
+  `min` validity with `max` redundancy is ReasonEval's solution-level rule applied to mathlens's
+  own step scores, which are 0/1 per step (a step is valid or not, redundant or not).
 * `judge`: the judge's own estimates (asked for in the same request as the step labels).
 * `reasoneval`: the ReasonEval checkpoint at a user-given local path (see reasoneval.py).
 
@@ -24,6 +27,7 @@ from mathlens.analyze.flow.models import FlowResult, HybridResult
 VRSource = Literal["flow", "judge", "reasoneval"]
 VR_SOURCES: tuple[VRSource, ...] = ("flow", "judge", "reasoneval")
 ValidityMode = Literal["share", "min"]
+RedundancyMode = Literal["share", "max"]
 
 
 @dataclass(frozen=True)
@@ -57,22 +61,28 @@ def validity_from_checks(checks: Sequence[bool | None], mode: ValidityMode = "sh
     return valid / len(decided), f"{valid}/{len(decided)} decidable steps valid"
 
 
-def redundancy_from_steps(n_steps: int, redundant: Sequence[int]) -> tuple[float, str]:
-    """r = share of the `n_steps` steps whose 0-based index is in `redundant`, and its basis.
+def redundancy_from_steps(n_steps: int, redundant: Sequence[int], mode: RedundancyMode = "share") -> tuple[float, str]:
+    """r over the `n_steps` steps whose 0-based index is in `redundant`, and its basis: their share,
+    or the maximum of the 0/1 step redundancies (mode `max`, ReasonEval's solution-level rule).
 
     >>> redundancy_from_steps(4, [1, 3, 3])
     (0.5, '2/4 steps off the path to the answer')
+    >>> redundancy_from_steps(4, [1], mode="max")
+    (1.0, 'max over 4 steps (1 off the path to the answer)')
     """
     if n_steps <= 0:
         return 0.0, "no steps"
     hits = {i for i in redundant if 0 <= i < n_steps}
+    if mode == "max":
+        return (1.0 if hits else 0.0), f"max over {n_steps} steps ({len(hits)} off the path to the answer)"
     return len(hits) / n_steps, f"{len(hits)}/{n_steps} steps off the path to the answer"
 
 
 _VERDICT = {"valid": True, "invalid": False}
 
 
-def vr_from_flow(flow: FlowResult, mode: ValidityMode = "share", hybrid: HybridResult | None = None) -> VR:
+def vr_from_flow(flow: FlowResult, mode: ValidityMode = "share", hybrid: HybridResult | None = None,
+                 redundancy_mode: RedundancyMode = "share") -> VR:
     """v and r from a `FlowResult` of `mathlens.analyze.flow.analyze_solution`.
 
     A step's verdict `valid`/`invalid` decides it; `unverifiable` and `none` (no checkable claim)
@@ -83,6 +93,6 @@ def vr_from_flow(flow: FlowResult, mode: ValidityMode = "share", hybrid: HybridR
     """
     verdicts = [s.verdict for s in hybrid.steps] if hybrid is not None else [s.verdict for s in flow.steps]
     v, v_basis = validity_from_checks([_VERDICT.get(v) for v in verdicts], mode)
-    r, r_basis = redundancy_from_steps(len(flow.steps), flow.metrics.redundant_steps)
+    r, r_basis = redundancy_from_steps(len(flow.steps), flow.metrics.redundant_steps, redundancy_mode)
     source = "flow+judge" if hybrid is not None else "flow"
     return VR(v=v, r=r, source=source, v_basis=v_basis, r_basis=r_basis)

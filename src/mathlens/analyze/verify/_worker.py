@@ -72,12 +72,13 @@ def main(read_fd: int, write_fd: int, memory_mb: int, main_path: str) -> None:
     outbox = Connection(write_fd, readable=False)
     import warnings
 
-    import mathlens.analyze.verify._preload  # noqa: F401 - imports and warms the readers before saying ready
+    from mathlens.analyze.verify._preload import warm_in_background  # imports what a step check needs
 
     # Deprecation notices from SymPy on untrusted input would only clutter the caller's stderr.
     warnings.simplefilter("ignore", DeprecationWarning)
     _limit_memory(memory_mb)
     outbox.send_bytes(pickle.dumps(("ready", os.getpid())))
+    warm_in_background()
     while True:
         try:
             data = inbox.recv_bytes()

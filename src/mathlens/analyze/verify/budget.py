@@ -153,6 +153,7 @@ class WorkerPool:
         self._cond = threading.Condition()
         self._pid = os.getpid()
         self.replaced = 0  # workers killed after a timeout or crash (for benches and tests)
+        self.warmed = False  # some worker of this pool has been ready (start-up is over)
 
     def _acquire(self) -> _Worker:
         with self._cond:
@@ -183,8 +184,15 @@ class WorkerPool:
                 self._idle.append(worker)
             self._cond.notify()
 
-    def call(self, fn: Callable[..., Any], args: tuple[Any, ...], timeout_s: float) -> Bounded:
-        """Run ``fn(*args)`` in a worker; kill the worker if it takes longer than ``timeout_s``."""
+    def call(self, fn: Callable[..., Any], args: tuple[Any, ...], timeout_s: float,
+             ready_s: float | None = None) -> Bounded:
+        """Run ``fn(*args)`` in a worker; kill the worker if it takes longer than ``timeout_s``.
+
+        A worker still starting after one was replaced is waited for up to `ready_s` seconds when
+        given (else up to the start-up limit); past that the call gives up as ``timeout`` and the
+        worker is kept for later calls, so a caller with a deadline never waits past it. The
+        pool's first worker is always waited for: that is the process's start-up.
+        """
         start = time.perf_counter()
         try:
             worker = self._acquire()
@@ -195,10 +203,17 @@ class WorkerPool:
         except Exception as exc:
             self._release(worker)
             return Bounded("error", error=f"could not send work: {type(exc).__name__}: {exc}"[:500])
+        # The pool's very first worker is start-up, paid once per process: only a replacement's
+        # start is charged to the caller's deadline.
+        if ready_s is not None and self.warmed and not worker.wait_ready(max(ready_s, 0.0)) and worker.alive():
+            self._release(worker)  # still starting: a later call may use it
+            return Bounded("timeout", error=f"no worker was ready within {ready_s:.2g} s",
+                           elapsed_s=time.perf_counter() - start)
         if not worker.wait_ready():
             worker.kill()
             self._release(None)
             return Bounded("error", error="worker did not start")
+        self.warmed = True
         start = time.perf_counter()  # the budget covers the work, not the worker's start-up
         try:
             worker.send_conn.send_bytes(data)
@@ -242,6 +257,22 @@ class WorkerPool:
             return
         self._release(worker)
 
+    def prestart(self) -> bool:
+        """Start one worker in the background when the pool has none, without waiting for it to
+        be ready: its start-up overlaps whatever the caller does before the first call. False
+        when the pool already had a worker (nothing was started)."""
+        with self._cond:
+            if self._count > 0:
+                return False
+            self._count += 1
+        try:
+            worker = _Worker(self.config.memory_mb)
+        except Exception:
+            self._release(None)
+            return False
+        self._release(worker)
+        return True
+
     def warm(self, n: int = 1) -> None:
         """Start up to ``n`` workers ahead of time, so the first calls do not pay for it."""
         started = []
@@ -267,6 +298,7 @@ class WorkerPool:
         self._count = 0
         self._cond = threading.Condition()
         self._pid = os.getpid()
+        self.warmed = False
 
 
 _pool: WorkerPool | None = None
@@ -284,6 +316,16 @@ def get_pool() -> WorkerPool:
         return _pool
 
 
+def prestart() -> bool:
+    """Start the process-wide pool's first worker in the background (once; see `WorkerPool.prestart`).
+
+    Call it as early as a caller knows it will check steps or answers: ``mathlens flow`` does
+    before it reads its input and imports the flow analysis, so the worker's SymPy import runs
+    beside them instead of after them.
+    """
+    return get_pool().prestart()
+
+
 def configure_pool(config: PoolConfig) -> WorkerPool:
     """Replace the process-wide pool with one built from ``config`` (stopping the old workers)."""
     global _pool
@@ -294,14 +336,16 @@ def configure_pool(config: PoolConfig) -> WorkerPool:
         return _pool
 
 
-def run_bounded(fn: Callable[..., Any], *args: Any, timeout_s: float = DEFAULT_TIMEOUT_S) -> Bounded:
+def run_bounded(fn: Callable[..., Any], *args: Any, timeout_s: float = DEFAULT_TIMEOUT_S,
+                ready_s: float | None = None) -> Bounded:
     """Call ``fn(*args)`` in a reusable worker process, giving up after ``timeout_s`` seconds.
 
     ``fn`` and its arguments must be picklable (a module-level function); so must its result.
     Never raises for a failure of the work itself: a timeout gives ``status="timeout"`` (the worker
-    is killed and replaced), an exception or a crashed worker gives ``status="error"``.
+    is killed and replaced), an exception or a crashed worker gives ``status="error"``. With
+    `ready_s`, waiting for a worker that is still starting is bounded too (``timeout`` past it).
     """
-    return get_pool().call(fn, args, timeout_s)
+    return get_pool().call(fn, args, timeout_s, ready_s)
 
 
 def _after_fork_in_child() -> None:

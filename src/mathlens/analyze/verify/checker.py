@@ -10,16 +10,33 @@ in the background before it is needed.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import replace
 
-from mathlens.analyze.verify.budget import run_bounded
+from mathlens.analyze.verify.budget import prestart, run_bounded
+from mathlens.analyze.verify.extract import extract_math
 from mathlens.analyze.verify.reading import reading_for
 from mathlens.analyze.verify.results import StepMath, StepStatus, VerifyConfig
 from mathlens.analyze.verify.steps_entry import question_call, step_call
 
+__all__ = ["prestart", "verify_steps"]
+
 # Less than this left of the solution's budget: the remaining steps are skipped.
 _MIN_STEP_S = 0.05
+
+
+#: words of the whole-number facts read from prose ("the remainder when 2006 is divided by 7 is 4")
+_NUMBER_FACTS = re.compile(r"remainder|\bR\b|gcd|gcf|hcf|lcm|divisor|multiple|factor|\bmod\b|≡|\\equiv", re.I)
+
+
+def has_checkable(text: str) -> bool:
+    """Whether a step has anything the checker reads: math, or a whole-number fact in words.
+
+    >>> has_checkable("We note that it holds."), has_checkable("So 2 + 3 = 5.")
+    (False, True)
+    """
+    return bool(_NUMBER_FACTS.search(text)) or bool(extract_math(text, max_spans=1))
 
 
 def verify_steps(step_texts: list[str], question: str | None = None,
@@ -34,13 +51,22 @@ def verify_steps(step_texts: list[str], question: str | None = None,
     started = time.perf_counter()
     reading = reading_for([question or "", *step_texts])
     ctx: bytes | None = None
-    if question:
-        got = run_bounded(question_call, question, reading, timeout_s=config.step_timeout_s)
+    if question and config.solution_budget_s >= _MIN_STEP_S:
+        got = run_bounded(question_call, question, reading, ready_s=config.solution_budget_s,
+                          timeout_s=min(config.step_timeout_s, config.solution_budget_s))
         if got.status == "ok":
             ctx = got.value
     results: list[StepMath] = []
     spans = 0
+    advance = skipped = 0  # steps since the context was last used; of them, left out here
     for text in step_texts:
+        if results:
+            advance += 1
+        if not has_checkable(text):
+            # Prose without math or number facts: nothing for the worker, no round trip to pay.
+            results.append(StepMath("ok"))
+            skipped += 1
+            continue
         # A step may use what is left of the solution's budget, not more: the budget holds
         # inside long steps too, not only between them.
         left = config.solution_budget_s - (time.perf_counter() - started)
@@ -51,7 +77,10 @@ def verify_steps(step_texts: list[str], question: str | None = None,
             results.append(StepMath("skipped", error=f"the solution's limit of {config.max_spans} math "
                                                      "snippets was reached"))
             continue
-        got = run_bounded(step_call, text, ctx, reading, not results, timeout_s=min(config.step_timeout_s, left))
+        budget = min(config.step_timeout_s, left)
+        # Waiting for a replacement worker counts against the solution too: never past its budget.
+        got = run_bounded(step_call, text, ctx, reading, advance, skipped > 0, timeout_s=budget, ready_s=left)
+        advance = skipped = 0
         if got.status == "ok":
             step, ctx = got.value
             spans += step.spans

@@ -22,6 +22,7 @@ from typing import Any
 import sympy
 from sympy.core.function import AppliedUndef
 
+from mathlens.analyze.verify.plain import norm
 from mathlens.analyze.verify.reading import DEFAULT_READING, Reading
 from mathlens.analyze.verify.signs import PlusMinus
 
@@ -157,6 +158,12 @@ def substitute(expr: sympy.Basic, ctx: Context) -> tuple[sympy.Basic, bool]:
             fn = ctx.functions[m.group(1)]
             mapping[sym] = sympy.Tuple(*(sympy.diff(fn.body, p) for p in fn.params))
             used = True
+    # |v| of a vector is its length (Abs of a tuple has no meaning in SymPy): a name with a vector
+    # value, or a gradient at a point, inside bars
+    vectors = {k for k, v in mapping.items() if isinstance(v, sympy.Tuple)}
+    if expr.has(sympy.Abs):
+        expr = expr.replace(lambda n: isinstance(n, sympy.Abs) and _vector_valued(n.args[0], vectors),
+                            lambda n: norm(n.args[0]))
     if mapping:
         expr = expr.xreplace(mapping)
     for _ in range(4):  # P(P(x)): the inner call first, then the outer one
@@ -285,6 +292,10 @@ def at_point(expr: sympy.Basic, ctx: Context) -> sympy.Basic | None:
         if len(fn.params) == len(ctx.point) and names <= {p.name for p in fn.params}:
             return expr.subs(dict(zip(fn.params, ctx.point, strict=True)), simultaneous=True)
     return None
+
+
+def _vector_valued(arg: sympy.Basic, vectors: set[sympy.Basic]) -> bool:
+    return arg in vectors or (isinstance(arg, AppliedUndef) and bool(_NABLA_NAME.match(arg.func.__name__)))
 
 
 def defined_names(ctx: Context) -> set[str]:

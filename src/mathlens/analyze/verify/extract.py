@@ -4,7 +4,9 @@ A plain run is a maximal stretch of math tokens (numbers, single letters, operat
 known function names, ``dx``, ``lim``, ``f_x``...) on one line; an English word of two or more
 letters ends it. A run is kept when it has an operator, a relation or a function call, so that
 "Step 2" or a lone article "a" is not math. A ``$`` right before a digit is currency, not a
-LaTeX delimiter, when the would-be LaTeX content starts or ends with a space (``$5 and $15``).
+LaTeX delimiter, when the would-be LaTeX content starts or ends with a space (``$5 and $15``)
+or its closing sign stands right before a number (``$30 +$200``). A decimal may start with its
+point (``20 x .6``); an en dash between numbers is a minus sign.
 """
 
 from __future__ import annotations
@@ -60,9 +62,9 @@ _MATH_PHRASES = re.compile(
     r"\b(?:integral|int)\s+(?:from\s+\S+\s+to\s+\S+\s+)?of\b|\blim(?:it)?\s+as\s+[a-z]\s*(?:->|→|approaches|goes to)",
     re.I)
 _TOKEN = re.compile(
-    r"(?P<num>\d+(?:[.,]\d+)*(?:\.\d+)?)"
+    r"(?P<num>\d+(?:[.,]\d+)*(?:\.\d+)?|(?<![\w.])\.\d+)"
     r"|(?P<word>[A-Za-z]+(?:_\{?[A-Za-z0-9]+\}?)?'*)"
-    r"|(?P<op>->|<=|>=|!=|[-+*/^=<>!|∫√∂∇π≤≥≠×·÷−→²³°%≈'∞±∓≡])"
+    r"|(?P<op>->|<=|>=|!=|[-+*/^=<>!|∫√∂∇π≤≥≠×·÷−–→²³°%≈'∞±∓≡])"
     r"|(?P<cmd>\\[a-zA-Z]+|\\[,;!{}|]|[_&])"
     r"|(?P<open>[(\[{⟨])|(?P<close>[)\]}⟩])"
     r"|(?P<comma>,)|(?P<space>[ \t]+)|(?P<other>.|\n)",
@@ -72,7 +74,7 @@ _PART_LABEL = re.compile(r"(?:(?<=^)|(?<=[\s,;:.]))\([a-hA-H]\)(?=\s)|(?:(?<=^)|
 _CAPITAL_NAME = re.compile(r"[A-Z]{2,3}")
 _BULLET = re.compile(r"(?m)^[ \t]*[-*•][ \t]+")
 _POINT = re.compile(r"\(\s*-?\d+(?:\.\d+)?(?:\s*,\s*-?\d+(?:\.\d+)?)+\s*\)")
-_STRONG_OPS = set("+*/^=<>!|∫√∂∇≤≥≠×·÷−→²³≈%≡") | {"->", "<=", ">=", "!="}
+_STRONG_OPS = set("+*/^=<>!|∫√∂∇≤≥≠×·÷−–→²³≈%≡") | {"->", "<=", ">=", "!="}
 
 
 def extract_math(text: str, max_spans: int = 2000) -> list[MathSpan]:
@@ -86,6 +88,8 @@ def extract_math(text: str, max_spans: int = 2000) -> list[MathSpan]:
             continue  # "$5 and $" is currency
         if group == "d" and re.match(r"\d", body) and not re.search(r"[\\^_{}=+*/-]", body):
             continue  # "$20" written twice on a line: still currency
+        if group == "d" and re.match(r"\d", body) and text[m.end():m.end() + 1].isdigit():
+            continue  # "$30 +$200": a "closing" sign right before a number opens an amount
         spans.append(MathSpan(body.strip(), m.start(group), m.end(group), "latex",
                               display=group in ("dd", "br", "envbody")))
         taken.append((m.start(), m.end()))

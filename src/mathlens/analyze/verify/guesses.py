@@ -47,7 +47,8 @@ _MIXED_NUMBER = re.compile(r"(?<![\d.,])\d+\s+\d+\s*/\s*\d+(?![\d.])"
                            r"|(?<![\d.,}])\d+\s*\\[dt]?frac\s*\{?\d+\}?\s*\{?\d+")
 _TRIG_NUMBER = re.compile(r"(?:\\)?\b(?:sin|cos|tan|cot|sec|csc)\s*(?:\\left)?\(?\s*(\d+(?:\.\d+)?)"
                           r"(?!\s*(?:°|\^\s*\{?\s*\\circ|\\circ|\\pi|π|pi|[\d.]))")
-_TIMES_X = re.compile(r"\d\s+x\s+\d")
+_TIMES_X = re.compile(r"\d\s+x\s+\.?\d")
+_PERCENT_BETWEEN = re.compile(r"\d\s*%\s*\d")
 _SPACED_NUMBERS = re.compile(r"(?<![\d.,^_{])\d+\s+\d+(?![\d./])")
 
 
@@ -57,6 +58,9 @@ class Guess:
 
     what: str
     confirmed: bool
+    #: the choice is about letters (a name, a product of letters, e): it bears only on claims
+    #: that still have letters in them, not on a link between numbers of the same chain
+    letters: bool = False
 
     def label(self) -> str:
         """The choice in words, as stored on a claim (``AB read as one name (confirmed)``)."""
@@ -74,16 +78,16 @@ def guesses(text: str, reading: Reading, defined: Collection[str] = (), comma_sp
     if comma_split:
         found.append(Guess("a comma between digits read as the end of a statement", False))
     if not reading.e_variable and _E_ALONE.search(plain):
-        found.append(Guess("e read as Euler's number", reading.euler))
+        found.append(Guess("e read as Euler's number", reading.euler, letters=True))
     runs = {m.group(1) for m in _LETTER_RUN.finditer(plain)} - _KNOWN_WORDS
     runs = {r for r in runs if r not in defined}
     if runs:
         letters = {ch for run in runs for ch in run}
         found.append(Guess(f"{', '.join(sorted(runs))} read as a product of letters",
-                           letters <= reading.letters))
+                           letters <= reading.letters, letters=True))
     names = {m.group(1) for m in _CAPITALS.finditer(plain)}
     if names:
-        found.append(Guess(f"{', '.join(sorted(names))} read as one name", names <= set(defined)))
+        found.append(Guess(f"{', '.join(sorted(names))} read as one name", names <= set(defined), letters=True))
     if _NUMBER_BELOW.search(s) or any(_product_below(m, reading) for m in _LETTERS_BELOW.finditer(plain)):
         found.append(Guess("a/bc read as (a/b)c", False))
     if _NEGATIVE_POWER.search(s):
@@ -95,9 +99,29 @@ def guesses(text: str, reading: Reading, defined: Collection[str] = (), comma_sp
         found.append(Guess("a trigonometric function of a bare number read in radians", reading.radians))
     if _TIMES_X.search(s):
         found.append(Guess("x between numbers read as times", "x" not in reading.letters))
+    if _PERCENT_BETWEEN.search(s):
+        found.append(Guess("a % sign between two numbers", False))
     if _SPACED_NUMBERS.search(_TIMES_X.sub(" ", plain)):
         found.append(Guess("two numbers side by side read as a product", False))
     return found
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+#: names in a printed claim that are not letters of the text (functions and constants)
+_PRINTED_FUNCTIONS = frozenset({"sqrt", "sin", "cos", "tan", "cot", "sec", "csc", "log", "exp", "Abs", "pi", "oo",
+                                "asin", "acos", "atan", "floor", "ceiling", "factorial", "binomial", "Rational"})
+
+
+def bears_on(guess: Guess, claim_text: str) -> bool:
+    """Whether `guess` can affect a claim printed as `claim_text` (``8 + 8 + 16 = 41`` has no
+    letters left: how ``age`` was read does not matter to it).
+
+    >>> bears_on(Guess("ab read as a product of letters", False, letters=True), "8 + 8 = 16")
+    False
+    """
+    if not guess.letters:
+        return True
+    return any(name not in _PRINTED_FUNCTIONS for name in _NAME.findall(claim_text))
 
 
 def _product_below(m: re.Match[str], reading: Reading) -> bool:

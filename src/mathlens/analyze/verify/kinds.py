@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 import sympy
+from sympy.core.function import AppliedUndef
 
 _BY_METHOD = {
     "integer quotient": "whole-number", "remainder": "whole-number", "quotient and remainder": "whole-number",
@@ -57,6 +58,9 @@ def rational_only(sides: Collection[sympy.Basic]) -> bool:
         for node in sympy.preorder_traversal(side):
             if isinstance(node, sympy.Pow):
                 if not node.exp.is_Integer:
+                    return False
+            elif isinstance(node, AppliedUndef):  # f(2): a defined function's value, a number
+                if not all(a.is_number for a in node.args):
                     return False
             elif not isinstance(node, _ARITHMETIC):
                 return False

@@ -8,14 +8,29 @@ degrees) and parses with evaluation off, so that the caller can bound the tree f
 from __future__ import annotations
 
 import re
+from functools import cache
+from typing import Any
 
 import sympy
-from latex2sympy2_extended import latex2sympy
-from latex2sympy2_extended.latex2sympy2 import ConversionConfig
 
 from mathlens.analyze.verify.reading import DEFAULT_READING, Reading
 
-_CONVERSION = ConversionConfig(lowercase_symbols=False, interpret_as_mixed_fractions=False)
+
+@cache
+def _converter() -> tuple[Any, Any]:
+    """latex2sympy2 and its configuration, imported on first use: most LaTeX goes through the fast
+    rewrite into plain notation, and the grammar costs half a second to load."""
+    from latex2sympy2_extended import latex2sympy
+    from latex2sympy2_extended.latex2sympy2 import ConversionConfig
+
+    return latex2sympy, ConversionConfig(lowercase_symbols=False, interpret_as_mixed_fractions=False)
+
+
+def latex2sympy(text: str) -> Any:
+    """Convert LaTeX with latex2sympy2 under this project's configuration (a norm ``‖v‖`` is read
+    as ``|v|``: the step checker takes the length of a vector inside bars)."""
+    convert, config = _converter()
+    return convert(text.replace("‖", "|"), conversion_config=config)
 
 _SPACING = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])|(?<!\\)\\[,;:! ]|\\q?quad(?![a-zA-Z])|"
                       r"\\displaystyle(?![a-zA-Z])|\\limits(?![a-zA-Z])")
@@ -46,6 +61,8 @@ def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
     s = _PRIMED_NAME.sub(lambda m: m.group() if m.group(1) in "yuvfghFGH" else
                          f"{m.group(1)}_{{{'prime' * len(m.group(2))}}}", s)
     s = _unwrap_boxed(s)
+    # "\|v\|", "\left\| v \right\|": a norm, which the plain reader knows as "‖v‖"
+    s = re.sub(r"\\left\s*\\\||\\right\s*\\\||\\\|", "‖", s)
     s = s.replace(r"\dfrac", r"\frac").replace(r"\tfrac", r"\frac")
     s = re.sub(r"\\frac\s*(\d)\s*(\d)", r"\\frac{\1}{\2}", s)  # \frac54 -> \frac{5}{4}
     s = re.sub(r"\\frac\s*(\{[^{}]*\})\s*(\d)", r"\\frac\1{\2}", s)
@@ -138,13 +155,13 @@ def parse_side(text: str) -> sympy.Basic:
         return _parse_with_primes(text)
     try:
         with sympy.evaluate(False):
-            value = latex2sympy(text, conversion_config=_CONVERSION)
+            value = latex2sympy(text)
     except Exception:
         # A few rules (mixed fractions such as 2\frac12) fail unevaluated; without powers or
         # factorials nothing in the side can grow, so an evaluated parse is safe.
         if "^" in text or "!" in text or "binom" in text:
             raise
-        value = latex2sympy(text, conversion_config=_CONVERSION)
+        value = latex2sympy(text)
     if isinstance(value, sympy.MatrixBase):
         value = sympy.ImmutableMatrix(value)
     if not isinstance(value, sympy.Basic):
@@ -193,7 +210,7 @@ def _parse_with_primes(text: str) -> sympy.Basic:
         pos = close + 1
     out.append(text[pos:])
     with sympy.evaluate(False):
-        value = latex2sympy("".join(out), conversion_config=_CONVERSION)
+        value = latex2sympy("".join(out))
     if not isinstance(value, sympy.Basic):
         raise TypeError(f"not a mathematical value: {type(value).__name__}")
     return value.xreplace(replacements)

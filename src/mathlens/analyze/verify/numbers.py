@@ -148,7 +148,9 @@ def carried_error(expr: sympy.Basic) -> float:
     each, scaled by the power it is raised to)."""
     total = 0.0
     for value, places, power in _decimal_literals(expr):
-        if value != 0:
+        # A decimal of one significant digit (".3", "0.25" has two) is a value as written, such as a
+        # rate or a share, not a rounded one: it carries no error ("100*.3 = 40" is false).
+        if value != 0 and len(str(abs(int(value * 10**places))).strip("0")) >= 2:
             total += power * 10.0**-places / abs(float(value))
     return min(total, 0.5)
 

@@ -155,7 +155,7 @@ _BARE_ARGUMENT = re.compile(
     r"(\d+(?:\.\d+)?(?:\s*(?:theta|alpha|beta|phi|pi)\b|[a-zA-Z](?![a-zA-Z(_]))?|(?:theta|alpha|beta|phi|pi)\b"
     r"|[a-zA-Z](?![a-zA-Z(_]))")
 # "3 x 4" is 3 times 4, but in "sin^2 x (1 - y)" the x follows an exponent: a variable.
-_TIMES_X = re.compile(r"((?<![\w.^])\d+(?:\.\d+)?|(?<!\^\(\d)\))\s+[x×]\s+(?=[\d(])")
+_TIMES_X = re.compile(r"((?<![\w.^])\d+(?:\.\d+)?|(?<!\^\(\d)\))\s+[x×]\s+(?=[\d(]|\.\d)")
 _PERCENT = re.compile(r"(\d)\s*%")
 _ABS = re.compile(r"\|([^|]+)\|")
 _NORM = re.compile(r"\|\|([^|]+)\|\||‖([^‖]+)‖")
@@ -213,6 +213,8 @@ def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
     s = _rewrite_calculus(s, reading)
     s = re.sub(r"\bnabla\s+([a-zA-Z])\b", r"nabla_\1", s)
     s = re.sub(r"\bgrad\s*\(?\s*([a-zA-Z])\s*\)?(?![\w(])", r"nabla_\1", s)
+    # "grad f(-1, 4)": the gradient at a point, as "∇f(-1, 4)" is
+    s = re.sub(r"\bgrad\s+([a-zA-Z])(?=\s*\()", r"nabla_\1", s)
     return s
 
 

@@ -23,7 +23,7 @@ from sympy.core.function import AppliedUndef
 from mathlens.analyze.verify.claims import EQUATION_REASON, PairInfo, check_relation
 from mathlens.analyze.verify.context import Context, defined_names, definition_of, given, substitute
 from mathlens.analyze.verify.equations import equivalent_form, implicit_derivative, rewrite_check, solves_pending
-from mathlens.analyze.verify.guesses import comma_split, guesses
+from mathlens.analyze.verify.guesses import bears_on, comma_split, guesses
 from mathlens.analyze.verify.kinds import claim_kind, rational_only
 from mathlens.analyze.verify.limits import tree_depth
 from mathlens.analyze.verify.modular import (
@@ -74,6 +74,7 @@ def _cues(parsed: Parsed, text: str) -> set[str]:
     names = {getattr(s, "name", "") for s in raw.free_symbols}
     if any(re.match(r"^[fghFGH]_\{?[a-z]{1,3}\}?$", n) for n in names):
         cues.add("partial")
+    names |= {a.func.__name__ for a in raw.atoms(AppliedUndef)}  # "∇f(-1, 4)"
     if any(n.startswith("nabla_") for n in names):
         cues.update({"partial", "vector"})
     for cls, cue in ((sympy.Integral, "integral"), (sympy.Limit, "limit"), (sympy.Sum, "sum")):
@@ -175,14 +176,15 @@ def _settle(acc: _Acc, piece: Piece, first: int, step: str) -> None:
     false on a reading the solution does not confirm (a guess) is left undecided."""
     found = guesses(piece.text, acc.ctx.reading, defined_names(acc.ctx), comma_split(step, piece.start, piece.end))
     labels = tuple(g.label() for g in found)
-    open_guesses = [g.what for g in found if not g.confirmed]
+    open_guesses = [g for g in found if not g.confirmed]
     for k in range(first, len(acc.claims)):
         claim = acc.claims[k]
         if claim.status in ("valid", "invalid") and not claim.kind:
             claim = replace(claim, kind=claim_kind(claim.method, acc.piece_cues, acc.piece_rational))
-        if claim.status == "invalid" and open_guesses:
+        bearing = [g.what for g in open_guesses if bears_on(g, claim.text)]
+        if claim.status == "invalid" and bearing:
             claim = replace(claim, status="unverifiable", expected="", kind="",
-                            reason="rests on a guess: " + "; ".join(open_guesses))
+                            reason="rests on a guess: " + "; ".join(bearing))
         acc.claims[k] = replace(claim, reading=labels) if labels else claim
 
 
@@ -450,7 +452,28 @@ def _mentions(side: sympy.Basic, ctx: Context) -> set[str]:
     except Exception:
         pass
     out.add(_key(side))
+    out |= _named_parts(side)
     out.discard("")
+    return out
+
+
+#: sub-expressions of one side recorded as mentions (a bound on what one side adds)
+_MAX_NAMED_PARTS = 16
+
+
+def _named_parts(side: sympy.Basic) -> set[str]:
+    """Results used by name inside a larger expression: ``|v|`` in ``v/|v|``, ``f(-1, 4)``,
+    ``f'(2)``, ``∇f(-1, 4)`` (a function of a name, or a named function at its arguments)."""
+    out: set[str] = set()
+    for node in sympy.preorder_traversal(side):
+        if len(out) >= _MAX_NAMED_PARTS:
+            break
+        if node is side or not node.args:
+            continue
+        if isinstance(node, AppliedUndef | sympy.Subs | sympy.Derivative) or \
+                (isinstance(node, sympy.Function) and node.free_symbols and
+                 all(a.is_Atom for a in node.args)):
+            out.add(_key(node))
     return out
 
 
@@ -476,11 +499,18 @@ def context_from_question(question: str | None, reading: Reading = DEFAULT_READI
     return given(ctx)
 
 
-def step_in_worker(text: str, ctx_data: bytes | None, reading: Reading, first: bool) -> tuple[StepMath, bytes]:
+def step_in_worker(text: str, ctx_data: bytes | None, reading: Reading, advance: int,
+                   skipped: bool = False) -> tuple[StepMath, bytes]:
     """`analyze_step` on one step, the context kept as pickled bytes: the caller passes it from
-    step to step without unpickling it, so it never needs SymPy itself (`checker.verify_steps`)."""
+    step to step without unpickling it, so it never needs SymPy itself (`checker.verify_steps`).
+    `advance`: steps since the context was last used (0 for the first step); `skipped`: the caller
+    left out steps with nothing to check in between (a chain does not go on across them)."""
     ctx = pickle.loads(ctx_data) if ctx_data is not None else Context(reading=reading)
-    step, ctx = analyze_step(text, ctx if first else ctx.next_step())
+    for _ in range(advance):
+        ctx = ctx.next_step()
+    if skipped:
+        ctx = replace(ctx, carry=None)
+    step, ctx = analyze_step(text, ctx)
     return step, pickle.dumps(ctx, protocol=pickle.HIGHEST_PROTOCOL)
 
 

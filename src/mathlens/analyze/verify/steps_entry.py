@@ -10,11 +10,12 @@ if TYPE_CHECKING:
     from mathlens.analyze.verify.results import StepMath
 
 
-def step_call(text: str, ctx_data: bytes | None, reading: Reading, first: bool) -> tuple[StepMath, bytes]:
+def step_call(text: str, ctx_data: bytes | None, reading: Reading, advance: int,
+              skipped: bool) -> tuple[StepMath, bytes]:
     """Check one step in the worker (`steps.step_in_worker`)."""
     from mathlens.analyze.verify.steps import step_in_worker
 
-    return step_in_worker(text, ctx_data, reading, first)
+    return step_in_worker(text, ctx_data, reading, advance, skipped)
 
 
 def question_call(question: str, reading: Reading) -> bytes:

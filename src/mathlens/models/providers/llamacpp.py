@@ -10,6 +10,14 @@ The prompt format is the chat template stored in the GGUF file unless a `chat_fo
 back to a Llama-2 format without saying so. Gemma's template has no system turn
 (llama-cpp-python's `gemma` format drops system messages), so with that format system text is
 prepended to the first user turn, as Gemma's own template does.
+
+**Images.** With a vision projector (`-M mmproj=PATH`, the `mmproj-*.gguf` file published beside a
+vision model's weights) the model reads images: messages carry them as `image_url` content parts
+(base64 data URLs, never fetched from anywhere) and llama-cpp-python's multimodal chat handler
+named by `-M chat_handler` (default `mtmd`: the chat template stored in the GGUF; or `llava15`,
+`llava16`, `moondream`, `nanollava`, `llama3-vision-alpha`, `minicpm-v26`, `qwen25-vl`, `gemma4`)
+turns them into embeddings. Without a projector the model is text-only and a request with images
+is refused with an error naming the option.
 """
 
 from __future__ import annotations
@@ -20,15 +28,39 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
+
+from pydantic import Field
 
 from mathlens.errors import PermanentModelError, UserError
 from mathlens.models.base import GenerateConfig, Message, ModelOutput, Provider, Usage
 from mathlens.models.embedded import DEFAULT_EMBEDDED, get_embedded, weights_path
 from mathlens.models.gguf import chat_template
-from mathlens.models.options import LlamaCppOptions
+from mathlens.models.images import image_parts
+from mathlens.models.options import ProviderOptions
 
-_LOADED: dict[tuple[str, int, int, str | None], Any] = {}
+#: `-M chat_handler` names -> llama-cpp-python's multimodal chat handler classes.
+CHAT_HANDLERS: dict[str, str] = {
+    "mtmd": "MTMDChatHandler", "llava15": "Llava15ChatHandler", "llava16": "Llava16ChatHandler",
+    "moondream": "MoondreamChatHandler", "nanollava": "NanoLlavaChatHandler",
+    "llama3-vision-alpha": "Llama3VisionAlphaChatHandler", "minicpm-v26": "MiniCPMv26ChatHandler",
+    "qwen25-vl": "Qwen25VLChatHandler", "gemma4": "Gemma4ChatHandler",
+}
+
+
+class LlamaCppOptions(ProviderOptions):
+    """`embedded/...` and `llamacpp/PATH.gguf`."""
+
+    n_ctx: int = Field(4096, ge=64, le=1 << 20, description="context window in tokens")
+    n_threads: int | None = Field(None, ge=1, le=1024, description="CPU threads (default: every core)")
+    chat_format: str | None = Field(None, min_length=1, description="llama-cpp-python chat format; default: the "
+                                    "template stored in the GGUF (embedded models: their known format)")
+    mmproj: Path | None = Field(None, description="vision projector GGUF (mmproj): the model then reads images")
+    chat_handler: Literal[
+        "mtmd", "llava15", "llava16", "moondream", "nanollava", "llama3-vision-alpha", "minicpm-v26", "qwen25-vl",
+        "gemma4"] = Field("mtmd", description="llama-cpp-python multimodal chat handler used with mmproj")
+
+_LOADED: dict[tuple[str, int, int, str | None, str | None], Any] = {}
 _LOAD_LOCK = threading.Lock()
 _RUN_LOCK = threading.Lock()
 
@@ -85,7 +117,12 @@ class LlamaCppProvider(Provider):
         self.n_ctx = settings.n_ctx
         self.n_threads = settings.n_threads or os.cpu_count() or 2
         self.chat_format: str | None = settings.chat_format or self._default_chat_format()
-        if self.chat_format is None and chat_template(self.path) is None:
+        self.mmproj = settings.mmproj.expanduser() if settings.mmproj is not None else None
+        self.chat_handler = settings.chat_handler
+        if self.mmproj is not None and not self.mmproj.is_file():
+            raise UserError(f"{self.name}: no vision projector file at {self.mmproj} (-M mmproj)")
+        self.accepts_images = self.mmproj is not None
+        if self.mmproj is None and self.chat_format is None and chat_template(self.path) is None:
             raise UserError(f"{self.path} has no chat template: name its prompt format with "
                             "-M chat_format=NAME (for example gemma, chatml, llama-3)")
         self._digest = _file_digest(self.path)
@@ -100,28 +137,61 @@ class LlamaCppProvider(Provider):
         return path
 
     def identity(self) -> dict[str, Any]:
-        return {"provider": self.name, "model": self.path.name, "weights": self._digest,
-                "n_ctx": self.n_ctx, "chat_format": self.chat_format or "gguf-template"}
+        ident = {"provider": self.name, "model": self.path.name, "weights": self._digest,
+                 "n_ctx": self.n_ctx, "chat_format": self.chat_format or "gguf-template"}
+        if self.mmproj is not None:  # only with a projector, so that text-only runs keep their cache keys
+            ident.update(mmproj=_file_digest(self.mmproj), chat_handler=self.chat_handler)
+        return ident
+
+    def handler(self) -> Any:
+        """The llama-cpp-python multimodal chat handler for the projector (None without one)."""
+        if self.mmproj is None:
+            return None
+        from llama_cpp import llama_chat_format
+
+        cls = getattr(llama_chat_format, CHAT_HANDLERS[self.chat_handler], None)
+        if cls is None:
+            raise UserError(f"{self.name}: the installed llama-cpp-python has no {CHAT_HANDLERS[self.chat_handler]} "
+                            f"(-M chat_handler={self.chat_handler}); choose another handler")
+        return cls(clip_model_path=str(self.mmproj), verbose=False)
 
     def _llm(self) -> Any:
-        key = (str(self.path), self.n_ctx, self.n_threads, self.chat_format)
+        key = (str(self.path), self.n_ctx, self.n_threads, self.chat_format,
+               f"{self.mmproj}:{self.chat_handler}" if self.mmproj is not None else None)
         with _LOAD_LOCK:
             if key not in _LOADED:
                 try:
                     from llama_cpp import Llama
                 except ImportError as exc:
                     raise UserError("llama-cpp-python is not installed: run `make setup`") from exc
+                handler = self.handler()
                 _LOADED[key] = Llama(model_path=str(self.path), n_ctx=self.n_ctx, n_threads=self.n_threads,
-                                     chat_format=self.chat_format, verbose=False, seed=0)
+                                     chat_format=None if handler is not None else self.chat_format,
+                                     chat_handler=handler, verbose=False, seed=0)
             return _LOADED[key]
 
+    def chat_messages(self, messages: list[Message]) -> list[dict[str, Any]]:
+        """The messages as llama-cpp-python takes them: images as `image_url` data-URL parts."""
+        if any(m.images for m in messages) and self.mmproj is None:
+            raise PermanentModelError(f"{self.name}: this model is text-only and cannot read images; give it a "
+                                      "vision projector with -M mmproj=PATH, or send the written description "
+                                      "(--images describe)")
+        if self.chat_format == "gemma" and self.mmproj is None:
+            return list(merge_system(messages))
+        out: list[dict[str, Any]] = []
+        for m in messages:
+            if m.images:
+                out.append({"role": m.role, "content": [{"type": "text", "text": m.content},
+                                                         *image_parts(m.images)]})
+            else:
+                out.append({"role": m.role, "content": m.content})
+        return out
+
     def _run(self, messages: list[Message], config: GenerateConfig, schema: dict[str, Any] | None) -> ModelOutput:
-        if any(m.images for m in messages):
-            raise PermanentModelError(f"{self.name}: this model is text-only and cannot read images")
+        chat = self.chat_messages(messages)
         llm = self._llm()
         kwargs: dict[str, Any] = {
-            "messages": merge_system(messages) if self.chat_format == "gemma" else
-            [{"role": m.role, "content": m.content} for m in messages],
+            "messages": chat,
             "temperature": config.temperature,
             "top_p": config.top_p,
             "max_tokens": config.max_tokens,
@@ -135,7 +205,7 @@ class LlamaCppProvider(Provider):
         with _RUN_LOCK:
             try:
                 res = llm.create_chat_completion(**kwargs)
-            except ValueError as exc:  # e.g. prompt longer than the context window
+            except ValueError as exc:  # e.g. prompt longer than the context window, a projector that fails
                 raise PermanentModelError(f"{self.name}: {exc}") from exc
         choice = res["choices"][0]
         usage = res.get("usage") or {}

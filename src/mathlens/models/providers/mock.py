@@ -10,15 +10,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
+from pydantic import Field
+
 from mathlens.errors import PermanentModelError, TransientModelError
 from mathlens.models.base import GenerateConfig, Message, ModelOutput, Provider, Usage
-from mathlens.models.options import MockOptions
+from mathlens.models.options import ProviderOptions
+
+
+class MockOptions(ProviderOptions):
+    """`mock/NAME` (tests only): scripted replies."""
+
+    responses: list[str] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    func: Callable[..., str] | None = None
+    vision: bool = False
 
 
 class MockProvider(Provider):
     name = "mock"
     default_concurrency = 8
-    accepts_images = False
 
     Options = MockOptions
 
@@ -28,7 +38,7 @@ class MockProvider(Provider):
         self.responses: list[str] = list(settings.responses)
         self.func: Callable[[list[Message]], str] | None = settings.func
         self.errors: list[str] = list(settings.errors)
-        self.accepts_images = settings.accepts_images
+        self.accepts_images = settings.vision
         self.requests: list[tuple[list[Message], GenerateConfig, dict[str, Any] | None]] = []
         self._i = 0
 

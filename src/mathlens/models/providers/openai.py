@@ -4,15 +4,29 @@
 is read from the environment variable named by `api_key_env` (default `OPENAI_API_KEY`) and is never
 written to disk: it is not part of the identity, the cache key or the manifest.
 
-Several servers of one model (`--base-url` repeated, `-M base_urls=URL1,URL2` or `@FILE`) form a
-pool (`providers/pool.py`, docs/replicas.md): each request goes to the least-loaded replica in
-service, with an adaptive limit per replica, and a request that a replica fails (no answer, 5xx,
-429) is sent to another one within the same call. A single server goes through the same pool.
+Requests go through a `ReplicaPool` (`providers/pool.py`, docs/replicas.md), with one server or
+several (`--base-url` repeated, `-M base_urls=URL1,URL2` or `@FILE`): each request goes to the
+least-loaded server in service, and one that a server fails (no answer, 5xx, 429) is sent to another
+within the same call. The pool is also the model's admission: adaptive by default (it follows the
+servers' signals), a fixed limit with `--concurrency N`.
 
-Identity (the cache key and `request_hash`): provider and model, plus `deployment` when given.
-No URL is part of it, so adding, removing or moving a replica keeps every cached response; a user
-who serves different weights under one model name on different servers tells them apart with
-`-M deployment=LABEL`.
+Identity (the cache key and `request_hash`): provider and model, plus `deployment` when given, and
+`reasoning` when it is set. No URL is part of it, so adding, removing or moving a replica keeps
+every cached response; a user who serves different weights under one model name on different
+servers tells them apart with `-M deployment=LABEL`.
+
+Capabilities:
+
+- **Images** are sent as `image_url` content parts (base64 data URLs) only for a model declared
+  to read them (`-M vision=true`); the tutoring study then sends diagrams as images under
+  `--images auto`, and their written description otherwise. A server that refuses a request
+  carrying image parts gets an error naming the flag.
+- **Reasoning models** (OpenAI's o-series and the like) refuse `max_tokens` and any temperature
+  but their own. `-M reasoning=true` sends `max_completion_tokens` and leaves out `temperature`,
+  `top_p` and `stop`. Without the option, a 400 that names one of those parameters switches the
+  model to that form for the rest of the process and resends the request (not counted as a
+  retry); the run records `reasoning=true` in its manifest (`learned`), so a resume starts so.
+  `-M reasoning=false` never switches.
 
 Structured output uses `response_format`; `-M response_format=json_object` selects llama.cpp's
 `{"type": "json_object", "schema": ...}` form, `guided_json` older vLLM's `guided_json` extra
@@ -22,30 +36,53 @@ apart (`reasoning_content`, or `reasoning`) becomes `ModelOutput.reasoning`.
 
 from __future__ import annotations
 
-import base64
-import mimetypes
 import os
 import re
 import time
-from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
-import httpx
+from pydantic import Field
 
-from mathlens.errors import MalformedReplyError, ModelError, PermanentModelError, TransientModelError, UserError
+from mathlens.errors import MalformedReplyError, PermanentModelError, UserError
+from mathlens.models.admission import Admission, Concurrency, ReplicaStats
 from mathlens.models.base import GenerateConfig, Message, ModelOutput, Provider, Usage
-from mathlens.models.options import OpenAIOptions
+from mathlens.models.images import image_parts
+from mathlens.models.options import ReplicaList, replica_url
 from mathlens.models.providers._http import (
-    RateLimitedError,
+    HttpClient,
     RequestRefusedError,
-    ServerTroubleError,
-    make_client,
+    get_ok,
     post_json,
     refuse_inline_key,
-    timeout_option,
 )
 from mathlens.models.providers._replies import ChatCompletion, validate_reply
-from mathlens.models.providers.pool import Outcome, PoolSettings, ReplicaPool
+from mathlens.models.providers.pool import PoolOptions, PoolSettings, ReplicaPool
+
+
+class OpenAIOptions(PoolOptions):
+    """`openai/MODEL`: one server, or a pool of replicas (docs/replicas.md)."""
+
+    base_url: str | None = Field(None, description="server URL (default: $OPENAI_BASE_URL or OpenAI's)")
+    base_urls: ReplicaList = Field((), description="replicas of one model: URL1,URL2 or @FILE (one URL a line); "
+                                   "requests go to the least-loaded one in service")
+    deployment: str | None = Field(None, min_length=1, max_length=200,
+                                   description="label of what the servers run, part of the cache key (for "
+                                   "different weights served under one model name)")
+    api_key_env: str = Field("OPENAI_API_KEY", min_length=1, description="environment variable holding the key")
+    response_format: Literal["json_schema", "json_object", "guided_json"] = Field(
+        "json_schema", description="structured-output form: OpenAI/vLLM json_schema, llama.cpp json_object, or "
+        "older vLLM's guided_json")
+    reasoning: bool | None = Field(None, description="a reasoning model: send max_completion_tokens and no "
+                                   "temperature, top_p or stop (default: switch when the server's 400 asks for it)")
+
+    def replica_urls(self, default: str) -> tuple[str, ...]:
+        """Every server of this model: `base_url` (or `default`) when no `base_urls` are given, else
+        `base_url` (if given) followed by the `base_urls` not already named."""
+        if not self.base_urls:
+            return (replica_url(self.base_url or default, "base_url"),)
+        first = (replica_url(self.base_url, "base_url"),) if self.base_url else ()
+        return first + tuple(u for u in self.base_urls if u not in first)
+
 
 #: What vLLM (and llama.cpp, OpenAI) say when the prompt plus max_tokens do not fit the context.
 _CONTEXT_LENGTH = re.compile(r"maximum context length|max_model_len|context length|context window|"
@@ -65,10 +102,36 @@ def context_length_error(exc: RequestRefusedError, max_tokens: int) -> Permanent
         f"The server said: {exc}")
 
 
+#: A 400 that names a parameter reasoning models refuse (OpenAI's wording, and vLLM's like it).
+_REASONING_400 = re.compile(r"max_completion_tokens|unsupported (?:parameter|value)[^.]*'(?:max_tokens|temperature|"
+                            r"top_p|stop)'|'(?:temperature|top_p|stop)' (?:is not supported|does not support)",
+                            re.IGNORECASE)
+#: A 400 that says the model cannot take image parts.
+_IMAGE_400 = re.compile(r"image|vision|multimodal|image_url|content part", re.IGNORECASE)
+
+
+def needs_reasoning_form(exc: RequestRefusedError) -> bool:
+    """Whether a refusal says the model takes only the reasoning-model request form.
+
+    >>> needs_reasoning_form(RequestRefusedError("x", 400, "Unsupported parameter: 'max_tokens' is not "
+    ...     "supported with this model. Use 'max_completion_tokens' instead."))
+    True
+    >>> needs_reasoning_form(RequestRefusedError("x", 400, "maximum context length is 4096 tokens"))
+    False
+    """
+    return exc.status == 400 and _REASONING_400.search(exc.body) is not None
+
+
+def text_only_error(spec: str) -> PermanentModelError:
+    """The error for image parts meant for a model not declared to read them."""
+    return PermanentModelError(f"{spec} is declared text-only (-M vision=false, the default) but the request "
+                               "carries images; give -M vision=true if the model reads images, or send the "
+                               "written description (--images describe)")
+
+
 class OpenAIProvider(Provider):
     name = "openai"
     default_concurrency = 8
-    accepts_images = True
 
     Options = OpenAIOptions
 
@@ -85,20 +148,43 @@ class OpenAIProvider(Provider):
         self.key_env = settings.api_key_env
         self.response_format = settings.response_format
         self.deployment = settings.deployment
-        self._client = make_client(timeout_option(options))
-        self._pool = ReplicaPool(urls, PoolSettings(
-            max_concurrency=settings.max_concurrency, latency_factor=settings.latency_factor,
-            failure_threshold=settings.failure_threshold, probe_s=settings.probe_s,
-            hang_s=settings.hang_s),
-            probe=self._healthy, start=self.default_concurrency)
+        self.accepts_images = settings.vision
+        #: None: not said (switch on the server's 400); True/False: as given
+        self.reasoning_option = settings.reasoning
+        self.reasoning_form = settings.reasoning is True
+        self._client = HttpClient(settings.timeout_s)
+        self._pool = ReplicaPool(urls, PoolSettings.of(settings), probe=self._healthy)
 
     def identity(self) -> dict[str, Any]:
         ident: dict[str, Any] = {"provider": self.name, "model": self.model}
         if self.deployment:
             ident["deployment"] = self.deployment
+        if self.reasoning_option is not None:  # only when set, so that earlier runs keep their cache keys
+            ident["reasoning"] = self.reasoning_option
         return ident
 
+    def admission(self, concurrency: Concurrency) -> Admission:
+        """The pool's admission: adaptive unless `concurrency` is a number (then fixed, over all servers)."""
+        gate = self._pool.configure(concurrency)
+        self._client.reserve(gate.ceiling)
+        return gate
+
+    def recorded_options(self) -> dict[str, Any]:
+        """The options, with a replica file (`base_urls=@FILE`) replaced by the URLs it held."""
+        options = dict(self.options)
+        if isinstance(options.get("base_urls"), str):
+            options["base_urls"] = [r.url for r in self._pool.replicas]
+        return options
+
+    def replica_stats(self) -> list[ReplicaStats]:
+        return self._pool.stats() if len(self._pool.replicas) > 1 else []
+
+    def learned(self) -> dict[str, Any]:
+        return {"reasoning": True} if self.reasoning_form and self.reasoning_option is None else {}
+
+    @property
     def pool(self) -> ReplicaPool:
+        """The servers of this model and their counters."""
         return self._pool
 
     @property
@@ -108,26 +194,18 @@ class OpenAIProvider(Provider):
 
     async def _healthy(self, url: str) -> bool:
         """Health probe: `GET {url}/models` answers 200 (vLLM, llama.cpp and OpenAI all serve it)."""
-        try:
-            resp = await self._client.get(f"{url}/models", headers=self._headers(), timeout=PROBE_TIMEOUT_S)
-        except httpx.HTTPError:
-            return False
-        return resp.status_code == 200
+        return await get_ok(self._client, f"{url}/models", self._headers(), PROBE_TIMEOUT_S)
 
     def _headers(self) -> dict[str, str]:
         key = os.environ.get(self.key_env)
         return {"Authorization": f"Bearer {key}"} if key else {}
 
-    @staticmethod
-    def _content(msg: Message) -> Any:
+    def _content(self, msg: Message) -> Any:
         if not msg.images:
             return msg.content
-        parts: list[dict[str, Any]] = [{"type": "text", "text": msg.content}]
-        for path in msg.images:
-            mime = mimetypes.guess_type(path)[0] or "image/png"
-            data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
-            parts.append({"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}})
-        return parts
+        if not self.accepts_images:
+            raise text_only_error(f"openai/{self.model}")
+        return [{"type": "text", "text": msg.content}, *image_parts(msg.images)]
 
     def _constrain(self, payload: dict[str, Any], schema: dict[str, Any]) -> None:
         if self.response_format == "guided_json":
@@ -143,13 +221,14 @@ class OpenAIProvider(Provider):
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": m.role, "content": self._content(m)} for m in messages],
-            "temperature": config.temperature,
-            "top_p": config.top_p,
-            "max_tokens": config.max_tokens,
-            "seed": config.seed,
         }
-        if config.stop:
-            payload["stop"] = list(config.stop)
+        if self.reasoning_form:  # reasoning models take only their own sampling and no stop
+            payload["max_completion_tokens"] = config.max_tokens
+        else:
+            payload.update(temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens)
+            if config.stop:
+                payload["stop"] = list(config.stop)
+        payload["seed"] = config.seed
         if schema is not None:
             self._constrain(payload, schema)
         payload.update(config.extra.get("openai_params", {}))
@@ -158,44 +237,37 @@ class OpenAIProvider(Provider):
     async def generate(
         self, messages: list[Message], config: GenerateConfig, schema: dict[str, Any] | None = None
     ) -> ModelOutput:
-        payload = self.payload(messages, config, schema)
         headers = self._headers()
-        tried: set[str] = set()
-        last: ModelError | None = None
         while True:
-            replica = await self._pool.acquire(tried)
-            if replica is None:  # every replica in service failed this request once: the caller retries
-                assert last is not None
-                raise last
-            tried.add(replica.url)
-            epoch, outcome, retry_after = replica.limiter.epoch, cast(Outcome, "cancelled"), None
-            start = time.perf_counter()
-            tokens = 0
-            try:
-                data = await post_json(self._client, f"{replica.url}/chat/completions", payload, headers)
+            reasoning_form = self.reasoning_form
+            payload = self.payload(messages, config, schema)
+
+            async def attempt(url: str, payload: dict[str, Any] = payload) -> tuple[ModelOutput, int]:
+                start = time.perf_counter()
+                data = await post_json(self._client, f"{url}/chat/completions", payload, headers)
                 out = self._output(data, time.perf_counter() - start)
-                outcome, tokens = "ok", out.usage.completion_tokens
-            except RateLimitedError as exc:
-                outcome, retry_after, last = "overloaded", exc.retry_after, exc
-                continue
-            except ServerTroubleError as exc:
-                outcome, retry_after, last = "failed", exc.retry_after, exc
-                continue
+                return out, out.usage.completion_tokens
+
+            try:
+                out, url = await self._pool.send(attempt)
             except RequestRefusedError as exc:
-                outcome = "refused"
-                raise context_length_error(exc, config.max_tokens) or exc from None
-            except TransientModelError:  # 408/409/425, a non-JSON reply: the caller retries
-                outcome = "refused"
-                raise
-            except MalformedReplyError:
-                outcome = "refused"
-                raise
-            finally:
-                self._pool.release(replica, outcome, epoch=epoch, latency_s=time.perf_counter() - start,
-                                   completion_tokens=tokens, retry_after=retry_after)
+                if self.reasoning_option is None and not reasoning_form and needs_reasoning_form(exc):
+                    self.reasoning_form = True  # the server said how: send it again in that form
+                    continue
+                raise self._refusal(exc, messages, config) from None
             if len(self._pool.replicas) > 1:
-                out = out.model_copy(update={"replica": replica.url})
+                out = out.model_copy(update={"replica": url})
             return out
+
+    def _refusal(self, exc: RequestRefusedError, messages: list[Message], config: GenerateConfig) -> Exception:
+        too_long = context_length_error(exc, config.max_tokens)
+        if too_long is not None:
+            return too_long
+        if exc.status == 400 and any(m.images for m in messages) and _IMAGE_400.search(exc.body):
+            return PermanentModelError(
+                f"the server refused a request with image parts: openai/{self.model} may not read images. Run "
+                f"it with -M vision=false so that diagrams go as their written description. The server said: {exc}")
+        return exc
 
     def _output(self, data: dict[str, Any], latency_s: float) -> ModelOutput:
         reply = validate_reply(ChatCompletion, data, "chat completion")

@@ -104,7 +104,7 @@ def _questions(ctx: ReportContext, found: list[tuple[RunData, BreakdownSummary]]
             if e.original and e.class_average is not None:
                 rows.append((e.question_id, e.exam_id, _cell_name(e, run, ctx), e.score, e.class_average,
                              e.difference, e.z_score))
-                links.append(None if ctx.multi_run else _anchor(e.exam_id, e.question_id))
+                links.append(None if ctx.multi_run else ctx.href(_anchor(e.exam_id, e.question_id)))
     if not rows:
         return None
     cols = ("question", "exam", "model · configuration", "score (%)", "class average (%)",

@@ -19,12 +19,16 @@ from mathlens.report.flowdata import flow_for
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table
 
+#: flags listed on the page (the first ones, most telling questions first); each question's block has its own
+MAX_ROWS = 200
+
 
 def build(ctx: ReportContext) -> Table | None:
-    """One row per flag: question (linked), model and configuration, flag, reason, value, threshold."""
+    """One row per flag: question (linked), model and configuration, flag, reason, value, threshold
+    (the first `MAX_ROWS`; the caption says how many there are)."""
     rows: list[tuple[Cell, ...]] = []
     links: list[str | None] = []
-    anchors = {(v.exam_id, v.question_id): v.anchor for v in ctx.views}
+    anchors = {(v.exam_id, v.question_id): ctx.href(v.anchor) for v in ctx.views}
     opts = ctx.options
     for run in ctx.runs:
         has_sens = run.document(SENSITIVITY) is not None
@@ -66,12 +70,14 @@ def build(ctx: ReportContext) -> Table | None:
                 links.append(anchors.get((rec.exam_id, rec.question_id)))
     if not rows:
         return None
+    shown = f"The first {MAX_ROWS} of {len(rows)} flags. " if len(rows) > MAX_ROWS else ""
     return Table(ctx.uid("flags"), "Solutions to review", ("question", "model · configuration", "flag", "reason",
-                                                            "value", "threshold"), tuple(rows), row_links=tuple(links),
-                 caption="Too dense: complexity above the threshold; unstable under rephrasing: phrase sensitivity "
-                         "above the threshold; unreliable: the answer changed under a meaning-preserving variant; "
-                         "degenerate output: the response is not an attempt at the question (no other flag is "
-                         "computed on it).")
+                                                            "value", "threshold"), tuple(rows[:MAX_ROWS]),
+                 row_links=tuple(links[:MAX_ROWS]),
+                 caption=shown + "Too dense: complexity above the threshold; unstable under rephrasing: "
+                         "phrase sensitivity above the threshold; unreliable: the answer changed under a "
+                         "meaning-preserving variant; degenerate output: the response is not an attempt at the "
+                         "question (no other flag is computed on it).")
 
 
 SECTION = ReportSection(id="flags", title="Instructor flags", template="sections/flags.html.j2", build=build,

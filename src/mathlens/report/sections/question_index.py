@@ -1,4 +1,5 @@
-"""An index of every question with a one-line summary per question, linking to its block."""
+"""An index of the questions on the main page with a one-line summary each, linking to its block
+(a large run's other questions are listed on the question pages)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def build(ctx: ReportContext) -> Table | None:
     have_answers = any(r.document(ANSWERS) is not None for r in ctx.runs)
     have_flow = any(r.document(FLOW) is not None for r in ctx.runs)
     rows: list[tuple[Cell, ...]] = []
-    for view in ctx.views:
+    shown = ctx.views[: ctx.options.main_questions]  # the questions on this page; the rest are on question pages
+    for view in shown:
         recs = view.originals
         answers = [r.run.entry(ANSWERS, r.record.key) for r in recs]
         checked = [a for a in answers if a is not None]
@@ -45,7 +47,9 @@ def build(ctx: ReportContext) -> Table | None:
     return Table(ctx.uid("question-index"), "Questions", (
         "question", "text", "responses", "variants", "errors", "truncated", "correct final answers",
         "mean complexity", "with an invalid step", "phrase sensitivity (max)"), tuple(rows),
-        decimals={7: 1}, row_links=tuple(v.anchor for v in ctx.views))
+        decimals={7: 1}, row_links=tuple(v.anchor for v in shown),
+        caption=(f"The {len(shown)} questions on this page; the other {len(ctx.views) - len(shown)} are on the "
+                 "question pages linked under Questions." if len(ctx.views) > len(shown) else ""))
 
 
 SECTION = ReportSection(id="question_index", title="Question index", template="sections/flags.html.j2", build=build,

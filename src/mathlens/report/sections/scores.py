@@ -49,6 +49,8 @@ class ExamScore:
     run_percents: tuple[float | None, ...] = ()
     #: questions whose grade changed between repeats (None: not known for this basis)
     changed: int | None = None
+    #: the judge against the answer checker, as the grading analysis counted it ("" when not graded)
+    judge_vs_checker: str = ""
 
     @property
     def percent(self) -> float | None:
@@ -160,8 +162,16 @@ def _from_grade_tables(run: RunData) -> list[ExamScore] | None:
         out.append(ExamScore(run=run.label, exam=exam, model=r.model, configuration=r.configuration,
                              variant=r.variant, basis=f"rubric ({r.grader})" if r.grader else "rubric",
                              earned=r.score, possible=r.total, questions=r.questions, original=r.original,
-                             run_percents=tuple(s.percent for s in r.run_scores), changed=r.changed))
+                             run_percents=tuple(s.percent for s in r.run_scores), changed=r.changed,
+                             judge_vs_checker=_judge_mark(r.decisive, r.disagreements, r.judge_unreliable)))
     return out
+
+
+def _judge_mark(decisive: int, disagreements: int, unreliable: bool) -> str:
+    """`UNRELIABLE JUDGE: 3 of 4 decisive answers disagree`, or `1 of 9 ...`, or "" with none decisive."""
+    if not decisive:
+        return ""
+    return ("UNRELIABLE JUDGE: " if unreliable else "") + f"{disagreements} of {decisive} decisive answers disagree"
 
 
 def _changes_table(ctx: ReportContext) -> Table | None:
@@ -180,7 +190,7 @@ def _changes_table(ctx: ReportContext) -> Table | None:
         per_run = " · ".join("–" if g.total is None else f"{g.total:g}" for g in c.grades)
         rows.append(((run.label,) if ctx.multi_run else ()) + (c.exam_id, c.question_id, c.model, c.configuration)
                     + ((c.variant,) if variants else ()) + (c.grader, f"{per_run} of {c.max_total:g}", c.spread))
-        links.append(_anchor(c.exam_id, c.question_id) if not ctx.multi_run else None)
+        links.append(ctx.href(_anchor(c.exam_id, c.question_id)) if not ctx.multi_run else None)
     cols = (("run",) if ctx.multi_run else ()) + ("exam", "question", "model", "configuration") + (
         ("prompt variant",) if variants else ()) + ("grader", "grade in each run", "spread (points)")
     return Table(ctx.uid("grade-changes"), "Questions whose grade changed between runs", cols, tuple(rows),
@@ -201,6 +211,7 @@ def build(ctx: ReportContext) -> Scores | None:
         return None
     variants = any(not s.original for s in scores)
     repeated = any(s.repeated for s in scores)
+    judged = any(s.judge_vs_checker for s in scores)
     rows: list[tuple[Cell, ...]] = []
     notes: list[str] = []
     for s in scores:
@@ -215,13 +226,15 @@ def build(ctx: ReportContext) -> Scores | None:
         rows.append(((s.run,) if ctx.multi_run else ()) + (
             s.exam.course, s.exam.name, s.model, s.configuration) + ((s.variant,) if variants else ()) + (
             s.basis, f"{s.earned:g}/{s.possible:g}", None if pct is None else round(pct, 1)) + spread + (avg,
-            None if pct is None or avg is None else round(pct - avg, 1), f"{s.questions} of {len(s.exam.questions)}"))
+            None if pct is None or avg is None else round(pct - avg, 1), f"{s.questions} of {len(s.exam.questions)}")
+            + ((s.judge_vs_checker or None,) if judged else ()))
         if cohort and cohort.illustrative and cohort.note:
             notes.append(f"{s.exam.name}: {cohort.note}")
     cols = (("run",) if ctx.multi_run else ()) + ("course", "exam", "model", "configuration") + (
         ("prompt variant",) if variants else ()) + ("points from", "score", "score (%)") + (
         ("score in each run (%)", "mean over runs (%)", "sd over runs (%)", "questions with a changed grade")
-        if repeated else ()) + ("class average (%)", "difference (points of %)", "questions")
+        if repeated else ()) + ("class average (%)", "difference (points of %)", "questions") + (
+        ("judge vs checker",) if judged else ())
     one_decimal = [cols.index(c) for c in ("score (%)", "mean over runs (%)", "sd over runs (%)",
                                            "class average (%)", "difference (points of %)") if c in cols]
     table6 = Table(ctx.uid("exam-scores"),
@@ -230,6 +243,10 @@ def build(ctx: ReportContext) -> Scores | None:
                    caption="Only the questions the run answered count (see the last column). Class averages are "
                            "descriptive comparisons only (no inferential test), as in the calculus study."
                            + (" Each graded prompt variant has its own rows." if variants else "")
+                           + (" A rubric score grades the whole solution; its final-answer points are the answer "
+                              "checker's where it is decisive. Judge vs checker: decisive final answers on which "
+                              "the judge's own points contradict the checker (unreliable above a fifth)."
+                              if judged else "")
                            + (" With repeated runs the score averages each question over the runs; the sd is the "
                               "sample standard deviation of the runs' scores." if repeated else ""))
     several_bases = len({s.basis for s in scores}) > 1

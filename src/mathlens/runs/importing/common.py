@@ -4,14 +4,22 @@ A reader turns one source file into a `SourceLog`: its rows (`SourceRow`, one mo
 in file order) and what the file says about all of them (model, task, decoding settings). Readers
 know nothing about items or runs; `matching` and `importer` do the rest.
 
-Limits (each breach is a `SourceError` naming the file, the row and the field):
+Limits (`mathlens.items.limits`; each breach is a `SourceError` naming the file, the row and the
+field, the limit and the variable that raises it):
 
-* the source file holds at most `MAX_SOURCE_BYTES`; one JSONL/CSV line at most `MAX_LINE_BYTES`;
-* at most `MAX_ROWS` rows (samples, lines);
-* a question, response or reasoning text at most `MAX_TEXT_CHARS` characters; a message list at
-  most `MAX_MESSAGES` messages; an error text is cut to `MAX_ERROR_CHARS` (it is only shown);
-* an Inspect `.eval` member unpacks to at most `MAX_MEMBER_BYTES`, all members together to at most
-  `MAX_UNPACKED_BYTES` (checked while unpacking, whatever the archive claims).
+* the source file holds at most `SOURCE_BYTES`; one JSONL/CSV line at most `SOURCE_LINE_BYTES`;
+* at most `SOURCE_ROWS` rows (samples, lines, records);
+* JSON values nest at most `SOURCE_NESTING` levels (measured on the bytes before any parser,
+  ours or Inspect's, sees them);
+* a question, response or reasoning text at most `SOURCE_TEXT_CHARS` characters; a message list
+  at most `SOURCE_MESSAGES` messages; an error text is cut to `MAX_ERROR_CHARS` (it is only shown);
+* an Inspect `.eval` archive holds at most `ARCHIVE_MEMBERS` members; a member unpacks to at most
+  `MEMBER_BYTES`, all members together to at most `UNPACKED_BYTES` (checked while unpacking,
+  whatever the archive claims).
+
+Besides the answer, a row may carry what the source knows about its question (`ItemFacts`: the
+gold answers, choices, images, level, subject and other metadata; used when the questions come
+from the source rather than an items file) and the source's own verdicts (`SourceScore`).
 """
 
 from __future__ import annotations
@@ -24,18 +32,17 @@ from pathlib import Path
 from typing import Any
 
 from mathlens.errors import UserError
+from mathlens.items.limits import SOURCE_BYTES, SOURCE_MESSAGES, SOURCE_ROWS, SOURCE_TEXT_CHARS
 from mathlens.models.base import FinishReason, GenerateConfig, Message, Usage
+from mathlens.runs.importing.provenance import SourceScore
 
-MAX_SOURCE_BYTES = 256 * 1024 * 1024
-MAX_LINE_BYTES = 8 * 1024 * 1024
-MAX_ROWS = 500_000
-MAX_TEXT_CHARS = 200_000
-MAX_MESSAGES = 256
 MAX_ERROR_CHARS = 2000
-MAX_MEMBER_BYTES = 64 * 1024 * 1024
-MAX_UNPACKED_BYTES = 2 * 1024 * 1024 * 1024
 #: the longest model name or id kept (they become parts of record keys)
 MAX_NAME_CHARS = 512
+#: metadata a question keeps from a source: at most this many keys, text values cut to this length
+MAX_METADATA_KEYS = 64
+MAX_METADATA_CHARS = 2000
+Scalar = str | int | float | bool | None
 
 
 class SourceError(UserError):
@@ -49,6 +56,21 @@ class SourceError(UserError):
             parts.append(f"field {field_name!r}")
         super().__init__(": ".join(parts) + f": {problem}")
         self.path, self.where, self.field_name, self.problem = str(path), where, field_name, problem
+
+
+@dataclass(frozen=True)
+class ItemFacts:
+    """What a source says about a row's question besides its text (for items from the source)."""
+
+    #: accepted gold answers, as the source gives them (GSM8K-style `#### 7` and `\\boxed{}` are
+    #: read down to the answer when the question is built)
+    target: tuple[str, ...] = ()
+    #: multiple-choice options, (label, text) in order
+    choices: tuple[tuple[str, str], ...] = ()
+    images: tuple[str, ...] = ()
+    level: int | None = None
+    subject: str | None = None
+    metadata: tuple[tuple[str, Scalar], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -75,6 +97,8 @@ class SourceRow:
     usage: Usage = field(default_factory=Usage)
     latency_s: float = 0.0
     created_at: datetime | None = None
+    item: ItemFacts = field(default_factory=ItemFacts)
+    scores: tuple[SourceScore, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -88,10 +112,16 @@ class SourceLog:
     #: which code read it ("mathlens", or "inspect_ai" for Inspect's own reader)
     reader: str = "mathlens"
     config: GenerateConfig | None = None
+    #: the evaluation stopped before it finished ("cancelled", "error"): the rows are a part
+    partial: str | None = None
+    #: samples the evaluation planned, when the source says
+    planned: int | None = None
+    #: settings of the evaluation the source records (lm-eval's model arguments, shots, seeds...)
+    settings: dict[str, Scalar] = field(default_factory=dict)
 
 
 def check_source(path: Path) -> tuple[int, str]:
-    """(size, sha256) of a readable source file within `MAX_SOURCE_BYTES`, else `UserError`."""
+    """(size, sha256) of a readable source file within `SOURCE_BYTES`, else `UserError`."""
     try:
         if path.is_dir():
             raise SourceError(path, None, None, "is a directory; name the log or output file")
@@ -100,9 +130,8 @@ def check_source(path: Path) -> tuple[int, str]:
         raise UserError(f"{path}: no such file") from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    if size > MAX_SOURCE_BYTES:
-        raise SourceError(path, None, None, f"the file is {size:,} bytes, more than the limit of "
-                                            f"{MAX_SOURCE_BYTES:,}")
+    if size > SOURCE_BYTES.value:
+        raise SourceError(path, None, None, "the file is " + SOURCE_BYTES.exceeded(f"{size:,} bytes"))
     h = hashlib.sha256()
     with path.open("rb") as fh:
         while block := fh.read(1 << 20):
@@ -111,13 +140,13 @@ def check_source(path: Path) -> tuple[int, str]:
 
 
 def count_row(path: Path, count: int, where: str) -> None:
-    """Raise when the `count`-th row passes `MAX_ROWS`."""
-    if count > MAX_ROWS:
-        raise SourceError(path, where, None, f"more than the limit of {MAX_ROWS:,} rows")
+    """Raise when the `count`-th row passes `SOURCE_ROWS`."""
+    if count > SOURCE_ROWS.value:
+        raise SourceError(path, where, None, SOURCE_ROWS.exceeded())
 
 
 def text_field(path: Path, where: str, name: str, value: Any, *, required: bool = False,
-               limit: int = MAX_TEXT_CHARS) -> str | None:
+               limit: int | None = None) -> str | None:
     """A text value of a row: a string (a number is taken as its text) within `limit` characters.
 
     None (or absent) is allowed unless `required`; any other type is an error naming the field.
@@ -129,9 +158,11 @@ def text_field(path: Path, where: str, name: str, value: Any, *, required: bool 
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise SourceError(path, where, name, f"expected text, found {type(value).__name__}")
     text = value if isinstance(value, str) else str(value)
-    if len(text) > limit:
-        raise SourceError(path, where, name, f"text of {len(text):,} characters is longer than the limit "
-                                             f"of {limit:,}")
+    if limit is not None and len(text) > limit:
+        raise SourceError(path, where, name, f"text of {len(text):,} characters is longer than the limit of "
+                                             f"{limit:,}")
+    if limit is None and len(text) > SOURCE_TEXT_CHARS.value:
+        raise SourceError(path, where, name, "text of " + SOURCE_TEXT_CHARS.exceeded(f"{len(text):,} characters"))
     return text
 
 
@@ -175,8 +206,8 @@ def messages_field(path: Path, where: str, name: str, value: Any) -> tuple[Messa
         return ()
     if not isinstance(value, list):
         raise SourceError(path, where, name, f"expected a list of messages, found {type(value).__name__}")
-    if len(value) > MAX_MESSAGES:
-        raise SourceError(path, where, name, f"{len(value)} messages, more than the limit of {MAX_MESSAGES}")
+    if len(value) > SOURCE_MESSAGES.value:
+        raise SourceError(path, where, name, SOURCE_MESSAGES.exceeded(f"{len(value)} messages"))
     out = []
     for i, m in enumerate(value):
         if not isinstance(m, dict):
@@ -229,3 +260,92 @@ def usage(prompt: Any, completion: Any) -> Usage:
 def as_object(value: Any) -> dict[str, Any]:
     """`value` when it is a JSON object, else an empty one (for optional nested parts)."""
     return value if isinstance(value, dict) else {}
+
+
+# -- the source's verdicts and question facts ---------------------------------------------------------
+_RIGHT = {"c", "correct", "true", "yes", "y", "pass", "passed", "1", "1.0"}
+_WRONG = {"i", "incorrect", "false", "no", "n", "fail", "failed", "0", "0.0", "wrong"}
+
+
+def read_correct(value: Any) -> bool | None:
+    """A score read as right (True) or wrong (False); None when it is neither.
+
+    Inspect's "C" is right, "I" wrong and "N" (no answer) wrong; "P" (partial) is neither, as is
+    any number other than 0 and 1, text that is none of the usual words, and no value at all.
+
+    >>> [read_correct(v) for v in ("C", "I", "N", "P", 1.0, 0, 0.5, True, "false", None)]
+    [True, False, False, None, True, False, None, True, False, None]
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        if not math.isfinite(value):
+            return None
+        return True if value == 1 else False if value == 0 else None
+    if isinstance(value, str):
+        word = value.strip().lower()
+        return True if word in _RIGHT else False if word in _WRONG else None
+    return None
+
+
+def source_score(scorer: str, value: Any, answer: Any = None) -> SourceScore:
+    """A `SourceScore` from a raw value (an object or list value is kept as its JSON text, unread)."""
+    import json
+
+    kept: str | float | bool | None
+    if value is None or isinstance(value, str | bool):
+        kept = value if not isinstance(value, str) else value[:200]
+    elif isinstance(value, int | float):
+        kept = float(value) if math.isfinite(value) else None
+    else:
+        kept = json.dumps(value, default=str)[:200]
+    text = answer if isinstance(answer, str) else None if answer is None else str(answer)
+    return SourceScore(scorer=scorer[:200], value=kept, correct=read_correct(value),
+                       answer=text[:MAX_METADATA_CHARS] if text is not None else None)
+
+
+def scalar_metadata(value: Any, skip: frozenset[str] = frozenset()) -> tuple[tuple[str, Scalar], ...]:
+    """The scalar entries of a metadata object (text cut, nested values and `skip` keys left out)."""
+    if not isinstance(value, dict):
+        return ()
+    out: list[tuple[str, Scalar]] = []
+    for key, v in value.items():
+        if len(out) >= MAX_METADATA_KEYS:
+            break
+        if not isinstance(key, str) or key in skip:
+            continue
+        if isinstance(v, str):
+            out.append((key[:200], v[:MAX_METADATA_CHARS]))
+        elif v is None or isinstance(v, bool | int) or (isinstance(v, float) and math.isfinite(v)):
+            out.append((key[:200], v))
+    return tuple(out)
+
+
+def level_of(value: Any) -> int | None:
+    """A difficulty level: a whole number, or the first one in a text such as "Level 5"."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and 0 <= value < 1000:
+        return value
+    if isinstance(value, str):
+        digits = "".join(ch for ch in value.split()[-1] if ch.isdigit()) if value.split() else ""
+        return int(digits) if digits and len(digits) < 4 else None
+    return None
+
+
+def choice_pairs(value: Any) -> tuple[tuple[str, str], ...]:
+    """Multiple-choice options as (label, text): a list is labelled A, B, C...; an object keeps its keys."""
+    if isinstance(value, dict):
+        return tuple((str(k)[:20], str(v)[:MAX_METADATA_CHARS]) for k, v in list(value.items())[:26]
+                     if isinstance(v, str | int | float))
+    if isinstance(value, list):
+        return tuple((chr(ord("A") + i), str(v)[:MAX_METADATA_CHARS]) for i, v in enumerate(value[:26])
+                     if isinstance(v, str | int | float) and not isinstance(v, bool))
+    return ()
+
+
+def target_texts(value: Any) -> tuple[str, ...]:
+    """Gold answers: a text, a number, or a list of them."""
+    values = value if isinstance(value, list) else [value]
+    return tuple(str(v)[:MAX_METADATA_CHARS] for v in values[:16]
+                 if isinstance(v, str | int | float) and not isinstance(v, bool) and str(v).strip())

@@ -1,5 +1,9 @@
 """Import a source file as a run: detect its format, read, match, build records, write the run.
 
+The questions come from `--items` (matched to the rows by id, else by text: `matching`) or, when
+no items are given, from the source itself (`source_items`). Each record keeps the source's own
+verdicts on it (`RunRecord.source_scores`), for the `source-agreement` analysis.
+
 Nothing is written until every row has been read, checked and matched: the run is assembled in a
 temporary directory beside `--out` and renamed into place at the end, so a failed import leaves
 no directory behind. Records are what `mathlens run` writes: `key` from `runs.plan.task_key`
@@ -14,9 +18,9 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from mathlens.errors import UserError
 from mathlens.items.loaders import load_items
@@ -25,16 +29,19 @@ from mathlens.models.cache import content_hash, request_hash
 from mathlens.models.reasoning import split_reasoning
 from mathlens.runs.importing import inspect_log, lm_eval, mapped, openai_batch
 from mathlens.runs.importing.common import SourceError, SourceLog, SourceRow, check_source
-from mathlens.runs.importing.lines import first_object
+from mathlens.runs.importing.lines import first_object, read_json_file
 from mathlens.runs.importing.matching import MatchBy, Matcher
 from mathlens.runs.importing.provenance import MAX_LISTED_UNMATCHED, ImportedFrom, ImportFormat, UnmatchedRow
+from mathlens.runs.importing.source_items import items_from_rows
 from mathlens.runs.plan import task_key
 from mathlens.runs.records import ItemSource, Manifest, ModelEntry, RunRecord
 from mathlens.runs.runner import base_manifest, now_utc
 from mathlens.runs.snapshot import source_sha256
 from mathlens.runs.store import RunStore
 
-IMPORT_FORMATS: tuple[str, ...] = ("inspect", "lm-eval", "jsonl", "csv", "openai-batch")
+IMPORT_FORMATS: tuple[str, ...] = get_args(ImportFormat)
+#: the formats that read a field mapping (`-F`); `lm-eval` takes only `-F question=KEY`
+MAPPED_FORMATS = ("jsonl", "csv", "math-eval", "records-json")
 Reader = Literal["auto", "inspect_ai", "mathlens"]
 
 
@@ -43,6 +50,7 @@ class ImportRequest:
     """What `mathlens import` was asked to do."""
 
     source: Path
+    #: the questions; empty: built from the source (`source_items`)
     items: list[ItemSource]
     out: Path
     fmt: str = "auto"
@@ -65,12 +73,15 @@ class ImportResult:
 
 
 def detect_format(path: Path) -> ImportFormat:
-    """The format of a source, from its name and (for JSONL) its first line."""
+    """The format of a source, from its name and its content (a `.json` file by its top level,
+    JSONL by its first line)."""
     suffix = path.suffix.lower()
-    if suffix in (".eval", ".json"):
+    if suffix == ".eval":
         return "inspect"
     if suffix in (".csv", ".tsv"):
         return "csv"
+    if suffix == ".json":
+        return _json_format(path)
     first = first_object(path)
     if first is None:
         raise SourceError(path, None, None, "the file has no rows")
@@ -78,7 +89,28 @@ def detect_format(path: Path) -> ImportFormat:
         return "lm-eval"
     if openai_batch.looks_like(first):
         return "openai-batch"
+    if mapped.looks_like_math_eval(first):
+        return "math-eval"
     return "jsonl"
+
+
+def _json_format(path: Path) -> ImportFormat:
+    """Inspect writes `version` first: such a log is not parsed here (its reader does that once)."""
+    check_source(path)
+    with path.open("rb") as fh:
+        head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith(b"{") and head[1:].lstrip().startswith(b'"version"'):
+        return "inspect"
+    doc = read_json_file(path)
+    if isinstance(doc, dict) and "eval" in doc:
+        return "inspect"
+    if lm_eval.looks_like_json(doc):
+        return "lm-eval-json"
+    if mapped.looks_like_records(doc):
+        return "records-json"
+    raise SourceError(path, None, None, "a JSON file that is neither an Inspect log, lm-eval samples per task "
+                                        "('cache' or 'samples'), nor records (an object of records keyed by id, or "
+                                        "a list of records): name its format with --format")
 
 
 def read_source(request: ImportRequest, fmt: ImportFormat) -> SourceLog:
@@ -86,22 +118,25 @@ def read_source(request: ImportRequest, fmt: ImportFormat) -> SourceLog:
     path = request.source
     if request.requests is not None and fmt != "openai-batch":
         raise UserError("--requests goes with OpenAI batch output (--format openai-batch)")
-    if fmt == "inspect":
-        return inspect_log.read(path, request.reader)
-    if fmt == "lm-eval":
+    if fmt in ("lm-eval", "lm-eval-json"):
         mapped.check_mapping(request.mapping)
         extra = set(request.mapping) - {"question"}
         if extra:
             raise UserError(f"-F {sorted(extra)[0]}=...: an lm-eval samples file takes only -F question=DOC_KEY")
-        return lm_eval.read(path, request.mapping.get("question"))
+        read = lm_eval.read if fmt == "lm-eval" else lm_eval.read_json
+        return read(path, request.mapping.get("question"))
+    if fmt not in MAPPED_FORMATS and request.mapping:
+        raise UserError(f"-F mappings are for JSONL, CSV and JSON records, not {fmt} files")
+    if fmt == "inspect":
+        return inspect_log.read(path, request.reader)
     if fmt == "openai-batch":
-        if request.mapping:
-            raise UserError("-F mappings are for JSONL and CSV files, not OpenAI batch output")
         requests = openai_batch.read_requests(request.requests) if request.requests else None
         return openai_batch.read(path, requests)
     if fmt == "csv":
         return mapped.read_csv(path, request.mapping)
-    return mapped.read_jsonl(path, request.mapping)
+    if fmt == "records-json":
+        return mapped.read_records_json(path, request.mapping)
+    return mapped.read_jsonl(path, request.mapping, "math-eval" if fmt == "math-eval" else None)
 
 
 def import_run(request: ImportRequest) -> ImportResult:
@@ -116,16 +151,28 @@ def import_run(request: ImportRequest) -> ImportResult:
     log = read_source(request, fmt)
     if not log.rows:
         raise SourceError(request.source, None, None, "the file holds no samples to import")
-    sources = [s.model_copy(update={"sha256": source_sha256(s)}) for s in request.items]
-    exams = [load_items(s.source, fmt=s.format, mapping=s.mapping, limit=s.limit, sample=s.sample, seed=s.seed)
-             for s in sources]
-    built = _build(request, log, fmt, Matcher(exams, request.match))
+    if request.items:
+        sources = [s.model_copy(update={"sha256": source_sha256(s)}) for s in request.items]
+        exams = [load_items(s.source, fmt=s.format, mapping=s.mapping, limit=s.limit, sample=s.sample, seed=s.seed)
+                 for s in sources]
+        matcher = Matcher(exams, request.match)
+    else:
+        if request.match == "text":
+            raise UserError("--match text needs --items: without them the questions are the source's own")
+        exams, rows = items_from_rows(request.source, log.rows, _exam_name(request.source, log))
+        log = replace(log, rows=rows)
+        sources = [ItemSource(source=str(request.source), sha256=sha)]
+        matcher = Matcher(exams, "id")
+    built = _build(request, log, fmt, matcher)
     imported = ImportedFrom(
         source=str(request.source), format=fmt, sha256=sha, size_bytes=size, reader=log.reader,
         mapping=dict(request.mapping) or None, rows=len(log.rows), records=len(built.records),
         errors=sum(r.status == "error" for r in built.records), matched_by_id=built.by_id,
         matched_by_text=built.by_text, unmatched=len(built.unmatched),
-        unmatched_rows=built.unmatched[:MAX_LISTED_UNMATCHED], task=log.task)
+        unmatched_rows=built.unmatched[:MAX_LISTED_UNMATCHED], task=log.task,
+        items_from="items" if request.items else "source", partial=log.partial, planned=log.planned,
+        scored=sum(bool(r.source_scores) for r in built.records),
+        settings={k: v for k, v in log.settings.items() if v is not None})
     config = log.config or GenerateConfig()
     first = built.records[0]
     manifest = base_manifest(
@@ -136,6 +183,12 @@ def import_run(request: ImportRequest) -> ImportResult:
     manifest = manifest.model_copy(update={"finished_at": now_utc()})
     _write(out, manifest, exams, built.records)
     return ImportResult(out, manifest, imported)
+
+
+def _exam_name(path: Path, log: SourceLog) -> str:
+    """The item set's name for questions built from the source: its task, else the file's name."""
+    name = (log.task or path.stem).strip()
+    return name[:120] or "imported"
 
 
 def _identity(fmt: str, model: str) -> dict[str, Any]:
@@ -252,7 +305,8 @@ def _record(row: SourceRow, model: str, conf: str, exam: str, qid: str, repeat: 
         request_hash=hashes.request(model, sent), content_hash=hashes.content(sent), response=response,
         reasoning=reasoning,
         finish_reason=row.finish_reason, usage=row.usage, latency_s=row.latency_s,
-        status="error" if row.error else "ok", error=row.error, created_at=row.created_at or now_utc())
+        status="error" if row.error else "ok", error=row.error, source_scores=list(row.scores) or None,
+        created_at=row.created_at or now_utc())
 
 
 def _prompt(matcher: Matcher, exam: str, qid: str) -> str:

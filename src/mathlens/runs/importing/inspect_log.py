@@ -5,52 +5,64 @@ header, `read_eval_log_samples` for the samples, each sample then dumped to its 
 `inspect_ai` is importable, and the built-in one otherwise (`reader="mathlens"` forces it). The
 built-in reader follows the log format as Inspect writes it:
 
-* a `.json` log is one JSON object: `version`, `status`, `eval` (task, model, config...),
+* a `.json` log is one JSON object: `version`, `status`, `eval` (task, model, config, dataset...),
   `plan` (with the generate `config`), `results`, `stats` and `samples` (a list);
-* an `.eval` log is a ZIP archive: `header.json` holds the same object without `samples`
-  (`_journal/start.json` holds its first part while a run is still going), and each sample is a
-  member `samples/<id>_epoch_<n>.json`. Members are stored, deflated or (since 2025)
-  Zstandard-compressed (method 93), which the standard `zipfile` of Python < 3.14 cannot unpack:
-  the built-in reader reads the member's bytes itself and unpacks them with `zstandard`.
+* an `.eval` log is a ZIP archive (`eval_archive`): `header.json` holds the same object without
+  `samples` (`_journal/start.json` holds its first part while a run is still going), and each
+  sample is a member `samples/<id>_epoch_<n>.json`.
+
+Inspect's reader is handed a file only after the checks the built-in reader makes: a `.json` log's
+nesting is measured on its bytes, and every member of an `.eval` archive is unpacked under the
+limits and measured (`eval_archive.verify`), so a zip bomb or a deeply nested log is refused with
+the limit named instead of taking the machine's memory.
 
 From each sample: `id`, `epoch` (the repeat is `epoch - 1`), `input` (text, or messages), the
 messages sent (those before the first assistant message), `output.completion` and the reasoning
 blocks of the answer (`{"type": "reasoning", "reasoning": ...}` content parts; the visible text is
-what follows them), `output.stop_reason`, `output.usage`, `total_time` and `error.message`.
-A log whose run has not finished (`status: started`) is refused: its samples may be incomplete.
+what follows them), `output.stop_reason`, `output.usage`, `total_time` and `error.message`; for
+the question, `target`, `choices`, images in the input and `metadata` (`level`, `subject` or
+`type`); and every scorer's verdict in `scores` (value and extracted `answer`), kept as the
+record's `source_scores`. A log whose run has not finished (`status: started`) is refused: its
+samples may be incomplete. A `cancelled` or `error` log is imported with what it holds and
+marked partial, with the number of samples the evaluation planned.
 """
 
 from __future__ import annotations
 
-import json
-import struct
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from mathlens.items.jsonread import within_depth
+from mathlens.items.limits import SOURCE_NESTING
 from mathlens.models.base import GenerateConfig, Message
+from mathlens.runs.importing import eval_archive
 from mathlens.runs.importing.common import (
-    MAX_MEMBER_BYTES,
-    MAX_UNPACKED_BYTES,
+    ItemFacts,
     SourceError,
     SourceLog,
     SourceRow,
     as_object,
+    choice_pairs,
     count_row,
     error_text,
     finish_reason,
     flatten_content,
     int_field,
+    level_of,
     messages_field,
     name_field,
+    scalar_metadata,
+    source_score,
+    target_texts,
     text_field,
     usage,
 )
+from mathlens.runs.importing.lines import parse_json, read_json_file
+from mathlens.runs.importing.provenance import SourceScore
 
-ZIP_ZSTANDARD = 93
-_LOCAL_HEADER = struct.Struct("<IHHHHHIIIHH")
-_LOCAL_SIGNATURE = 0x04034B50
+#: statuses of a log that holds part of its samples: imported, marked partial
+PARTIAL_STATUSES = ("cancelled", "error")
 
 
 def inspect_available() -> bool:
@@ -76,9 +88,20 @@ def read(path: Path, reader: str = "auto") -> SourceLog:
 
 # -- readers ------------------------------------------------------------------------------------
 
+def _precheck(path: Path) -> None:
+    """What the built-in reader would refuse, refused before Inspect's reader sees the file."""
+    if path.suffix == ".json":
+        raw = path.read_bytes()
+        if not within_depth(raw, SOURCE_NESTING.value):
+            parse_json(path, None, raw)  # raises, naming the depth and the limit
+    else:
+        eval_archive.verify(path)
+
+
 def _inspect_documents(path: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
     from inspect_ai.log import read_eval_log, read_eval_log_samples
 
+    _precheck(path)
     try:
         log = read_eval_log(str(path), header_only=True)
     except Exception as exc:  # Inspect raises many types for a damaged file; all mean the same here
@@ -99,12 +122,7 @@ def _inspect_documents(path: Path) -> tuple[dict[str, Any], Iterator[dict[str, A
 
 
 def _json_documents(path: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
-    try:
-        doc = json.loads(path.read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SourceError(path, None, None, f"not valid JSON ({exc})") from None
-    except RecursionError:
-        raise SourceError(path, None, None, "values nest too deeply") from None
+    doc = read_json_file(path)
     if not isinstance(doc, dict) or "eval" not in doc:
         raise SourceError(path, None, "eval", "not an Inspect log (no 'eval' object at the top level)")
     samples = doc.pop("samples", None)
@@ -116,96 +134,23 @@ def _json_documents(path: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]
 
 
 def _eval_documents(path: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
-    try:
-        archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise SourceError(path, None, None, f"not an Inspect .eval archive ({exc}); a log cut off while it "
-                                            "was written has no central directory") from None
-    infos = {i.filename: i for i in archive.infolist()}
-    budget = [MAX_UNPACKED_BYTES]
-    if "header.json" not in infos:
+    archive = eval_archive.open_archive(path)
+    names = {i.filename for i in archive.infolist()}
+    budget = eval_archive.Budget()
+    if "header.json" not in names:
         status = "no header.json"
-        if "_journal/start.json" in infos:
+        if "_journal/start.json" in names:
             status = "only the start journal (the run did not finish)"
+        archive.close()
         raise SourceError(path, None, "header.json", f"the archive has {status}")
-    header = _member_json(path, archive, infos["header.json"], budget)
-    names = sorted((n for n in infos if n.startswith("samples/") and n.endswith(".json")), key=_sample_order)
+    header = eval_archive.member_json(path, archive, archive.getinfo("header.json"), budget)
+    members = list(eval_archive.sample_members(archive))
 
     def samples() -> Iterator[dict[str, Any]]:
         with archive:
-            for name in names:
-                yield _member_json(path, archive, infos[name], budget)
+            for info in members:
+                yield eval_archive.member_json(path, archive, info, budget)
     return header, samples()
-
-
-def _sample_order(name: str) -> tuple[int, str]:
-    stem = name.removeprefix("samples/").removesuffix(".json")
-    sid, _, epoch = stem.rpartition("_epoch_")
-    return (int(epoch) if epoch.isdigit() else 0, sid)
-
-
-def _member_json(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: list[int]) -> dict[str, Any]:
-    data = _unpack(path, archive, info, budget)
-    try:
-        doc = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SourceError(path, info.filename, None, f"not valid JSON ({exc})") from None
-    except RecursionError:
-        raise SourceError(path, info.filename, None, "values nest too deeply") from None
-    if not isinstance(doc, dict):
-        raise SourceError(path, info.filename, None, "expected a JSON object")
-    return doc
-
-
-def _unpack(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: list[int]) -> bytes:
-    """A member's bytes within `MAX_MEMBER_BYTES` and the archive's remaining `budget`."""
-    limit = min(MAX_MEMBER_BYTES, budget[0])
-    if info.file_size > limit:
-        raise SourceError(path, info.filename, None, f"unpacks to {info.file_size:,} bytes, more than the limit "
-                                                     f"of {limit:,}")
-    try:
-        if info.compress_type == ZIP_ZSTANDARD:
-            data = _unzstd(path, info, _raw_member(path, info), limit)
-        elif info.compress_type in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-            with archive.open(info) as fh:
-                data = fh.read(limit + 1)
-        else:
-            raise SourceError(path, info.filename, None, f"compression method {info.compress_type} is not "
-                                                         "supported (stored, deflate and zstd are)")
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise SourceError(path, info.filename, None, f"cannot unpack it ({exc})") from None
-    if len(data) > limit:
-        raise SourceError(path, info.filename, None, f"unpacks to more than the limit of {limit:,} bytes")
-    budget[0] -= len(data)
-    return data
-
-
-def _raw_member(path: Path, info: zipfile.ZipInfo) -> bytes:
-    """The compressed bytes of a member, found through its local header."""
-    with path.open("rb") as fh:
-        fh.seek(info.header_offset)
-        head = fh.read(_LOCAL_HEADER.size)
-        if len(head) < _LOCAL_HEADER.size or _LOCAL_HEADER.unpack(head)[0] != _LOCAL_SIGNATURE:
-            raise SourceError(path, info.filename, None, "the member's local header is damaged")
-        name_len, extra_len = _LOCAL_HEADER.unpack(head)[-2:]
-        fh.seek(name_len + extra_len, 1)
-        raw = fh.read(info.compress_size)
-    if len(raw) < info.compress_size:
-        raise SourceError(path, info.filename, None, "the archive is cut off inside this member")
-    return raw
-
-
-def _unzstd(path: Path, info: zipfile.ZipInfo, raw: bytes, limit: int) -> bytes:
-    try:
-        import zstandard
-    except ImportError:
-        raise SourceError(path, info.filename, None, "the member is Zstandard-compressed: install the "
-                                                     "`zstandard` package (or inspect-ai) to read it") from None
-    try:
-        with zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True) as reader:
-            return bytes(reader.read(limit + 1))
-    except zstandard.ZstdError as exc:
-        raise SourceError(path, info.filename, None, f"damaged Zstandard data ({exc})") from None
 
 
 # -- documents to rows ----------------------------------------------------------------------------
@@ -226,7 +171,19 @@ def _log(path: Path, header: dict[str, Any], samples: Iterator[dict[str, Any]], 
             raise SourceError(path, f"sample {n}", None, "expected a JSON object")
         count_row(path, n, f"sample {n}")
         rows.append(_row(path, sample, n, model))
-    return SourceLog(rows=rows, model=model, task=task, reader=reader, config=_config(header))
+    partial = status if status in PARTIAL_STATUSES else None
+    return SourceLog(rows=rows, model=model, task=task, reader=reader, config=_config(header), partial=partial,
+                     planned=_planned(ev))
+
+
+def _planned(ev: dict[str, Any]) -> int | None:
+    """Samples x epochs the evaluation planned, when the header says."""
+    samples = as_object(ev.get("dataset")).get("samples")
+    epochs = as_object(ev.get("config")).get("epochs") or 1
+    if isinstance(samples, int) and isinstance(epochs, int) and not isinstance(samples, bool) and \
+            0 <= samples < 10**9 and 0 < epochs < 10**6:
+        return samples * epochs
+    return None
 
 
 def _config(header: dict[str, Any]) -> GenerateConfig | None:
@@ -275,7 +232,48 @@ def _row(path: Path, s: dict[str, Any], n: int, log_model: str | None) -> Source
         finish_reason="error" if error else finish_reason(stop),
         usage=usage(u.get("input_tokens"), u.get("output_tokens")),
         latency_s=float(latency) if isinstance(latency, int | float) and 0 <= latency < 1e7 else 0.0,
+        item=_facts(s), scores=_scores(s.get("scores")),
     )
+
+
+def _facts(s: dict[str, Any]) -> ItemFacts:
+    """The question's gold answers, choices, images and metadata, as the sample gives them."""
+    meta = as_object(s.get("metadata"))
+    subject = meta.get("subject") or meta.get("type") or meta.get("category")
+    return ItemFacts(target=target_texts(s.get("target")), choices=choice_pairs(s.get("choices")),
+                     images=_images(s.get("input")), level=level_of(meta.get("level")),
+                     subject=str(subject)[:200] if isinstance(subject, str | int) else None,
+                     metadata=scalar_metadata(meta, frozenset({"level", "subject", "type", "category"})))
+
+
+def _images(value: Any) -> tuple[str, ...]:
+    """Image references in a message-list input (paths and URLs; inline data is not kept)."""
+    if not isinstance(value, list):
+        return ()
+    found: list[str] = []
+    for m in value:
+        content = m.get("content") if isinstance(m, dict) else None
+        for part in content if isinstance(content, list) else []:
+            ref = part.get("image") if isinstance(part, dict) and part.get("type") == "image" else None
+            if isinstance(ref, str) and not ref.startswith("data:") and len(ref) <= 2000:
+                found.append(ref)
+    return tuple(found[:16])
+
+
+def _scores(value: Any) -> tuple[SourceScore, ...]:
+    """Every scorer's verdict; a scorer with several values gives one score per value."""
+    out: list[SourceScore] = []
+    for name, score in as_object(value).items():
+        if not isinstance(score, dict):
+            continue
+        raw = score.get("value")
+        if isinstance(raw, dict):
+            out.extend(source_score(f"{name}.{key}", v, score.get("answer")) for key, v in list(raw.items())[:16])
+        else:
+            out.append(source_score(str(name), raw, score.get("answer")))
+        if len(out) >= 32:
+            break
+    return tuple(out)
 
 
 def _input_text(path: Path, where: str, value: Any) -> str | None:

@@ -1,4 +1,5 @@
-"""What the manifest of an imported run says about its source (`Manifest.imported`).
+"""What an imported run keeps about its source: the manifest's `ImportedFrom` and, on each record,
+the source's own verdicts (`SourceScore`).
 
 Kept free of other mathlens imports: `mathlens.runs.records` imports it.
 """
@@ -7,12 +8,32 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 #: the formats `mathlens import` reads
-ImportFormat = Literal["inspect", "lm-eval", "jsonl", "csv", "openai-batch"]
+ImportFormat = Literal["inspect", "lm-eval", "lm-eval-json", "jsonl", "csv", "openai-batch", "math-eval",
+                       "records-json"]
 #: how many unmatched rows the manifest lists one by one (all are counted)
 MAX_LISTED_UNMATCHED = 200
+
+
+class SourceScore(BaseModel):
+    """One verdict the source's own scorer gave a sample, as the source wrote it.
+
+    `value` is the raw score (Inspect's "C"/"I"/"P"/"N" or a number, an lm-eval metric value, a
+    `score`/`true_false` field); `correct` is that value read as right or wrong, None when it is
+    neither (partial credit, a score between 0 and 1, an unscored sample); `answer` is what the
+    source's scorer extracted from the response (Inspect's `answer`, lm-eval's `filtered_resps`,
+    a harness's `pred`), when it says.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    scorer: str = Field(description="the source's name for the scorer or metric ('match', 'exact_match "
+                                    "(strict-match)', 'score')")
+    value: str | float | bool | None = None
+    correct: bool | None = None
+    answer: str | None = None
 
 
 class UnmatchedRow(BaseModel):
@@ -45,3 +66,14 @@ class ImportedFrom(BaseModel):
                                                description=f"the first {MAX_LISTED_UNMATCHED} unmatched rows")
     #: the source's own name for the evaluation (Inspect task, lm-eval task), when it has one
     task: str | None = None
+    #: where the questions came from: an items file (`--items`) or the source itself
+    items_from: Literal["items", "source"] = "items"
+    #: the source's status when it is not a finished run ("cancelled", "error"): the file holds
+    #: only part of the samples the evaluation planned
+    partial: str | None = None
+    #: samples the source says the evaluation planned, when it says (Inspect's `dataset.samples` x epochs)
+    planned: int | None = None
+    #: records carrying the source's own verdicts (`RunRecord.source_scores`)
+    scored: int = 0
+    #: settings of the evaluation the source records (lm-eval: model arguments, shots, seeds, version)
+    settings: dict[str, str | int | float | bool] = Field(default_factory=dict)

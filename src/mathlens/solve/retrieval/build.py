@@ -56,7 +56,8 @@ class BuildOptions:
     context_settings: ContextSettings = field(default_factory=ContextSettings)
     #: contexts generated earlier (see `context_key`), used where the request is the same
     shipped_contexts: dict[str, str] | None = None
-    #: False: chunks without a shipped context get `fallback_context` instead of a model call
+    #: False: chunks without a shipped context get the structural `fallback_context` (document and
+    #: title) instead of a model call
     generate_missing: bool = True
     builtin: bool = False
     overwrite: bool = False
@@ -84,7 +85,7 @@ def _contexts(chunks: list[Chunk], docs: dict[str, Document],
     if todo and not opts.generate_missing:
         for c in todo:
             found[c.id] = fallback_context(docs[c.doc_id], c)
-        cost.fallbacks = len(todo)
+        cost.structural = len(todo)
     elif todo:
         model = get_model(opts.context_model, opts.context_model_options, cache=ResponseCache())
         report: ContextReport = contextualize_sync(todo, docs, model, opts.context_settings, close=True)

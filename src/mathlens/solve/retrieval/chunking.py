@@ -8,7 +8,8 @@ no word is split. Chunk ids are `<document id>#<index>` and every chunk keeps it
 in the document, so a retrieved chunk can be found in its source.
 
 Documents that arrive pre-cut (built-in notes) keep their passages as chunks, filtered by the
-passage's own topic tags or keywords.
+passage's own topic tags or keywords. Chunks cut from free text are tagged with the topics their
+keywords mark (`topics.detect_topics`), so that retrieval can filter by a question's topics.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 from mathlens.errors import UserError
 from mathlens.solve.retrieval.documents import Document
-from mathlens.solve.retrieval.topics import check_topics, matches_topics
+from mathlens.solve.retrieval.topics import check_topics, detect_topics, matches_topics
 
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
 
@@ -134,8 +135,9 @@ def chunk_document(doc: Document, settings: ChunkSettings) -> list[Chunk]:
             text = doc.text[s:e].strip()
             if not text:
                 continue
+            # Free text has no topic tags: the chunk's keywords give them, for the query-time filter.
             out.append(Chunk(id=f"{doc.id}#{len(out)}", doc_id=doc.id, source=doc.source, index=len(out),
-                             start=s, end=e, text=text, title=doc.title))
+                             start=s, end=e, text=text, title=doc.title, topics=detect_topics(text)))
     return out
 
 

@@ -2,6 +2,12 @@
 
 recall@k of one question = |relevant ∩ top k| / |relevant|; reciprocal rank = 1 / (rank of the
 first relevant chunk), 0 when none is retrieved within the cut-off. Both are averaged over questions.
+
+The labels name notes. When the knowledge base cuts documents into windows (`calculus-study`), a
+retrieved chunk stands for the notes it holds: those of which it contains at least `MIN_SHARE` of
+the characters (`covered_notes`). recall@k is then the share of the relevant notes held by the
+first k chunks, and the characters those k chunks put in the prompt are reported beside it, since
+a longer chunk holds more notes.
 """
 
 from __future__ import annotations
@@ -60,24 +66,66 @@ def reciprocal_rank(ranked: Sequence[str], relevant: Sequence[str]) -> float:
     return next((1.0 / i for i, r in enumerate(ranked, start=1) if r in rel), 0.0)
 
 
+#: share of a note's characters a chunk must contain to count as holding it
+MIN_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One retrieved chunk as the evaluation sees it: the note ids it holds and its length."""
+
+    notes: frozenset[str]
+    chars: int
+
+
+def covered_notes(start: int, end: int, spans: Sequence[tuple[str, int, int]],
+                  min_share: float = MIN_SHARE) -> frozenset[str]:
+    """Ids of the notes (id, start, end) of which the window [start, end) holds at least `min_share`.
+
+    >>> sorted(covered_notes(0, 100, [("a", 0, 40), ("b", 60, 160), ("c", 90, 200)]))
+    ['a']
+    >>> sorted(covered_notes(50, 160, [("a", 0, 40), ("b", 60, 160)]))
+    ['b']
+    """
+    out = set()
+    for note, s, e in spans:
+        overlap = max(0, min(end, e) - max(start, s))
+        if e > s and overlap / (e - s) >= min_share:
+            out.add(note)
+    return frozenset(out)
+
+
 @dataclass(frozen=True)
 class Quality:
-    """Averages over a question set; `recall` maps k to mean recall@k."""
+    """Averages over a question set; `recall` maps k to mean recall@k, `chars` to the mean
+    characters the first k chunks put in the prompt."""
 
     n: int
     recall: dict[int, float]
     mrr: float
+    chars: dict[int, float]
+
+
+def evaluate_shown(questions: list[LabelledQuestion], retrieve: Callable[[str], list[Shown]],
+                   ks: Sequence[int] = (1, 4, 10)) -> Quality:
+    """Score a retrieval function whose results stand for sets of notes (query -> ranked `Shown`)."""
+    recalls = {k: 0.0 for k in ks}
+    chars = {k: 0.0 for k in ks}
+    mrr = 0.0
+    for q in questions:
+        shown = retrieve(q.text)
+        rel = set(q.relevant)
+        for k in ks:
+            held = set().union(*(s.notes for s in shown[:k])) if shown[:k] else set()
+            recalls[k] += len(rel & held) / len(rel)
+            chars[k] += sum(s.chars for s in shown[:k])
+        mrr += next((1.0 / i for i, s in enumerate(shown, start=1) if rel & s.notes), 0.0)
+    n = len(questions)
+    return Quality(n=n, recall={k: round(v / n, 4) for k, v in recalls.items()}, mrr=round(mrr / n, 4),
+                   chars={k: round(v / n, 1) for k, v in chars.items()})
 
 
 def evaluate(questions: list[LabelledQuestion], retrieve: Callable[[str], list[str]],
              ks: Sequence[int] = (1, 4, 10)) -> Quality:
-    """Score a retrieval function (query -> ranked ids, at least max(ks) long when possible)."""
-    recalls = {k: 0.0 for k in ks}
-    mrr = 0.0
-    for q in questions:
-        ranked = retrieve(q.text)
-        for k in ks:
-            recalls[k] += recall_at_k(ranked, q.relevant, k)
-        mrr += reciprocal_rank(ranked, q.relevant)
-    n = len(questions)
-    return Quality(n=n, recall={k: round(v / n, 4) for k, v in recalls.items()}, mrr=round(mrr / n, 4))
+    """Score a retrieval function (query -> ranked note ids, at least max(ks) long when possible)."""
+    return evaluate_shown(questions, lambda text: [Shown(frozenset([i]), 0) for i in retrieve(text)], ks)

@@ -71,6 +71,8 @@ class ContextCost(BaseModel):
     cache_hits: int = 0
     shipped: int = Field(default=0, description="contexts taken from the shipped data file")
     fallbacks: int = Field(default=0, description="chunks whose generated context was empty; given their titles")
+    structural: int = Field(default=0, description="chunks given their document and title as context, by design "
+                                                   "(no model asked: the built-in knowledge base)")
     seconds: float = 0.0
 
 

@@ -1,0 +1,109 @@
+"""Start-up: what a fresh process pays before its first answer.
+
+Each case runs in a fresh interpreter, the cases interleaved and repeated (`--repeats`, default 5),
+so that load from other work spreads over all of them; the machine is shared and noisy, so the
+figures to read are the medians beside the bare interpreter (`python -c pass`) and `import sympy`
+measured in the same run, and the goals as ratios (issue 33: ``mathlens flow`` on a one-step text
+<= 1 s on an idle machine, ``import mathlens`` <= 0.3 s, the first step check <= 0.5 s after import).
+
+* ``flow one step``: ``mathlens flow --json -- "Step 1: x = 2"``, the whole command.
+* ``first verify_steps``: in a fresh process, the import of the step checker with `prestart`, then
+  (timed apart) the first `verify_steps` call; ``first check_answer`` the same for the answer
+  comparison (`grading.equivalence.equivalent`, through the internal function where the public
+  API is not there).
+
+    .venv/bin/python bench/bench_startup.py [--repeats N] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PY = sys.executable
+MATHLENS = str(Path(PY).with_name("mathlens"))
+
+_FIRST_STEPS = """
+import time
+t0 = time.perf_counter()
+from mathlens.analyze.verify.checker import prestart, verify_steps
+prestart()
+t1 = time.perf_counter()
+out = verify_steps(["So 2 + 3 = 5 and 4 * 6 = 24."])
+t2 = time.perf_counter()
+assert out[0].verdict == "valid", out
+print(t1 - t0, t2 - t1)
+"""
+_FIRST_ANSWER = """
+import time
+t0 = time.perf_counter()
+from mathlens.analyze.grading.equivalence import equivalent
+from mathlens.analyze.verify.budget import prestart
+prestart()
+t1 = time.perf_counter()
+got = equivalent("\\\\frac{x^2 - 1}{x - 1}", "x + 1")
+t2 = time.perf_counter()
+assert got.status == "equal", got
+print(t1 - t0, t2 - t1)
+"""
+
+#: name -> command; a command printing two numbers reports (import, first call) itself
+CASES: dict[str, list[str]] = {
+    "python -c pass": [PY, "-c", "pass"],
+    "import sympy": [PY, "-c", "import sympy"],
+    "import mathlens": [PY, "-c", "import mathlens"],
+    "mathlens --help": [MATHLENS, "--help"],
+    "flow one step": [MATHLENS, "flow", "--json", "--", "Step 1: x = 2"],
+    "first verify_steps": [PY, "-c", _FIRST_STEPS],
+    "first check_answer": [PY, "-c", _FIRST_ANSWER],
+}
+GOALS = {"import mathlens": 0.3, "flow one step": 1.0, "first verify_steps (call)": 0.5,
+         "first check_answer (call)": 0.5}
+
+
+def _run(cmd: list[str]) -> dict[str, float]:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd[:3]} failed ({proc.returncode}): {proc.stderr[-800:]}")
+    out: dict[str, float] = {"": wall}
+    parts = proc.stdout.split()
+    if cmd[1:2] == ["-c"] and len(parts) == 2:
+        out[" (import)"], out[" (call)"] = float(parts[0]), float(parts[1])
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    times: dict[str, list[float]] = {}
+    for _ in range(args.repeats):
+        for name, cmd in CASES.items():
+            for suffix, value in _run(cmd).items():
+                times.setdefault(name + suffix, []).append(value)
+    floor = statistics.median(times["python -c pass"])
+    rows = {name: {"median_s": round(statistics.median(v), 3), "min_s": round(min(v), 3),
+                   "max_s": round(max(v), 3), "over_interpreter": round(statistics.median(v) / floor, 2),
+                   "goal_s": GOALS.get(name)} for name, v in times.items()}
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"start-up, {args.repeats} interleaved repeats (fresh processes; shared machine, so read the ratios)")
+    print(f"{'case':<30} {'median s':>9} {'min s':>7} {'max s':>7} {'× python':>9} {'goal s':>7}")
+    for name, row in rows.items():
+        goal = "" if row["goal_s"] is None else f"{row['goal_s']:g}"
+        print(f"{name:<30} {row['median_s']:>9.3f} {row['min_s']:>7.3f} {row['max_s']:>7.3f} "
+              f"{row['over_interpreter']:>9.2f} {goal:>7}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
