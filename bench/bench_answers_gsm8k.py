@@ -9,6 +9,7 @@ Prints the agreement, the confusion counts, the time per check and the first dis
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -17,13 +18,14 @@ from mathlens.analyze.grading.answers import extract_final_answer
 from mathlens.analyze.grading.equivalence import check_answer
 from mathlens.items.schema import Question
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "gsm8k_model_solutions.jsonl"
+SHARED = Path(os.environ.get("MATHLENS_SHARED_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data")
+DATA = SHARED / "gsm8k_model_solutions.jsonl"
 SOLVERS = ("6b_finetuning", "6b_verification", "175b_finetuning", "175b_verification")
 
 
 def main() -> int:
     if not DATA.exists():
-        print(f"skipped: {DATA} not found (third-party data lives in ../shared/data)")
+        print(f"skipped: {DATA} not found (third-party data lives in ../shared/data or $MATHLENS_SHARED_DATA)")
         return 0
     rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
     agree = total = 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -20,12 +21,13 @@ from mathlens.analyze.grading.equivalence import equivalent
 from mathlens.analyze.grading.symbolic import compare_answers
 from mathlens.analyze.verify.budget import run_bounded
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "math500_test.jsonl"
+SHARED = Path(os.environ.get("MATHLENS_SHARED_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data")
+DATA = SHARED / "math500_test.jsonl"
 
 
 def main() -> int:
     if not DATA.exists():
-        print(f"skipped: {DATA} not found (third-party data lives in ../shared/data)")
+        print(f"skipped: {DATA} not found (third-party data lives in ../shared/data or $MATHLENS_SHARED_DATA)")
         return 0
     rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
     methods: collections.Counter[str] = collections.Counter()

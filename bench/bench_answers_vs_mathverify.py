@@ -70,6 +70,13 @@ def load_cases() -> list[Case]:
                 out.append(Case(f"responses/{group}", r["response"], r["answer"], True, True))
             if "not" in r:
                 out.append(Case(f"responses/{group}", r["response"], r["not"], False, True))
+    for group, rows in yaml.safe_load((CASES / "pairs_comparing.yaml").read_text(encoding="utf-8")).items():
+        out += [Case(f"pairs/{group}", str(p), str(r), bool(e), False) for p, r, e in rows]
+    for name in ("responses_reading.yaml", "responses_comparing.yaml"):
+        for group, rows in yaml.safe_load((CASES / name).read_text(encoding="utf-8")).items():
+            for r in rows:
+                out += [Case(f"whole/{group}", r["response"], ref, True, True) for ref in r["right"]]
+                out += [Case(f"whole/{group}", r["response"], ref, False, True) for ref in r["wrong"]]
     return out
 
 
@@ -122,7 +129,7 @@ def main() -> int:
     for cat, idx in rows:
         cells = [sum(results[n][0][i] == cases[i].expected for i in idx) for n in names]
         print(f"{cat:38s} {len(idx):4d} " + " ".join(f"{c:>10d} ({100 * c / len(idx):3.0f}%)" for c in cells))
-    for prefix in ("pairs/", "plain/", "responses/", ""):
+    for prefix in ("pairs/", "plain/", "responses/", "whole/", ""):
         idx = [i for i, c in enumerate(cases) if c.category.startswith(prefix)]
         cells = [sum(results[n][0][i] == cases[i].expected for i in idx) for n in names]
         label = prefix.rstrip("/") or "all"

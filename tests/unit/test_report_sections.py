@@ -7,6 +7,7 @@ import importlib.util
 import json
 import re
 import shutil
+from html import escape as html_escape
 from html.parser import HTMLParser
 from pathlib import Path
 from types import ModuleType
@@ -23,6 +24,7 @@ from mathlens.report import ReportOptions, make_report, write_report
 from mathlens.report.loader import load_runs
 from mathlens.report.registry import SECTIONS, QuestionSection, ReportSection, load_sections
 from mathlens.report.render import build_report
+from mathlens.runs.store import RunStore
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "report"
 
@@ -284,3 +286,15 @@ def test_page_is_self_contained(page: tuple[str, Any]) -> None:
             value = attrs.get(name) or ""
             assert not value.startswith(("http:", "https:", "//", "javascript:")), (tag, name, value)
     assert "Content-Security-Policy" in html and "default-src 'none'" in html
+
+
+def test_answers_section_shows_where_the_answer_was_read(run_dir: Path, page: tuple[str, Any]) -> None:
+    from mathlens.analyze.grading.answer_records import ANSWERS
+
+    html, _ = page
+    marks = re.findall(r'<dd class="read-from">.*?<mark>(.*?)</mark>', html, re.S)
+    responses = {r.key: r.response for r in RunStore(run_dir).records() if r.variant.kind == "original"}
+    expected = [responses[e.record.key][e.verdict.span.start:e.verdict.span.end]
+                for e in ANSWERS.entries(run_dir) if e.record.key in responses and e.verdict and e.verdict.span]
+    assert expected and sorted(marks) == sorted(html_escape(t, quote=False) for t in expected)
+    assert sorted(marks) == ["&lt;-6, 1&gt;", "&lt;-8, 1&gt;"]  # the answer lines' text, escaped

@@ -62,6 +62,8 @@ _MARKER = re.compile(
 _BULLET = re.compile(r"^\s*[-*•]\s+[A-Za-z]{2,}")
 _CONTINUES = re.compile(r"^\s*(?:[=+\-*/^<>≤≥]|\\(?:cdot|times|leq?|geq?|quad|implies|Rightarrow)\b|&)")
 _SENTENCE_END = re.compile(r"[.!?:]\s*$")
+#: where a sentence may end inside a block: end punctuation, closing marks, then a space
+_BOUNDARY = re.compile(r"[.!?][)\]\"'»”]*\s")
 
 
 @dataclass(frozen=True)
@@ -212,8 +214,11 @@ def _cut(text: str, a: int, b: int, max_chars: int) -> list[tuple[int, int, bool
 def _sentences(masked: str, start: int, end: int, max_chars: int) -> list[tuple[int, int, bool]]:
     """Rule 5: split one long block into groups of sentences of at most `max_chars` (a sentence
     longer than that is cut into pieces, each marked as cut)."""
-    doc = _nlp()(_prose(masked[start:end]))
-    pieces = [(start + s.start_char, start + s.end_char) for s in doc.sents]
+    prose = _prose(masked[start:end])
+    if _BOUNDARY.search(prose):
+        pieces = [(start + s.start_char, start + s.end_char) for s in _nlp()(prose).sents]
+    else:  # no sentence could end inside it: nothing for the splitter (nor its start-up) to do
+        pieces = [(start, end)]
     groups: list[tuple[int, int, bool]] = []
     for a, b in pieces:
         if groups and not groups[-1][2] and (b - groups[-1][0]) <= max_chars:

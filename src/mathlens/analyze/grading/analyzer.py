@@ -44,16 +44,19 @@ from mathlens.runs.store import RunStore
 
 
 class AnswersOptions(AnalyzerOptions):
-    """Tolerances of the equivalence check (see `EquivalenceConfig`)."""
+    """Tolerances, budget and documented rules of the equivalence check (see `EquivalenceConfig`)."""
 
     rel_tol: float = Field(EquivalenceConfig.rel_tol, gt=0)
     abs_tol: float = Field(EquivalenceConfig.abs_tol, ge=0)
     timeout_s: float = Field(EquivalenceConfig.timeout_s, gt=0, le=600)
     value_only_choice: Literal["incorrect", "correct"] = EquivalenceConfig.value_only_choice
+    list_order: Literal["set", "ordered"] = EquivalenceConfig.list_order
+    inequality_as_set: bool = EquivalenceConfig.inequality_as_set
 
     def config(self) -> EquivalenceConfig:
         return EquivalenceConfig(rel_tol=self.rel_tol, abs_tol=self.abs_tol, timeout_s=self.timeout_s,
-                                 value_only_choice=self.value_only_choice)
+                                 value_only_choice=self.value_only_choice, list_order=self.list_order,
+                                 inequality_as_set=self.inequality_as_set)
 
 
 def question_index(store: RunStore) -> dict[tuple[str, str], Question]:

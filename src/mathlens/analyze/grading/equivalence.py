@@ -13,19 +13,30 @@ references, lettered parts and multiple-choice options are handled by `check_ans
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from dataclasses import dataclass
 from typing import Literal
 
 from mathlens.analyze.grading.answers import FinalAnswer, choice_label, extract_final_answer
+from mathlens.analyze.grading.bases import compare_bases
+from mathlens.analyze.grading.bounds import MAX_ANSWER_CHARS, answer_bounds
 from mathlens.analyze.grading.forms import decimal_commas, degrees_to_radians, drop_names, prepare
-from mathlens.analyze.grading.intervals import differ_as_sets, read_set, same_set
+from mathlens.analyze.grading.intervals import (
+    differ_as_sets,
+    is_inequality,
+    read_set,
+    same_set,
+    same_set_with_pair,
+)
 from mathlens.analyze.grading.lists import compare_lists
 from mathlens.analyze.grading.normalize import answer_word, normalize_answer, strip_text_wrappers
-from mathlens.analyze.grading.numeric import numbers_equal, read_number
+from mathlens.analyze.grading.numeric import NumberForm, numbers_equal, read_number
 from mathlens.analyze.grading.piecewise import compare_piecewise
-from mathlens.analyze.grading.quick import decide, infinity, read
+from mathlens.analyze.grading.quick import decide, exact, infinity, read
+from mathlens.analyze.grading.relations import compare_named, split_approximation
+from mathlens.analyze.grading.statements import lhs_kind, split_equals
 from mathlens.analyze.grading.structures import compare_structures
 from mathlens.analyze.grading.symbolic import compare_answers
 from mathlens.analyze.grading.verdicts import (
@@ -37,7 +48,6 @@ from mathlens.analyze.grading.verdicts import (
 )
 from mathlens.items.schema import Question
 
-MAX_ANSWER_CHARS = 2000  # a longer "answer" is prose, not something to parse
 _PLAIN_WORDS = re.compile(r"[A-Za-z]+(?:[ -][A-Za-z]+){0,3}")
 _MATH_TOKENS = {"e", "i", "pi", "oo", "inf", "infinity", "infty", "c"}
 
@@ -50,24 +60,32 @@ class EquivalenceConfig:
     `min_digits` the significant digits from which a decimal is compared at its printed
     precision (shorter decimals must be exact); `list_order` how bare lists compare ("set": any
     order, as solution sets; "ordered": position by position; tuples, vectors and points are
-    always ordered); `timeout_s` the budget of one comparison, lists included;
+    always ordered); `timeout_s` the time budget of one response's whole check (every reference
+    and part, lists included; of one comparison when `equivalent` is called alone);
     `value_only_choice` the verdict for a multiple-choice response that gives the option's value
-    but not its label (the adaptivity seed counts it as wrong).
+    but not its label (the adaptivity seed counts it as wrong); `inequality_as_set` whether a set
+    written as an inequality (`x \\ge 2`) equals the interval it describes (`[2, \\infty)`): True
+    by default, False when an inequality must be answered by an inequality.
     """
 
     rel_tol: float = 1e-6
     abs_tol: float = 1e-9
-    timeout_s: float = 3.0
+    timeout_s: float = 1.5
     min_digits: int = 6
     list_order: Literal["set", "ordered"] = "set"
     value_only_choice: Literal["incorrect", "correct"] = "incorrect"
+    inequality_as_set: bool = True
 
 
 DEFAULT_CONFIG = EquivalenceConfig()
 
 
-def equivalent(predicted: str, reference: str, config: EquivalenceConfig = DEFAULT_CONFIG) -> EquivalenceResult:
-    """Compare one predicted answer with one reference answer (see the module docstring)."""
+def equivalent(predicted: str, reference: str, config: EquivalenceConfig = DEFAULT_CONFIG,
+               until: float | None = None) -> EquivalenceResult:
+    """Compare one predicted answer with one reference answer (see the module docstring).
+
+    The comparison gets `config.timeout_s`, and never goes past `until` (a `time.monotonic()`
+    deadline shared by every comparison of one response)."""
     pred, ref = predicted.strip(), reference.strip()
     if not pred:
         return EquivalenceResult(status="unparseable", method="none", error="predicted: empty")
@@ -77,15 +95,34 @@ def equivalent(predicted: str, reference: str, config: EquivalenceConfig = DEFAU
         return EquivalenceResult(status="unparseable", method="none", error="reference: too long to compare")
     if _same_text(pred, ref):
         return EquivalenceResult(status="equal", method="exact", predicted_form=pred, reference_form=ref)
-    deadline = time.monotonic() + config.timeout_s
+    refused = answer_bounds(pred, "predicted") or answer_bounds(ref, "reference")
+    if refused:
+        return EquivalenceResult(status="unparseable", method="none", error=refused)
+    deadline = min(time.monotonic() + config.timeout_s, until or math.inf)
+    exact_pred, approximation = split_approximation(pred)
+    result = _exact_part(exact_pred, split_approximation(ref)[0], config, deadline)
+    if not result.equal and approximation is not None:
+        printed = read_number(ref)
+        if printed is not None and printed.places is not None:  # a decimal reference: compare the approximation
+            by_value = _numbers(approximation, ref, config)
+            if by_value is not None and by_value.equal:
+                return by_value.model_copy(update={"method": "approximation"})
+    return result
 
+
+def _exact_part(pred: str, ref: str, config: EquivalenceConfig, deadline: float) -> EquivalenceResult:
     def part(a: str, b: str) -> str:
         return compare_prepared(prepare(a), prepare(b), config, deadline).status
 
+    if _same_text(pred, ref):
+        return EquivalenceResult(status="equal", method="exact", predicted_form=pred, reference_form=ref)
     piecewise = compare_piecewise(pred, ref, part)
     if piecewise is not None:  # before `prepare`, which reads a `cases` system as a list
         return EquivalenceResult(status=piecewise[0], method=piecewise[1], predicted_form=pred, reference_form=ref)
     pred, ref = drop_names(*decimal_commas(prepare(pred), prepare(ref)))
+    named = compare_named(pred, ref, part)
+    if named is not None:  # `\cos(x) = a` against `\sin(x) = a`: the names must agree too
+        return EquivalenceResult(status=named, method="named", predicted_form=pred, reference_form=ref)
     return compare_prepared(pred, ref, config, deadline)
 
 
@@ -117,6 +154,8 @@ def _numbers(pred: str, ref: str, config: EquivalenceConfig) -> EquivalenceResul
     # A comma on both sides more likely separates list items than decimals ("1,2" vs "2,1").
     decimal_comma = not ("," in pred and "," in ref)
     p_num, r_num = read_number(pred, decimal_comma), read_number(ref, decimal_comma)
+    if (p_num is None) != (r_num is None):  # `12.5 percent` against `\frac{1}{8}`, `12,50 €` against `\frac{25}{2}`
+        p_num, r_num = p_num or _exact_number(pred), r_num or _exact_number(ref)
     if p_num is None or r_num is None:
         return None
     same = numbers_equal(p_num, r_num, config.min_digits)
@@ -124,11 +163,23 @@ def _numbers(pred: str, ref: str, config: EquivalenceConfig) -> EquivalenceResul
                              predicted_form=str(p_num.value), reference_form=str(r_num.value))
 
 
+def _exact_number(text: str) -> NumberForm | None:
+    """A rational constant written as an expression (`\\frac{1}{8}`, `2^{-3}`), read without SymPy."""
+    reading = read(text)
+    if reading is None or reading.names or len(reading.sides) != 1:
+        return None
+    value = exact(reading.sides[0])
+    return NumberForm(value) if value is not None else None
+
+
 def compare_prepared(pred: str, ref: str, config: EquivalenceConfig, deadline: float,
                      allow_lists: bool = True) -> EquivalenceResult:
     """Compare two prepared answers: words, numbers, lists, then the symbolic path."""
     if _same_text(pred, ref):
         return EquivalenceResult(status="equal", method="exact", predicted_form=pred, reference_form=ref)
+    based = compare_bases(pred, ref)
+    if based is not None:  # `1011_2`: digits in a base
+        return EquivalenceResult(status=based, method="base", predicted_form=pred, reference_form=ref)
     for decided in (_words(pred, ref), _numbers(pred, ref, config)):
         if decided is not None:
             return decided
@@ -140,6 +191,10 @@ def compare_prepared(pred: str, ref: str, config: EquivalenceConfig, deadline: f
         if listed is not None:
             return EquivalenceResult(status=listed[0], method=listed[1], predicted_form=pred, reference_form=ref)
     as_sets = same_set(pred, ref)
+    if as_sets is None:  # a lone `(a, b)` against an inequality or a union is the open interval
+        as_sets = same_set_with_pair(pred, ref)
+    if as_sets and not config.inequality_as_set and is_inequality(pred) != is_inequality(ref):
+        as_sets = False  # the rule where an inequality must be answered by an inequality
     if as_sets is not None:  # intervals with numeric endpoints: exact, no worker needed
         return EquivalenceResult(status="equal" if as_sets else "different", method="interval",
                                  predicted_form=pred, reference_form=ref)
@@ -180,8 +235,9 @@ def _symbolic(pred: str, ref: str, config: EquivalenceConfig, deadline: float) -
     from mathlens.analyze.verify.budget import run_bounded
 
     budget = max(0.05, min(config.timeout_s, deadline - time.monotonic()))
+    # waiting for a worker that replaces a killed one counts against the response's budget too
     outcome = run_bounded(compare_answers, degrees_to_radians(pred), degrees_to_radians(ref), config.rel_tol,
-                          config.min_digits, timeout_s=budget)
+                          config.min_digits, timeout_s=budget, ready_s=budget)
     if outcome.status == "timeout":
         return EquivalenceResult(status="timeout", method="symbolic", error=outcome.error)
     if outcome.status != "ok":
@@ -191,7 +247,19 @@ def _symbolic(pred: str, ref: str, config: EquivalenceConfig, deadline: float) -
                              error=error)
 
 
-def _against(predicted: str | None, references: list[str], config: EquivalenceConfig
+def _named_as(predicted: str, subject: str | None, reference: str) -> str:
+    """The answer with the name the response gave it (`\\cos(x) = \\frac{42}{59}`), when the
+    reference names its value too; otherwise the answer as found."""
+    if subject is None or len(split_equals(predicted)) > 1:
+        return predicted
+    sides = split_equals(reference)
+    if len(sides) == 2 and lhs_kind(sides[0]) in ("name", "variable") and sides[1].strip():
+        return f"{subject} = {predicted}"
+    return predicted
+
+
+def _against(predicted: str | None, references: list[str], config: EquivalenceConfig,
+             subject: str | None = None, until: float | None = None
              ) -> tuple[VerdictStatus, str | None, EquivalenceResult | None]:
     """Compare with each accepted reference; the first equal one wins."""
     if not references:
@@ -200,7 +268,7 @@ def _against(predicted: str | None, references: list[str], config: EquivalenceCo
         return "unparseable", references[0], None
     best: EquivalenceResult | None = None
     for ref in references:
-        result = equivalent(predicted, ref, config)
+        result = equivalent(_named_as(predicted, subject, ref), ref, config, until)
         if result.equal:
             return "correct", ref, result
         if best is None or (best.status != "different" and result.status == "different"):
@@ -235,10 +303,10 @@ def _check_choice(fa: FinalAnswer, question: Question, config: EquivalenceConfig
             break
     if expected is None:
         return AnswerVerdict(status="no_reference", predicted=fa.text, reference=None, how=fa.how,
-                             note="no answer names one of the options")
+                             span=fa.span, note="no answer names one of the options")
     if fa.choice is not None:
         status: VerdictStatus = "correct" if fa.choice == expected else "incorrect"
-        return AnswerVerdict(status=status, predicted=fa.text, reference=expected, how=fa.how,
+        return AnswerVerdict(status=status, predicted=fa.text, reference=expected, how=fa.how, span=fa.span,
                              choice=ChoiceCheck(label=fa.choice, expected=expected, form="label"))
     if fa.text:
         for label, value in choices.items():
@@ -246,11 +314,11 @@ def _check_choice(fa: FinalAnswer, question: Question, config: EquivalenceConfig
                 right = label == expected
                 status = config.value_only_choice if right else "incorrect"
                 return AnswerVerdict(
-                    status=status, predicted=fa.text, reference=expected, how=fa.how,
+                    status=status, predicted=fa.text, reference=expected, how=fa.how, span=fa.span,
                     choice=ChoiceCheck(label=label, expected=expected, form="value_only"),
                     note=f"gave the value of option {label} instead of its label")
     return AnswerVerdict(status="unparseable" if not fa.text else "incorrect", predicted=fa.text,
-                         reference=expected, how=fa.how,
+                         reference=expected, how=fa.how, span=fa.span,
                          choice=ChoiceCheck(label=None, expected=expected, form="none"))
 
 
@@ -262,6 +330,7 @@ def check_answer(response: str | None, question: Question, config: EquivalenceCo
     `correct` when every part is, `incorrect` when any part is, else the weakest part status.
     """
     fa = extract_final_answer(response or "", question)
+    until = time.monotonic() + config.timeout_s  # one budget for every comparison of the response
     if question.choices:
         return _check_choice(fa, question, config)
     graded_parts = [p for p in question.parts if p.answer or p.answers]
@@ -271,12 +340,15 @@ def check_answer(response: str | None, question: Question, config: EquivalenceCo
             found = fa.part(part.label.lower())
             refs = [a for a in [part.answer, *part.answers] if a]
             predicted = found.text if found else (fa.text if len(graded_parts) == 1 else None)
-            status, ref, comparison = _against(predicted, refs, config)
+            status, ref, comparison = _against(predicted, refs, config, until=until)
+            span = found.span if found else (fa.span if len(graded_parts) == 1 else None)
             verdicts.append(PartVerdict(label=part.label, status=status, predicted=predicted, reference=ref,
-                                        comparison=comparison))
+                                        comparison=comparison, span=span))
         statuses = {v.status for v in verdicts}
         overall: VerdictStatus = ("correct" if statuses == {"correct"} else "incorrect" if "incorrect" in statuses
                                   else "unparseable" if "unparseable" in statuses else "unverifiable")
-        return AnswerVerdict(status=overall, predicted=fa.text, reference=None, how=fa.how, parts=verdicts)
-    status, ref, comparison = _against(fa.text, list(question.answers), config)
-    return AnswerVerdict(status=status, predicted=fa.text, reference=ref, how=fa.how, comparison=comparison)
+        return AnswerVerdict(status=overall, predicted=fa.text, reference=None, how=fa.how, span=fa.span,
+                             parts=verdicts)
+    status, ref, comparison = _against(fa.text, list(question.answers), config, fa.subject, until)
+    return AnswerVerdict(status=status, predicted=fa.text, reference=ref, how=fa.how, span=fa.span,
+                         comparison=comparison)

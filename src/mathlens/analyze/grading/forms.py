@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from mathlens.analyze.grading.normalize import answer_word
+from mathlens.analyze.grading.setwords import sets_in_words
 from mathlens.analyze.grading.statements import (
     FUNCTION_NAMES,
     LINK,
@@ -38,7 +39,8 @@ _LATEX_SPACE = re.compile(r"(?<!\\)\\(?:[,;:]|\s)|~")
 _ROMAN_CONST = re.compile(r"\\(?:mathrm|operatorname|text|mathit)\s*\{\s*([ei])\s*\}")
 _ENVS = r"(?:cases|aligned|align\*?|gathered)"
 _CASES = re.compile(r"\\begin\{" + _ENVS + r"\}(.*?)\\end\{" + _ENVS + r"\}", re.S)
-_TRAILING_TEXT = re.compile(r"\s*\\(?:text|mbox|mathrm)\s*\{\s*[A-Za-z][A-Za-z .^23]*\}\s*$")
+_TRAILING_TEXT = re.compile(r"\s*\\(?:text|textnormal|textrm|textit|textsf|mbox|mathrm|operatorname)\s*"
+                            r"\{\s*(?!per\s*cent|pct)[A-Za-z][A-Za-z .^23/]*\}(?:\s*\^\s*\{?[23]\}?)?\s*$")
 _UNIT_TAIL = re.compile(r"(?:\s+[A-Za-z]{2,}\.?(?:\^?[23])?)+\s*$")
 _LETTER = re.compile(r"^\(\s*([A-Za-z])\s*\)$|^\\text\{\s*\(?([A-Za-z])\)?\s*\}$")
 _MIXED = re.compile(r"^(-?)(\d+)\s+(\d+)\s*/\s*(\d+)$")
@@ -76,15 +78,17 @@ def cases_as_list(s: str) -> str:
     return s[: m.start()] + ", ".join(rows) + s[m.end():]
 
 
+_THOUSANDS = re.compile(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))|(?<=\d)\\!\s*,\s*(?=\d{3}(?!\d))")
 def prepare(s: str) -> str:
     """The form an answer is compared in; see the module docstring."""
     t = s.strip()
+    t = _THOUSANDS.sub(",", t)  # `11,\! 111,\! 100`: LaTeX's spacing inside a thousands separator
     t = _ROMAN_CONST.sub(lambda m: m.group(1), t)
     t = _LATEX_SPACE.sub(" ", t)  # `2\,\frac{1}{2}`: a thin space, not a list comma
     t = _LEFT_RIGHT.sub("", t)
     if LINK.search(t) and not answer_word(t) and _TWO_WORDS.search(t):
         t = reduce_statement(t)
-    t = cases_as_list(t)
+    t = cases_as_list(sets_in_words(t))
     mixed = _MIXED.match(t)
     if mixed and int(mixed.group(3)) < int(mixed.group(4)):
         sign, whole, num, den = mixed.groups()
@@ -98,11 +102,15 @@ def prepare(s: str) -> str:
 
 
 def decimal_commas(pred: str, ref: str) -> tuple[str, str]:
-    """`0,25` against `\\frac14` is the decimal 0.25; against another comma it may be a list."""
+    """`0,25` against `\\frac14` is the decimal 0.25; against another comma or a list ("6 and 8")
+    it may be a list."""
     if "," in pred and "," in ref:
         return pred, ref
-    fix = (lambda s: s.replace(",", ".") if _DECIMAL_COMMA.match(s.strip()) else s)  # noqa: E731
-    return fix(pred), fix(ref)
+
+    def fix(s: str, other: str) -> str:
+        # against a list ("6 and 8") the comma of `6,8` separates items too
+        return s.replace(",", ".") if _DECIMAL_COMMA.match(s.strip()) and len(items(other)) < 2 else s
+    return fix(pred, ref), fix(ref, pred)
 
 
 def drop_names(pred: str, ref: str) -> tuple[str, str]:

@@ -229,3 +229,25 @@ def differ_as_sets(pred: str, ref: str) -> bool:
     both readings (`x <= 4` against `(-oo, 4)`; `(2, 5)` against `(2, 5]`)."""
     a, b = read_set(pred, pairs_as_intervals=True), read_set(ref, pairs_as_intervals=True)
     return a is not None and b is not None and a != b
+
+
+def same_set_with_pair(pred: str, ref: str) -> bool | None:
+    """A lone `(a, b)` against an inequality, a membership or a union: the pair is read as the open
+    interval (a point is never such a set), so `-1 < x < 3` equals `(-1, 3)`. None otherwise."""
+    for one, other in ((pred, ref), (ref, pred)):
+        pair = read_set(one, pairs_as_intervals=True) if read_set(one) is None else None
+        described = read_set(other)
+        # (against another lone pair, both may be points: undecided here)
+        if (pair is not None and described is not None and read_set(other, pairs_as_intervals=True) == described
+                and _INTERVAL.fullmatch(_rewrite(other)) is None):
+            return pair == described
+    return None
+
+
+_INEQUALITY = re.compile(r"<|>|≤|≥|\\[lg]eq?(?![A-Za-z])|\\[lg]t(?![A-Za-z])")
+
+
+def is_inequality(text: str) -> bool:
+    """True when a set is written as an inequality (`x \\ge 2`, `-1 < x < 3`), not as an interval."""
+    return _INEQUALITY.search(text) is not None
+

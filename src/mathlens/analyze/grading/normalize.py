@@ -49,7 +49,9 @@ _NUMBER_WITH_UNIT = re.compile(
     r"\s*(?P<unit>(?:[A-Za-z]{2,}\.?(?:\^?[23])?(?:\s*(?:/|per)\s*[A-Za-z]{1,}(?:\^?[23])?)?\s*){0,3})$"
 )
 _DEGREE = re.compile(r"\s*(?:°|\^\s*\{?\s*\\circ\s*\}?|\\degree|\s+degrees?)\s*$")
-_TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
+_SUBJECT_THEN_WORD = re.compile(r"(?i)\b(?:series|sequence|integral|limit|function)\s+(?:is\s+|itself\s+)?"
+                                r"(?P<w>[a-z]+(?:\s+[a-z]+){0,3})$")
+_TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textnormal|textrm|textit|textsf|mathrm|mbox)\s*\{([^{}]*)\}")
 
 
 def strip_text_wrappers(s: str) -> str:
@@ -121,7 +123,11 @@ def answer_word(s: str) -> str | None:
                       r"integral|function|value|answer|is|are|and|lim|f|x|n|sum|to|which|means|"
                       r"equation|system|has|there|its)\b", " ", t)
     leftover = re.sub(r"[a-z]\s*(?:->|→)\s*\S+", " ", leftover)
-    return found if not re.search(r"[a-z0-9]", leftover) else None
+    if not re.search(r"[a-z0-9]", leftover):
+        return found
+    # "by the divergence test the series diverges": the word closes a clause about its subject
+    said = _SUBJECT_THEN_WORD.search(strip_text_wrappers(s).strip().rstrip(".!"))
+    return found if said and answer_word(said.group("w")) == found else None
 
 
 _SOLUTION = re.compile(r"^\s*([A-Za-z]\w*)\s*=\s*(.+?)\s*$")

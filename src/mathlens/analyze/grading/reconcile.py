@@ -102,7 +102,7 @@ def reconcile(grade: Judgement, rubric: Rubric, question_points: float | None,
     if not replace or grade.status != "graded":
         return grade.model_copy(update={"checks": checks})
     scores = [s.model_copy(update={"value": replace[s.unit]}) if s.unit in replace else s for s in grade.scores]
-    total = sum(s.value or 0.0 for s in scores)
+    total = round(sum(s.value or 0.0 for s in scores), 6)  # points are sums of decimals: no 7.199999…
     return grade.model_copy(update={"checks": checks, "scores": scores, "total": total, "judge_total": grade.total})
 
 

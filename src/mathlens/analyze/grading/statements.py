@@ -21,8 +21,11 @@ These helpers work on one short piece of text (a sentence, an answer line) and n
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
+from mathlens.analyze.grading.inline import closing_run
 from mathlens.analyze.grading.normalize import answer_word
+from mathlens.analyze.grading.setwords import set_phrase
 
 MATH_WORDS = frozenset({"infinity", "odd", "even", "neither", "none", "undefined", "diverges", "converges",
                         "both", "all real numbers", "empty", "true", "false", "yes", "no"})
@@ -52,6 +55,14 @@ _EXPRESSION = re.compile(r"[+\-*/^]|\d[A-Za-z]|[A-Za-z]\s*\(.*\)\s*[A-Za-z(]")
 _CALL_ARGUMENTS = re.compile(r"\([^()]*\)")
 _ONE_LETTER = re.compile(r"\(?[A-Za-z]\)?")
 _OPEN, _CLOSE = "([{", ")]}"
+# LaTeX commands, function names and constants: what is left of a value once they go is no letter
+_GREEK = (r"(?:alpha|beta|gamma|delta|epsilon|varepsilon|zeta|eta|theta|vartheta|iota|kappa|lambda|mu|nu|xi|rho|"
+          r"sigma|tau|upsilon|phi|varphi|chi|psi|omega|Gamma|Delta|Theta|Lambda|Xi|Sigma|Phi|Psi|Omega)(?![A-Za-z])")
+# LaTeX commands other than Greek letters (which are variables), function names and constants
+_CONSTANT_WORDS = re.compile(rf"\\(?!{_GREEK})(?:(?:begin|end)\{{[A-Za-z*]+\}}|[A-Za-z]+)|"
+                             r"(?<![A-Za-z])(?:sin|cos|tan|sec|csc|cot|arcsin|arccos|arctan|sinh|cosh|tanh|ln|log|"
+                             r"exp|sqrt|pi|deg)(?![A-Za-z])|°")
+_MATRIX_VALUE = re.compile(r"^\s*(?:\\left\s*)?(?:\\begin\{[pbBvV]?matrix\}|\[\s*\[|Matrix\()")
 
 
 def split_equals(s: str) -> list[str]:
@@ -66,6 +77,9 @@ def split_equals(s: str) -> list[str]:
             depth += 1
         elif ch in _CLOSE:
             depth = max(0, depth - 1)
+        elif ch == "\\" and s.startswith(("\\begin{", "\\end{"), i):
+            # the rows of an environment (`cases`, `pmatrix`) are inside it, like inside brackets
+            depth = depth + 1 if s[i + 1] == "b" else max(0, depth - 1)
         elif ch == "=" and depth == 0:
             before = s[i - 1] if i else ""
             after = s[i + 1] if i + 1 < len(s) else ""
@@ -104,12 +118,15 @@ def alternatives(s: str) -> list[str]:
 
 
 def is_assignment_list(s: str) -> bool:
-    """`x = -1 or x = 3`, `x = 1, y = 2`: two or more `name = value` pieces."""
+    """`x = -1 or x = 3`, `x = 1, y = 2`, `W(x) = 1 or W(x) = -1`: two or more `name = value` pieces."""
     pieces = alternatives(s)
     if len(pieces) < 2:
         return False
-    return all(len(eq := split_equals(p)) == 2 and _VARIABLE.match(eq[0].strip()) and eq[1].strip()
-               for p in pieces)
+    sides = [split_equals(p) for p in pieces]
+    if not all(len(eq) == 2 and eq[0].strip() and eq[1].strip() for eq in sides):
+        return False
+    # `x = 1, y = 2` (unknowns), or one name given several values: `W(x) = 1 or W(x) = -1`
+    return all(_VARIABLE.match(eq[0].strip()) for eq in sides) or len({eq[0].strip() for eq in sides}) == 1
 
 
 def strip_leading_prose(s: str) -> str:
@@ -133,8 +150,8 @@ def lhs_kind(lhs: str) -> str:
     a `name` (`f'(3)`, `Area`, `dy/dx`) or a `value` (`2 + 3`) only labels its right side.
     """
     t = strip_leading_prose(lhs.strip())
-    if not _LETTER.search(t):
-        return "value"
+    if not _LETTER.search(_CONSTANT_WORDS.sub(" ", t)):
+        return "value"  # `2 + 3`, `\\sin 30^\\circ`, `\\log_2 64`: numbers and functions of numbers
     if _SUBSCRIPT_NAME.match(t):
         return "name"
     if _VARIABLE.match(t):
@@ -151,21 +168,39 @@ def _strip_calls(t: str) -> str:
     return _CALL_ARGUMENTS.sub("", t)
 
 
-def reduce_equation(s: str) -> str:
-    """The answer an equation states; see the module docstring."""
+@dataclass(frozen=True)
+class Reduced:
+    """The answer a sentence or an equation states, and the left side it dropped as a mere name
+    (`\\cos(x)` of `\\cos(x) = \\frac{42}{59}`, `c` of `c = \\sqrt{25} = 5`), if any."""
+
+    text: str
+    subject: str | None = None
+
+
+def reduce_equation_named(s: str) -> Reduced:
+    """The answer an equation states (see the module docstring), with the name it dropped."""
     sides = split_equals(s)
     if len(sides) < 2 or not sides[-1].strip():
-        return s.strip()
+        return Reduced(s.strip())
     if is_assignment_list(s):
-        return s.strip()
+        return Reduced(s.strip())
+    first = strip_leading_prose(sides[0]).strip()
+    if _WORDY.search(first):
+        first = ""  # "the area A": a description, not a name to compare
+    named = first if lhs_kind(sides[0]) in ("name", "variable") and first else None
     if len(sides) > 2:
-        return sides[-1].strip()
+        return Reduced(sides[-1].strip(), named)
     lhs, rhs = sides
-    kind = lhs_kind(lhs)
-    if kind in ("variable", "expression"):
+    kind = lhs_kind(_after_prose(lhs))  # "4 friends gets 36 / 4 = 9": the left side is `36 / 4`
+    if kind in ("variable", "expression") and not _MATRIX_VALUE.match(rhs):
         bare = strip_leading_prose(lhs)
-        return s.strip() if bare == lhs.strip() else bare + " " + s[len(lhs):].strip()
-    return rhs.strip()
+        return Reduced(s.strip() if bare == lhs.strip() else bare + " " + s[len(lhs):].strip())
+    return Reduced(rhs.strip(), first if kind != "value" and first else None)
+
+
+def reduce_equation(s: str) -> str:
+    """The answer an equation states; see the module docstring."""
+    return reduce_equation_named(s).text
 
 
 def cut_trailing_prose(s: str) -> str:
@@ -201,21 +236,107 @@ def _piecewise(s: str) -> str | None:
     return t if read_piecewise(t) is not None else None
 
 
-def reduce_statement(s: str) -> str:
-    """The answer stated by a sentence such as "the area is 12" or "x ≥ 5 is the solution"."""
+def reduce_statement_named(s: str) -> Reduced:
+    """The answer stated by a sentence such as "the area is 12" or "x ≥ 5 is the solution", with
+    the name it dropped (see `Reduced`).
+
+    A sentence that closes on inline math (`$...$`) gives that math (`inline.closing_run`), unless
+    an answer word follows it ("so $f(x) = x^2$ is even"); a sentence in words with several
+    numbers gives the quantity it states (`last_quantity`).
+    """
     piecewise = _piecewise(s)
     if piecewise is not None:
-        return piecewise
-    s = cut_trailing_prose(s.strip())
-    links = list(LINK.finditer(s))
-    if links:
-        last = links[-1]
-        left, right = s[: last.start()].strip(), s[last.end():].strip()
-        if answerish(right):
-            s = right
-        elif left and _MATHY.search(left):
-            s = left
-        else:
-            s = right
-    s = strip_leading_prose(s)
-    return reduce_equation(s) if len(split_equals(s)) > 1 else s
+        return Reduced(piecewise)
+    if set_phrase(s):
+        return Reduced(s.strip().rstrip("."))  # "all real numbers greater than 5": the words are the set
+    s = cut_trailing_prose(drop_leading_clause(s.strip()))
+    run = closing_run(s)
+    if run is not None and not answer_word(s[run[1]:]):
+        s = run[2]
+    else:
+        links = list(LINK.finditer(s))
+        if links:
+            last = links[-1]
+            left, right = s[: last.start()].strip(), s[last.end():].strip()
+            if answerish(right):
+                s = right
+            elif left and _MATHY.search(left):
+                s = left
+            else:
+                s = right
+        s = last_quantity(strip_leading_prose(s))
+    return reduce_equation_named(s) if len(split_equals(s)) > 1 else Reduced(s)
+
+
+def reduce_statement(s: str) -> str:
+    """The answer stated by a sentence such as "the area is 12" or "x ≥ 5 is the solution"."""
+    return reduce_statement_named(s).text
+
+
+_QUANTITY = re.compile(r"(?:\\?\$|€|£|¥)?-?\d[\d,]*(?:\.\d+)?(?:\s+\d+/\d+|\s*/\s*\d+)?"
+                       r"(?:\s*(?:\\?%|percent\b|pct\b))?")
+_LEADING_SHARE = re.compile(r"^\s*(?P<q>(?:\\?\$)?-?\d[\d,]*(?:\.\d+)?(?:\s*(?:\\?%|percent|pct))?)\s+(?:out\s+)?of\b")
+_UNIT_AFTER = re.compile(r"\s*(?:[A-Za-z]{2,}\.?(?:\^?[23])?\s*){0,2}$")
+
+
+def last_quantity(s: str) -> str:
+    """A sentence in words holding several numbers states its last one, with the unit words after
+    it ("for 8 hours he earns 120 USD" -> `120 USD`); "47 of the first 100 ..." and "35 percent
+    of the students ..." state their first. Anything with an equation, a relation or brackets is
+    left alone, as is a sentence with one number.
+    """
+    words = re.findall(r"(?<![\\A-Za-z])[A-Za-z]{2,}(?![A-Za-z])", s)
+    if (len(words) < 2 or _prose_words(s) < 1 or re.search(r"[=<>≤≥()\[\]{}\\^]", s)
+            or re.search(r"(?i)\b(?:between|from)\b.*\band\b|≈|\b(?:about|approximately|roughly)\b", s)):
+        return s  # one word, math, a range "between 3 and 5", an approximation after the value
+    share = _LEADING_SHARE.match(s)
+    if share:
+        return share.group("q")
+    numbers = list(_QUANTITY.finditer(s))
+    if len(numbers) < 2:
+        return s
+    last = numbers[-1]
+    unit = _UNIT_AFTER.match(s, last.end())
+    return (last.group(0) + (unit.group(0) if unit else "")).strip()
+
+
+_LEADING_CLAUSE = re.compile(r"(?i)^\s*(?:since|because|as|given(?:\s+that)?|for|when|if|using|by|after|with|from|"
+                             r"substituting|solving|plugging|applying)\b")
+
+
+def drop_leading_clause(s: str) -> str:
+    """"Since $W(x)^2 = 1$ for every $x$, we get ..." -> "we get ...": a subordinate clause that
+    opens the sentence ends at its first comma outside brackets and math, and is not the answer."""
+    if not _LEADING_CLAUSE.match(s):
+        return s
+    depth, math = 0, False
+    for i, ch in enumerate(s):
+        if ch == "$":
+            math = not math
+        elif ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth = max(0, depth - 1)
+        elif ch == "," and depth == 0 and not math and s[i + 1:i + 2].isspace():
+            rest = s[i + 1:].strip()
+            return rest if rest and (_MATHY.search(rest) or answer_word(rest)) else s
+    return s
+
+
+_WORDY = re.compile(r"(?<![\\A-Za-z])[A-Za-z]?[a-z]{2,}\s+[A-Za-z]?[a-z]{2,}")  # two words in lower case
+_PROSE = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}(?![A-Za-z(_^'])")
+
+
+def _after_prose(lhs: str) -> str:
+    """The math after the last words of prose on a left side ("the plane -34x - 45y" -> the
+    polynomial), when there are two or more such words; the left side itself otherwise."""
+    words = [m for m in _PROSE.finditer(lhs) if m.group(0).lower() not in FUNCTION_NAMES]
+    if len(words) < 2:
+        return lhs
+    rest = lhs[words[-1].end():]
+    return rest if _MATHY.search(rest) else lhs
+
+
+def _prose_words(s: str) -> int:
+    return len([w for w in re.findall(r"(?<![\\A-Za-z])[A-Za-z]{3,}(?![A-Za-z])", s)
+                if w.lower() not in ("and", "or")])

@@ -12,6 +12,8 @@ The rules (documented in docs/grading.md):
 * **matrices entry by entry**: a nested list `[[1, 2], [3, 4]]` and a `pmatrix` or `bmatrix`
   are matrices; two matrices are equal when they have the same shape and equal entries.
 * **sets in braces**: `\\{a\\}` and `{a}` are sets: any order, each member once.
+* a matrix of one row or one column is the vector of its entries, against `(a, b)`, `<a, b>` or a
+  list `[a, b]` (no interval is compared with a matrix);
 * a tuple or a matrix is never equal to a single number or expression (`(11, 7)` is not `7`).
 
 Entries are compared by the caller's comparison (`same`), which answers with a status; a tuple
@@ -211,11 +213,12 @@ def unit_vector(text: str) -> list[str] | None:
     return [coefficients.get(u, "0") for u in "ijk"[:size]]
 
 
-def _vector_entries(text: str) -> list[str] | None:
-    """A vector's entries: `(a, b)`, `<a, b>`, `\\langle a, b \\rangle` or unit vectors."""
+def _vector_entries(text: str, square: bool = False) -> list[str] | None:
+    """A vector's entries: `(a, b)`, `<a, b>`, `\\langle a, b \\rangle` or unit vectors, and with
+    `square` a list `[a, b]` too (against a matrix of one row or column, it is no interval)."""
     brackets = split_brackets(text)
     if brackets is not None:
-        return brackets[2] if brackets[:2] == ("(", ")") else None
+        return brackets[2] if brackets[:2] == ("(", ")") or (square and brackets[:2] == ("[", "]")) else None
     return unit_vector(text)
 
 
@@ -264,12 +267,14 @@ def compare_structures(pred: str, ref: str, same: Same, scalar: Callable[[str], 
             p_vec, r_vec = _padded(p_vec, r_vec, p_units is not None, r_units is not None)
             return _in_order(p_vec, r_vec, same), "unit_vectors"
     for rows, other in ((p_rows, ref), (r_rows, pred)):
-        vector = _vector_entries(other)
+        vector = _vector_entries(other, square=True)
         if rows is not None and vector is not None and (len(rows) == 1 or len(rows[0]) == 1):
             flat = [e for row in rows for e in row]  # a column or a row matrix is a vector
             pair = (flat, vector) if rows is p_rows else (vector, flat)
             return _in_order(*pair, same), "vector"
     p_tuple, r_tuple = split_brackets(pred), split_brackets(ref)
+    if (p_rows is not None and r_tuple is not None) or (r_rows is not None and p_tuple is not None):
+        return "different", "matrix"  # `[[2, 0], [1, 3]]` against `[2, 0, 1, 3]`: not the same shape
     if p_tuple is not None and r_tuple is not None:
         if p_tuple[:2] != r_tuple[:2]:
             return None

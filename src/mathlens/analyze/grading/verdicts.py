@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from mathlens.analyze.grading.answers import How
+from mathlens.analyze.grading.answers import AnswerSpan, How
 
 EquivalenceStatus = Literal["equal", "different", "unparseable", "timeout"]
 VerdictStatus = Literal["correct", "incorrect", "unparseable", "unverifiable", "no_reference"]
@@ -54,10 +54,17 @@ class PartVerdict(BaseModel):
     predicted: str | None
     reference: str | None
     comparison: EquivalenceResult | None = None
+    #: where in the response this part's answer was read, and why
+    span: AnswerSpan | None = None
 
 
 class AnswerVerdict(BaseModel):
-    """The verdict on a response's final answer, with everything it was based on."""
+    """The verdict on a response's final answer, with everything it was based on.
+
+    `predicted` is the answer as read, `how` the place it was read from (a box, an answer line,
+    "the answer is", the last equation...) and `span` the stretch of the response it was read
+    from (`start`/`end` offsets into the response, and that text), so a reader can see it.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -65,6 +72,7 @@ class AnswerVerdict(BaseModel):
     predicted: str | None
     reference: str | None
     how: How = "none"
+    span: AnswerSpan | None = None
     comparison: EquivalenceResult | None = None
     parts: list[PartVerdict] = []
     choice: ChoiceCheck | None = None

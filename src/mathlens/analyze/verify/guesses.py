@@ -36,7 +36,8 @@ _KNOWN_WORDS = frozenset({
 })
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
 _LATEX_GROUPED_TEXT = re.compile(r"\\(?:text|mathrm|operatorname|textbf|mbox)\s*\{[^{}]{0,80}\}")
-_LETTER_RUN = re.compile(r"(?<![A-Za-z_\\'])([a-z]{2,4})(?![A-Za-z_(])")
+# "xy", and "erf(x)" (a name the reader does not know, before a bracket, is a product too)
+_LETTER_RUN = re.compile(r"(?<![A-Za-z_\\'])([a-z]{2,4})(?![A-Za-z_])")
 _CAPITALS = re.compile(r"(?<![A-Za-z_\\])([A-Z]{2,3})(?![A-Za-z_(])")
 _E_ALONE = re.compile(r"(?<![A-Za-z_\\])e(?![A-Za-z_(])")
 # "1/2x", "1/2(x + 1)", "a/bc": a product right after a division bar, with no bracket round it.

@@ -18,6 +18,8 @@ class Verdict:
     predicted: str | None
     reference: str | None
     how: str | None
+    #: where the answer was read: (text before, the span, text after), or None
+    read_from: tuple[str, str, str] | None
     note: str
     violations: int | None
     parts: Table | None
@@ -39,6 +41,7 @@ def build(ctx: ReportContext, view: QuestionView) -> list[Verdict] | None:
         out.append(Verdict(label=ctx.response_label(resp), status=e.status,
                            predicted=v.predicted if v else None, reference=v.reference if v else None,
                            how=v.how if v else None, note=v.note if v else "",
+                           read_from=v.span.excerpt(resp.record.response or "") if v and v.span else None,
                            violations=e.format.latex + e.format.markup if e.format else None, parts=table))
     return out or None
 

@@ -1,0 +1,78 @@
+"""Two rules about how an answer is stated: an approximation after the exact value, and a value
+given with the name of what it is.
+
+* `split_approximation`: in `x = \\frac{1}{3} \\approx 0.33` (also `≈`, `\\simeq`, "approximately",
+  "or about") the exact part is the answer; the approximation is kept aside, and is compared only
+  with a reference that is itself a decimal (`0.33`).
+* `compare_named`: `\\cos(x) = \\frac{42}{59}` and `\\sin(x) = \\frac{42}{59}` state the same value
+  of two different things. When both sides are equations and at least one left side only names
+  the value (`\\cos(x)`, `f(2)`, `P(A)`, `\\angle ABC`, `AB`), they are equal only when the names
+  are the same (as text, or as the same expression: `\\cos x` and `\\cos(x)`) and so are the
+  values. Two equations that define a function (`f(x) = ...`, `y = ...`) keep the existing rule
+  (their right sides are compared), and so do two equations in unknowns (`x = 3`, `y = 3`).
+
+    >>> split_approximation(r"x = \\frac{1}{3} \\approx 0.33")
+    ('x = \\\\frac{1}{3}', '0.33')
+    >>> compare_named("f(2) = 5", "f(3) = 5", lambda a, b: "equal")
+    'different'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from mathlens.analyze.grading.normalize import normalize_answer
+from mathlens.analyze.grading.quick import decide
+from mathlens.analyze.grading.statements import lhs_kind, split_equals
+
+Status = str
+_APPROX = re.compile(r"\s*,?\s*(?:or\s+)?(?:\\approx|≈|\\simeq|≃|\\doteq|(?<![A-Za-z])(?:approximately|approx\.?|"
+                     r"about|roughly|nearly)(?![A-Za-z]))\s*")
+_BRACKETED = re.compile(r"\s*\(\s*(?:\\approx|≈|approximately|approx\.?|about|roughly)\s*([^()]+?)\s*\)\s*$")
+_NUMERIC = re.compile(r"^[-+−]?(?:\\?\$|€|£)?\s*\.?\d")
+_BARE_NAME = re.compile(r"^\s*(?:\\?[A-Za-z]+(?:_\{?\w+\}?)?'*|[A-Za-z]\([a-z]\))\s*=?\s*$")
+# `y`, `f(x)`, `g(t, s)`, `f'(x)`, `dy/dx`: left sides that define a function of a variable
+_DEFINES = re.compile(r"^(?:y'*|[A-Za-z](?:_\w+)?'*\(\s*[a-z](?:\s*,\s*[a-z])*\s*\)|d\^?\d*y\s*/\s*dx\^?\d*|"
+                      r"\\frac\{d\^?\{?\d*\}?y\}\{dx\^?\{?\d*\}?\})$")
+
+
+def split_approximation(s: str) -> tuple[str, str | None]:
+    """`(exact, approximation)`: the answer before an approximation sign and the value after it
+    (None when there is none). `x \\approx 0.33` alone is the approximation itself."""
+    bracketed = _BRACKETED.search(s)
+    if bracketed is not None and s[: bracketed.start()].strip():  # `7/12 (about 0.583)`
+        s = f"{s[: bracketed.start()].rstrip()} \\approx {bracketed.group(1)}"
+    m = _APPROX.search(s)
+    if m is None or m.start() == 0 or not s[: m.start()].strip():
+        return s, None
+    head, tail = s[: m.start()].strip(), s[m.end():].strip().rstrip(".")
+    if not _NUMERIC.match(tail):
+        return s, None  # "symmetric about the origin": not an approximation
+    if _BARE_NAME.match(head):
+        return tail, None  # "x ≈ 0.33": no exact value was given
+    return head, tail
+
+
+def _same_name(a: str, b: str) -> bool:
+    if normalize_answer(a) == normalize_answer(b):
+        return True
+    read = decide(a, b)  # `\cos x` and `\cos(x)`: the same expression, read without the worker
+    return read is not None and read[0] == "equal"
+
+
+def compare_named(pred: str, ref: str, same: Callable[[str, str], Status]) -> Status | None:
+    """The verdict on two equations naming their values (see the module docstring), or None when
+    the rule does not apply. `same(a, b)` compares two values and returns a status."""
+    ps, rs = split_equals(pred), split_equals(ref)
+    if len(ps) != 2 or len(rs) != 2 or not all(x.strip() for x in (*ps, *rs)):
+        return None
+    left_p, left_r = ps[0].strip(), rs[0].strip()
+    kinds = lhs_kind(left_p), lhs_kind(left_r)
+    if "name" not in kinds or not all(k in ("name", "variable") for k in kinds):
+        return None
+    if _DEFINES.match(left_p) and _DEFINES.match(left_r):
+        return None  # `f(x) = 2x + 3` against `y = 2x + 3`: the same function
+    if not _same_name(left_p, left_r):
+        return "different"
+    return same(ps[1].strip(), rs[1].strip())
