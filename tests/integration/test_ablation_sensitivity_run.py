@@ -87,7 +87,8 @@ async def test_scripted_ablation_run_then_cli_recompute(tmp_path: Path) -> None:
     assert len(rows) == 1 and float(rows[0]["robustness"]) == pytest.approx(row["robustness"]["mean"], abs=1e-4)
 
     summary = run_analyzers(store, only=["sensitivity"], options={"sensitivity": {"flow": False}})
-    assert summary["sensitivity"]["status"] == "ok" and summary["sensitivity"]["questions"] == 2
+    outcome = summary["sensitivity"]
+    assert outcome.status == "ok" and outcome.summary is not None and outcome.summary.n_questions == 2
 
 
 def test_run_without_variants_reports_status(tmp_path: Path) -> None:

@@ -41,8 +41,9 @@ def _peak_bytes(root: Path, n: int, configurations: int) -> int:
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert all(s.get("status") in ("ok", "no_variants") for s in summaries.values()), summaries
-    assert summaries["answers"]["records"] == n
+    assert all(o.status in ("ok", "no_variants") for o in summaries.values()), summaries
+    answers = summaries["answers"].summary
+    assert answers is not None and sum(group.records for group in answers.summary) == n
     return peak
 
 

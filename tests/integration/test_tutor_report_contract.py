@@ -59,7 +59,8 @@ def scored_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         cli("tutor", "run", "tutoring", "--model", "mock/tutor", "-M", 'responses=["Let us work it out together."]',
             "--conditions", "1,2", "--limit", "2", "--out", str(run))
         summary = run_one(RunStore(run), "tutor_scores", judge="mock/judge", judge_options={"func": scripted_judge})
-        assert summary["counts"] == {"ok": 12 * 19} and summary["source"] == "judge:mock/judge"
+        assert summary.summary is not None
+        assert summary.summary.counts == {"ok": 12 * 19} and summary.summary.grader == "judge:mock/judge"
         cli("tutor", "stats", str(run))
     return run
 

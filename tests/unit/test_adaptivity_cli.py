@@ -36,7 +36,7 @@ def test_tutor_commands(tmp_path: Path) -> None:
     code, out = invoke("tutor", "score", str(run), "--judge", "mock/j", "-J", f"responses=[{json.dumps(YES)}]",
                        "--items", "Q1,SBS,Q13", "--json", "--no-cache")
     assert code == 0, out
-    doc = json.loads(out)
+    doc = json.loads(out)["summary"]
     assert doc["counts"] == {"ok": 36} and doc["items"] == ["Q1", "Q9", "Q13"]
 
     code, out = invoke("tutor", "stats", str(run), "--json")
@@ -99,12 +99,12 @@ def test_score_takes_the_judge_from_the_flag_or_the_run_and_never_a_default(tmp_
         "judge": ModelEntry(spec="mock/recorded", options={"responses": [YES]})}))
     code, out = invoke("tutor", "score", str(run), "--items", "Q1,Q9", "--json", "--no-cache")
     assert code == 0, out
-    doc = json.loads(out)
-    assert doc["source"] == "judge:mock/recorded" and doc["counts"] == {"ok": 6} and doc["responses"] == 3
+    doc = json.loads(out)["summary"]
+    assert doc["grader"] == "judge:mock/recorded" and doc["counts"] == {"ok": 6} and doc["responses"] == 3
     # a flag wins over the recorded judge; an unknown rubric item is refused
     code, out = invoke("tutor", "score", str(run), "--judge", "mock/flag", "-J", f"responses=[{json.dumps(YES)}]",
                        "--items", "Q1", "--json", "--no-cache")
-    assert code == 0 and json.loads(out)["source"] == "judge:mock/flag"
+    assert code == 0 and json.loads(out)["summary"]["grader"] == "judge:mock/flag"
     code, out = invoke("tutor", "score", str(run), "--judge", "mock/flag", "--items", "Q99")
     assert code == 2 and "Q99" in out
 

@@ -108,7 +108,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         result = asyncio.run(run_study(store, manifest, models))
         assert (result.written, result.errors) == (2 * 2 * 4 * 2, 0)
         summary = run_one(store, "tutor_scores", judge="mock/judge", judge_options={"func": scripted_judge})
-        assert summary["counts"] == {"ok": 32 * 19}
+        assert summary.summary is not None and summary.summary.counts == {"ok": 32 * 19}
         compute_stats(store)
     return store.root
 

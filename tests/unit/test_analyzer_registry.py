@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mathlens.analyze import registry
-from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions, NoOptions
+from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions, NoOptions, Outcome
 from mathlens.cli.main import app
 from mathlens.errors import UserError
 from mathlens.models.base import GenerateConfig, Message
@@ -52,8 +52,9 @@ def test_dependencies_run_first_and_a_cycle_is_refused(monkeypatch: pytest.Monke
     assert registry.plan(["sensitivity", "flow"]) == ["flow", "sensitivity"]
     assert registry.plan(["sensitivity"]) == ["sensitivity"]  # not selected: read if present, not run
 
-    def fake(name: str, reads: tuple[str, ...]) -> Analyzer[Any]:
-        return Analyzer(name=name, title=name, options=NoOptions, run=lambda job: {}, reads=reads)
+    def fake(name: str, reads: tuple[str, ...]) -> Analyzer[Any, Any]:
+        return Analyzer(name=name, title=name, options=NoOptions, summary=NoOptions,
+                        run=lambda job: Outcome.ok(NoOptions()), reads=reads)
 
     fakes = {"a": fake("a", ("b",)), "b": fake("b", ("a",))}
     monkeypatch.setattr(registry, "get_analyzer", fakes.__getitem__)
@@ -64,11 +65,12 @@ def test_dependencies_run_first_and_a_cycle_is_refused(monkeypatch: pytest.Monke
 def test_judge_based_analyzers_follow_the_one_judge_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[Any] = []
 
-    def run(job: AnalysisJob[NoOptions]) -> dict[str, Any]:
+    def run(job: AnalysisJob[NoOptions]) -> Outcome[NoOptions]:
         seen.append(job.require_judge())
-        return {"status": "ok"}
+        return Outcome.ok(NoOptions())
 
-    judged = Analyzer(name="judged", title="t", options=NoOptions, run=run, judge="grader", default=False)
+    judged = Analyzer(name="judged", title="t", options=NoOptions, summary=NoOptions, run=run, judge="grader",
+                      default=False)
     monkeypatch.setattr(registry, "ANALYZERS", {"judged": "x:y"})
     monkeypatch.setattr(registry, "get_analyzer", {"judged": judged}.__getitem__)
     with pytest.raises(UserError, match="no judge model for run t: pass --judge"):

@@ -21,7 +21,8 @@ _spec.loader.exec_module(helpers)
 def test_answers_analyzer_writes_verdicts_and_compliance(tmp_path: Path) -> None:
     store = helpers.make_run(tmp_path)
     summary = run_one(store, "answers")
-    assert summary["status"] == "ok" and summary["records"] == 4
+    assert summary.status == "ok" and summary.summary is not None
+    assert sum(group.records for group in summary.summary.summary) == 4
     doc = ANSWERS.read(store.root)
     assert doc is not None
     assert doc.summary.rules == {"latex": True, "markup": True}  # from the exam system role

@@ -90,8 +90,8 @@ def _store(tmp_path: Path, responses: list[str]) -> RunStore:
 def test_flow_analyzer_writes_flow_json_idempotently(tmp_path: Path) -> None:
     store = _store(tmp_path, [GRADIENT, "f_x = 2xy + 1\nThe answer is <-8, 1>."])
     summary = run_analyzers(store, ["flow"])["flow"]
-    assert summary["status"] == "ok"
-    assert summary["analysed"] == 2
+    assert summary.status == "ok" and summary.summary is not None
+    assert summary.summary.analysed == 2
     first = FLOW.path(store.root).read_text()
     entries = list(FLOW.entries(store.root))
     assert [e.status for e in entries] == ["ok", "ok", "no_response"]
@@ -128,6 +128,6 @@ def test_cli_flow_and_analyze(tmp_path: Path) -> None:
     store = _store(tmp_path, ["1 + 1 = 2"])
     done = runner.invoke(app, ["analyze", str(store.root), "--only", "flow", "--json"])
     assert done.exit_code == 0, done.output
-    assert json.loads(done.stdout)["analyzers"]["flow"]["analysed"] == 1
+    assert json.loads(done.stdout)["analyzers"]["flow"]["summary"]["analysed"] == 1
     missing = runner.invoke(app, ["analyze", str(tmp_path / "nope")])
     assert missing.exit_code == 2

@@ -112,7 +112,7 @@ def test_analyze_with_a_step_judge_writes_the_hybrid_verdicts(tmp_path: Path) ->
     out = CliRunner().invoke(app, ["analyze", str(store.root), "--only", "flow", "--step-judge", "mock/judge",
                                    "-J", f"responses={json.dumps([reply])}", "--json"])
     assert out.exit_code == 0, out.output
-    summary = json.loads(out.stdout)["analyzers"]["flow"]
+    summary = json.loads(out.stdout)["analyzers"]["flow"]["summary"]
     assert summary["step_judge"]["steps_by_provenance"] == {"symbolic": 2, "judge": 1, "both": 0, "none": 0}
     doc = FLOW.read(store.root)
     assert doc is not None and doc.summary.step_judge is not None and doc.summary.step_judge.judge == "mock/judge"

@@ -60,7 +60,7 @@ def test_analyzer_writes_typed_documents_and_closes_its_judge(tmp_path: Path, mo
     summary = run_one(store, "grades", {"max_tokens": 500}, judge="mock/judge",
                       judge_options={"responses": [FULL]})
     assert closed == ["mock/judge"]
-    assert summary["counts"] == {"graded": 4, "ungraded": 0}
+    assert summary.summary is not None and summary.summary.counts == {"graded": 4, "ungraded": 0}
 
     doc = GRADES.read(store.root)
     assert doc is not None

@@ -262,17 +262,18 @@ def test_cli_counts_and_keeps_degenerate_responses(run_dir: Path) -> None:
     runner = CliRunner()
     res = runner.invoke(app, [*base, "--json"])
     assert res.exit_code == 0, res.output
-    doc = json.loads(res.stdout)
+    outcome = json.loads(res.stdout)
+    doc = outcome["summary"]
     assert doc["excluded_degenerate"] == 1 and doc["statuses"]["degenerate"] == 1
     assert doc["overall"][0]["n_degenerate"] == 1 and doc["overall"][0]["n"] == 3
     stored = MAPLE.read(run_dir)
-    assert stored is not None and doc["analysis"] == str(stored.path)
+    assert stored is not None and outcome["paths"] == [str(stored.path)]
     assert doc["by_level"] == [r.model_dump(mode="json") for r in stored.summary.by_level]
     assert stored.options["boot"]["n_resamples"] == 50 and stored.options["reflect"] is False
     text = runner.invoke(app, base)
     assert text.exit_code == 0 and "1 degenerate response(s) left out" in text.output
     assert "maple.jsonl" in text.output.replace("\n", "")
-    kept = json.loads(runner.invoke(app, [*base, "--include-degenerate", "--json"]).stdout)
+    kept = json.loads(runner.invoke(app, [*base, "--include-degenerate", "--json"]).stdout)["summary"]
     assert kept["excluded_degenerate"] == 0 and "degenerate" not in kept["statuses"]
 
 

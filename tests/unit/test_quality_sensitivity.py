@@ -148,11 +148,11 @@ def test_run_level_counts_cli_and_analyzer_option(ablated_run: RunStore) -> None
     res = runner.invoke(app, ["analyze", str(store.root), "--only", "sensitivity", "-O", "include_degenerate=true",
                               "-O", "sensitivity.flow=false", "--json"])
     assert res.exit_code == 0, res.output
-    summary = json.loads(res.stdout)["analyzers"]["sensitivity"]
+    summary = json.loads(res.stdout)["analyzers"]["sensitivity"]["summary"]
     assert summary["include_degenerate"] is True and summary["excluded_degenerate"] == 0
     res = runner.invoke(app, ["analyze", str(store.root), "--only", "sensitivity", "-O", "sensitivity.flow=false",
                               "--json"])
-    assert json.loads(res.stdout)["analyzers"]["sensitivity"]["excluded_degenerate"] == len(q2_records)
+    assert json.loads(res.stdout)["analyzers"]["sensitivity"]["summary"]["excluded_degenerate"] == len(q2_records)
     saved = SENSITIVITY.read(store.root)
     assert saved is not None and saved.options["flow"] is False
     assert saved.summary.excluded_questions == 1 and saved.summary.exams[0].excluded_questions == 1

@@ -9,8 +9,12 @@ An analysis is one module that defines an `Analyzer`:
   dependency whose document is missing is run too;
 - `judge`, the role of the judge model it needs (None for analyses that call no model). The judge
   is resolved once, in `run_analyzers`, by the rule of `mathlens.runs.judge`;
-- `run(job) -> dict`, which reads the run through `job.store`, writes its documents with
-  `job.write(spec, entries, summary)` and returns a short summary for the command line.
+- `summary`, the pydantic model of what one run of it found (usually its document's summary);
+- `run(job) -> Outcome[summary]`, which reads the run through `job.store`, writes its documents with
+  `job.write(spec, entries, summary)` and returns an `Outcome`: a status, the typed summary, the
+  paths written and notes;
+- `describe(summary) -> list[str]`, the lines a command prints for that summary (the analyzer
+  says how its own results read; no command reads them by key).
 
 Per-record work goes through `job.executor(...)` (`executor.py`): a local thread pool by default,
 or Ray tasks (`mathlens analyze --executor ray`); the executor's options are not analysis options
@@ -29,18 +33,19 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
 from mathlens.analyze.executor import Executor, ExecutorOptions, open_executor
 from mathlens.models.options import parse_provider_options
 from mathlens.runs.coverage import RecordsSnapshot
-from mathlens.runs.documents import DocumentSpec
+from mathlens.runs.documents import DocumentSpec, DocumentState
 from mathlens.runs.records import ModelEntry
 from mathlens.runs.store import RunStore
 
 Opt = TypeVar("Opt", bound="AnalyzerOptions")
 E = TypeVar("E", bound=BaseModel)
 S = TypeVar("S", bound=BaseModel)
+Summary = TypeVar("Summary", bound=BaseModel)
 
 
 class AnalyzerOptions(BaseModel):
@@ -53,7 +58,7 @@ class NoOptions(AnalyzerOptions):
     """An analyzer that takes no options."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class AnalysisJob(Generic[Opt]):
     """One analyzer's run over one run directory: the store, its validated options, its judge."""
 
@@ -103,18 +108,104 @@ class AnalysisJob(Generic[Opt]):
 
 
 @dataclass(frozen=True)
-class Analyzer(Generic[Opt]):
+class Outcome(Generic[Summary]):
+    """What one analyzer's run produced: its status, its own typed summary, the files it wrote.
+
+    `status` is `ok`, `error` (the analyzer raised; `error` says what, `summary` is None) or a word
+    of the analysis's own (`no_variants`, `empty`). `notes` are sentences for a person.
+    """
+
+    status: str
+    summary: Summary | None
+    paths: tuple[Path, ...] = ()
+    notes: tuple[str, ...] = ()
+    error: str | None = None
+
+    @classmethod
+    def ok(cls, summary: Summary, *paths: Path, status: str = "ok",
+           notes: Iterable[str] = ()) -> Outcome[Summary]:
+        """The outcome of an analyzer that finished."""
+        return cls(status=status, summary=summary, paths=tuple(paths), notes=tuple(notes))
+
+    @classmethod
+    def skipped(cls, reason: str) -> Outcome[Any]:
+        """The outcome of an analyzer that had nothing to do (`reason` says why)."""
+        return cls(status="skipped", summary=None, notes=(reason,))
+
+    @classmethod
+    def failed(cls, error: str) -> Outcome[Any]:
+        """The outcome of an analyzer that raised."""
+        return cls(status="error", summary=None, error=error)
+
+
+class OutcomeDocument(BaseModel):
+    """An outcome as `--json` prints it: the summary is the analyzer's own model, dumped whole."""
+
+    model_config = ConfigDict(frozen=True)
+
+    analyzer: str
+    status: str
+    paths: list[str]
+    notes: list[str]
+    error: str | None = None
+    summary: SerializeAsAny[BaseModel] | None = None
+
+    @classmethod
+    def of(cls, name: str, outcome: Outcome[Any]) -> OutcomeDocument:
+        """The printable form of `outcome` (of the analyzer `name`)."""
+        return cls(analyzer=name, status=outcome.status, paths=[str(p) for p in outcome.paths],
+                   notes=list(outcome.notes), error=outcome.error, summary=outcome.summary)
+
+
+class OutcomesDocument(BaseModel):
+    """What `mathlens analyze --json` prints: each analyzer's outcome, by name, for one run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run: str
+    analyzers: dict[str, OutcomeDocument]
+    #: the run's analysis documents that cover fewer or other records than it holds now
+    stale: list[DocumentState] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, run: Path, outcomes: dict[str, Outcome[Any]],
+           stale: list[DocumentState] | None = None) -> OutcomesDocument:
+        """The document of `outcomes` (as `run_analyzers` returns them) over `run`."""
+        return cls(run=str(run), analyzers={name: OutcomeDocument.of(name, o) for name, o in outcomes.items()},
+                   stale=list(stale or []))
+
+
+def no_lines(summary: BaseModel) -> list[str]:
+    """The `describe` of an analyzer whose status line says all."""
+    del summary
+    return []
+
+
+@dataclass(frozen=True)
+class Analyzer(Generic[Opt, Summary]):
     """One analysis (see the module notes)."""
 
     name: str
     title: str
     options: type[Opt]
-    run: Callable[[AnalysisJob[Opt]], dict[str, Any]]
+    summary: type[Summary]
+    run: Callable[[AnalysisJob[Opt]], Outcome[Summary]]
     writes: tuple[DocumentSpec[Any, Any], ...] = ()
     reads: tuple[str, ...] = ()
     judge: str | None = None
     #: run by a bare `mathlens analyze RUN` (analyses that call no model)
     default: bool = True
+    #: the lines a command prints for a summary of this analyzer
+    describe: Callable[[Summary], list[str]] = no_lines
+
+    def lines(self, outcome: Outcome[Any]) -> list[str]:
+        """What a command prints under the analyzer's status line for `outcome`."""
+        if outcome.error is not None:
+            return [outcome.error]
+        out = list(outcome.notes)
+        if outcome.summary is not None:
+            out = self.describe(outcome.summary) + out
+        return out
 
     def parse_options(self, values: dict[str, Any] | BaseModel | None) -> Opt:
         """`values` validated as this analyzer's options (a `UserError` names a bad key)."""

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from mathlens.analyze.executor import Executor, ExecutorOptions, open_executor
-from mathlens.analyze.protocol import AnalysisJob, Analyzer
+from mathlens.analyze.protocol import AnalysisJob, Analyzer, Outcome
 from mathlens.errors import UnknownNameError, UserError
 from mathlens.runs.judge import resolve_judge
 from mathlens.runs.locks import holding
@@ -33,7 +34,7 @@ ANALYZERS: dict[str, str] = {
 }
 
 
-def get_analyzer(name: str) -> Analyzer[Any]:
+def get_analyzer(name: str) -> Analyzer[Any, Any]:
     """The analyzer registered under `name` (a "did you mean" error otherwise)."""
     target = ANALYZERS.get(name)
     if target is None:
@@ -85,15 +86,15 @@ def plan(names: Iterable[str]) -> list[str]:
 def run_analyzers(store: RunStore, only: Iterable[str] | None = None,
                   options: Mapping[str, Mapping[str, Any]] | None = None, *,
                   judge: str | None = None, judge_options: Mapping[str, Any] | None = None,
-                  no_cache: bool = False, executor: ExecutorOptions | None = None) -> dict[str, dict[str, Any]]:
-    """Run the selected analyzers over one run (in dependency order); each one's summary by name.
+                  no_cache: bool = False, executor: ExecutorOptions | None = None) -> dict[str, Outcome[Any]]:
+    """Run the selected analyzers over one run (in dependency order); each one's `Outcome` by name.
 
     `executor` says where per-record work runs (a local thread pool by default; Ray tasks with
     `kind="ray"`, joined or started once for every analyzer and closed at the end).
 
     Options are validated for every analyzer before any runs. An analyzer that declares a judge gets
     the one `resolve_judge` picks (`judge` / `judge_options` from the command line, else the run's).
-    An analyzer that raises is recorded as ``{"status": "error", "error": ...}`` and the others
+    An analyzer that raises is recorded as `Outcome.failed` (status `error`) and the others
     still run; a `UserError` (a bad option, no judge, a run directory that does not exist) is raised.
 
     One process at a time writes an analysis document: the locks of every document the selected
@@ -108,7 +109,7 @@ def run_analyzers(store: RunStore, only: Iterable[str] | None = None,
         if name not in names:
             raise UserError(f"options for {name!r} given, but it is not among the analyzers run ({', '.join(names)})")
     executor = executor or ExecutorOptions()
-    jobs: list[tuple[Analyzer[Any], AnalysisJob[Any]]] = []
+    jobs: list[tuple[Analyzer[Any, Any], AnalysisJob[Any]]] = []
     for name in names:
         analyzer = get_analyzer(name)
         chosen: ModelEntry | None = None
@@ -121,34 +122,32 @@ def run_analyzers(store: RunStore, only: Iterable[str] | None = None,
         return _run_jobs(jobs, executor)
 
 
-def _run_jobs(jobs: list[tuple[Analyzer[Any], AnalysisJob[Any]]],
-              executor: ExecutorOptions) -> dict[str, dict[str, Any]]:
+def _run_jobs(jobs: list[tuple[Analyzer[Any, Any], AnalysisJob[Any]]],
+              executor: ExecutorOptions) -> dict[str, Outcome[Any]]:
     """Run the prepared jobs in order (see `run_analyzers`)."""
     shared: Executor | None = open_executor(executor) if executor.kind == "ray" else None
-    summaries: dict[str, dict[str, Any]] = {}
+    outcomes: dict[str, Outcome[Any]] = {}
     try:
         for analyzer, job in jobs:
-            job.shared_executor = shared
             try:
-                summary = analyzer.run(job)
+                outcome = analyzer.run(replace(job, shared_executor=shared))
             except UserError:
                 raise
             except Exception as exc:
-                summary = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
-            summaries[analyzer.name] = summary
+                outcome = Outcome.failed(f"{type(exc).__name__}: {exc}")
+            outcomes[analyzer.name] = outcome
     finally:
         if shared is not None:
             shared.close()
-    return summaries
+    return outcomes
 
 
 def run_one(store: RunStore, name: str, options: Mapping[str, Any] | None = None, *,
             judge: str | None = None, judge_options: Mapping[str, Any] | None = None,
-            no_cache: bool = False) -> dict[str, Any]:
-    """Run one analyzer; its summary. An unexpected failure becomes a `UserError` naming it."""
-    summaries = run_analyzers(store, [name], {name: dict(options or {})}, judge=judge,
-                              judge_options=judge_options, no_cache=no_cache)
-    summary = summaries[name]
-    if summary.get("status") == "error" and "error" in summary:
-        raise UserError(f"{name}: {summary['error']}")
-    return summary
+            no_cache: bool = False) -> Outcome[Any]:
+    """Run one analyzer; its outcome. An unexpected failure becomes a `UserError` naming it."""
+    outcome = run_analyzers(store, [name], {name: dict(options or {})}, judge=judge,
+                            judge_options=judge_options, no_cache=no_cache)[name]
+    if outcome.error is not None:
+        raise UserError(f"{name}: {outcome.error}")
+    return outcome

@@ -59,30 +59,10 @@ def analyzer_options(pairs: list[str], names: list[str]) -> dict[str, dict[str, 
     return out
 
 
-def _print_summary(name: str, summary: dict[str, Any]) -> None:
-    status = summary.get("status", "ok")
+def _print_outcome(name: str, lines: list[str], status: str) -> None:
     out_console.print(f"[bold]{name}[/]: {escape(status)}", highlight=False)
-    if name == "flow" and summary.get("exams"):
-        from mathlens.analyze.flow.models import FlowSummary
-        from mathlens.analyze.flow.report import render_exam_table
-
-        flow = FlowSummary.model_validate(summary)
-        out_console.print(render_exam_table(flow.exams), highlight=False, markup=False)
-        if flow.step_judge is not None:
-            prov = ", ".join(f"{k} {v}" for k, v in flow.step_judge.steps_by_provenance.items())
-            out_console.print(f"  step judge {flow.step_judge.judge}: steps decided by {prov}; "
-                              f"disagreements {flow.step_judge.disagreements}", highlight=False, markup=False)
-    elif name == "answers" and summary.get("quality"):
-        counts = ", ".join(f"{k} {v}" for k, v in summary["quality"].items() if v)
-        out_console.print(f"  output quality: {counts or 'no flags'}", highlight=False, markup=False)
-    elif name == "sensitivity" and summary.get("excluded_degenerate"):
-        out_console.print(f"  excluded as degenerate: {summary['excluded_degenerate']} response(s)",
-                          highlight=False, markup=False)
-    elif name == "breakdown" and summary.get("top_operation"):
-        out_console.print(f"  most often invalid: {summary['top_operation']} (score basis: "
-                          f"{summary.get('score_basis')})", highlight=False, markup=False)
-    elif status == "error":
-        out_console.print(f"  {summary.get('error', '')}", highlight=False, markup=False)
+    for line in lines:
+        out_console.print("\n".join(f"  {part}" for part in line.splitlines()), highlight=False, markup=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -116,7 +96,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run analyzers over a finished run (no model calls unless a judge is involved)."""
         from mathlens.analyze.executor import ExecutorOptions
-        from mathlens.analyze.registry import plan, run_analyzers, select
+        from mathlens.analyze.protocol import OutcomesDocument
+        from mathlens.analyze.registry import get_analyzer, plan, run_analyzers, select
         from mathlens.models.registry import parse_options
         from mathlens.runs.documents import document_states
         from mathlens.runs.store import RunStore
@@ -135,14 +116,14 @@ def register(app: typer.Typer) -> None:
             raise UserError(f"--executor {executor!r}: choose local or ray")
         placement = ExecutorOptions(kind="ray" if executor == "ray" else "local", address=address or None,
                                     workers=workers, batch=batch)
-        summaries = run_analyzers(RunStore(run), names, options, judge=judge, judge_options=judge_options,
-                                  no_cache=no_cache, executor=placement)
-        stale = [s for s in document_states(run) if s.stale]
+        outcomes = run_analyzers(RunStore(run), names, options, judge=judge, judge_options=judge_options,
+                                 no_cache=no_cache, executor=placement)
+        stale = [s for s in document_states(run) if s.stale]  # what this call left out of date
         if json_out:
-            emit_json({"run": str(run), "analyzers": summaries, "stale": stale})
+            emit_json(OutcomesDocument.of(run, outcomes, stale))
             return
-        for name, summary in summaries.items():
-            _print_summary(name, summary)
+        for name, outcome in outcomes.items():
+            _print_outcome(name, get_analyzer(name).lines(outcome), outcome.status)
         for state in stale:
             label = "unreadable" if state.status == "unreadable" else "stale"
             console.print(f"[yellow]{label}[/] analysis/{escape(state.name)}.jsonl: {escape(state.note)}",

@@ -8,7 +8,7 @@ imported and which rows matched no question.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 import typer
 
@@ -16,6 +16,9 @@ from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, user_er
 from mathlens.errors import UserError
 from mathlens.items.loaders import ITEM_FORMATS
 from mathlens.runs.importing.provenance import ImportedFrom, ImportFormat
+
+if TYPE_CHECKING:
+    from mathlens.cli.summary import SourceAudit
 
 IMPORT_FORMATS: tuple[str, ...] = get_args(ImportFormat)
 
@@ -83,10 +86,10 @@ def import_(
         out=out, fmt=fmt, mapping=_pairs(field_map, "-F"), model=model, configuration=configuration,
         match=match, reader=reader, requests=requests)  # type: ignore[arg-type]
     result = import_run(request)
-    from mathlens.cli.summary import build_summary, print_summary
+    from mathlens.cli.summary import print_summary, run_summary
     from mathlens.runs.store import RunStore
 
-    doc = build_summary(RunStore(result.root), imported=result.imported)
+    doc = run_summary(RunStore(result.root))
     if as_json:
         emit_json(doc)
         return
@@ -120,28 +123,15 @@ def print_imported(imp: ImportedFrom, shown: int = SHOWN_UNMATCHED) -> None:
 SHOWN_DISAGREEMENTS = 50
 
 
-def source_agreement_doc(root: Path) -> dict[str, Any] | None:
-    """The scorer audit of a run as plain data: rows and every disagreement (None without one)."""
-    from mathlens.analyze.source_agreement.models import SOURCE_AGREEMENT
-
-    doc = SOURCE_AGREEMENT.read(root)
-    if doc is None:
-        return None
-    return {"rows": [r.model_dump(mode="json") for r in doc.summary.rows],
-            "disagreements": [e.model_dump(mode="json") for e in SOURCE_AGREEMENT.entries(root) if e.agree is False]}
-
-
-def print_source_agreement(doc: dict[str, Any], shown: int = SHOWN_DISAGREEMENTS) -> None:
-    """The scorer audit (from `source_agreement_doc`): a line per scorer, then the disagreements."""
-    from mathlens.analyze.source_agreement.models import ScorerAgreement, SourceAgreementEntry
-
-    for row in (ScorerAgreement.model_validate(r) for r in doc["rows"]):
+def print_source_agreement(audit: SourceAudit, shown: int = SHOWN_DISAGREEMENTS) -> None:
+    """The scorer audit of an imported run: a line per scorer, then the disagreements."""
+    for row in audit.rows:
         left = sum(row.left_out.values())
         console.print(f"[bold]scorer audit[/] {escape(row.model)} · {escape(row.configuration)} · source scorer "
                       f"{escape(row.scorer)}: {row.compared} compared, agreement {row.agreement.format(3)}, "
                       f"kappa {row.kappa.format(3)}; {row.source_only} correct only for the source, "
                       f"{row.mathlens_only} only for mathlens; {left} left out", soft_wrap=True)
-    listed = [SourceAgreementEntry.model_validate(e) for e in doc["disagreements"]]
+    listed = audit.disagreements
     for e in listed[:shown]:
         ref = e.record
         source = "correct" if e.source_correct else "incorrect"
@@ -166,4 +156,4 @@ def register(app: typer.Typer) -> None:
     app.command("import")(import_)
 
 
-__all__: list[Any] = ["import_", "print_imported", "print_source_agreement", "register", "source_agreement_doc"]
+__all__: list[Any] = ["import_", "print_imported", "print_source_agreement", "register"]

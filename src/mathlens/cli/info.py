@@ -20,33 +20,27 @@ SCHEMAS: dict[str, str] = {"exam": "mathlens.items.schema:Exam", "question": "ma
 def show(run_dir: Path = typer.Argument(..., help="A run directory."), as_json: bool = JSON_OPTION) -> None:
     """Summarise a run: records per model and configuration, errors, truncations, analyses present
     and whether each covers the run's records as they are now."""
-    from mathlens.cli.summary import build_summary, print_summary
+    from mathlens.cli.summary import print_summary, run_summary
 
     store = RunStore(run_dir)
-    doc = build_summary(store)
-    audit = None
-    if doc.imported is not None:
-        from mathlens.cli.importing import print_imported, print_source_agreement, source_agreement_doc
-
-        audit = source_agreement_doc(store.root)
-        doc.source_agreement = audit
+    doc = run_summary(store)
     if as_json:
         emit_json(doc)
         return
     print_summary(doc, footer=False)
     if doc.imported is not None:
+        from mathlens.cli.importing import print_imported, print_source_agreement
+
         print_imported(doc.imported, shown=5)
-        if audit is not None:
-            print_source_agreement(audit)
-    traces = sum(g.with_trace for g in doc.groups)
-    if traces:
-        cut = sum(g.trace_truncated for g in doc.groups)
-        console.print(f"reasoning traces: {traces} records, {cut} cut by the token cap before a visible answer")
+        if doc.source_agreement is not None:
+            print_source_agreement(doc.source_agreement)
+    if doc.with_trace:
+        console.print(f"reasoning traces: {doc.with_trace} records, {doc.trace_truncated} cut by the token cap "
+                      "before a visible answer")
     if doc.analyses:
-        current = {s.name: s for s in doc.analysis_states}
-        console.print("analyses: " + ", ".join(
-            n + ("" if current[n].status == "current" else f" ({current[n].status})") for n in doc.analyses),
-            highlight=False, markup=False)
+        state = {s.name: s.status for s in doc.analysis_states}
+        console.print("analyses: " + ", ".join(n if state.get(n) == "current" else f"{n} ({state.get(n)})"
+                                               for n in doc.analyses), highlight=False, markup=False)
     if doc.grade_tables is not None and doc.grade_tables.table6:
         from mathlens.cli.grade_tables import print_tables
 

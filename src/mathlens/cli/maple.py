@@ -149,6 +149,7 @@ def maple(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Error labels, step judging and the MAPLE score for every solution of a run, by level and subject."""
+    from mathlens.analyze.protocol import OutcomeDocument
     from mathlens.analyze.registry import run_one
 
     if formula not in FORMULAS:
@@ -192,23 +193,15 @@ def maple(
         include_degenerate=include_degenerate,
         boot=BootstrapConfig(n_resamples=resamples),
     )
-    brief = run_one(store, "maple", options.model_dump(), judge=judge, judge_options=parse_options(judge_option),
-                    no_cache=no_cache)
+    outcome = run_one(store, "maple", options.model_dump(), judge=judge, judge_options=parse_options(judge_option),
+                      no_cache=no_cache)
+    if as_json:
+        emit_json(OutcomeDocument.of("maple", outcome))
+        return
     doc = MAPLE.read(store.root)
     if doc is None:  # the analyzer writes the document or raises
         raise UserError(f"{store.root}: MAPLE wrote no {MAPLE.path(store.root).name}")
-    if as_json:
-        emit_json(
-            {
-                **brief,
-                "run_id": doc.envelope.run_id,
-                "by_level": [r.model_dump(mode="json") for r in doc.summary.by_level],
-                "by_subject": [r.model_dump(mode="json") for r in doc.summary.by_subject],
-                "analysis": str(doc.path),
-            }
-        )
-    else:
-        _print_result(doc, store)
+    _print_result(doc, store)
 
 
 def _print_audit(report: AuditReport) -> None:

@@ -24,7 +24,7 @@ from mathlens.cli.run_args import (
     check_url,
     resolve_system_role,
 )
-from mathlens.cli.summary import build_summary, print_summary, print_warning
+from mathlens.cli.summary import print_summary, print_warning, run_summary
 from mathlens.errors import UserError
 from mathlens.items.loaders import ITEM_FORMATS
 from mathlens.models.admission import Concurrency, ReplicaStats
@@ -339,7 +339,7 @@ def _start(store: RunStore, manifest: Manifest, how: Execution, *, resumed: bool
         result = _execute(store, manifest, how.concurrency, how.retry, how.quiet or how.as_json)
     finally:
         store.release_lock()
-    doc = build_summary(store, result)
+    doc = run_summary(store, result)
     if how.as_json:
         emit_json(doc)
         print_warning(doc)

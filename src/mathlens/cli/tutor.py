@@ -30,9 +30,10 @@ from mathlens.analyze.adaptivity.tables import TutorStats
 from mathlens.analyze.adaptivity.worksheet import export_worksheet, import_worksheet, save_human
 from mathlens.analyze.judging.agreement import AgreementRow
 from mathlens.analyze.judging.entries import Judgement
-from mathlens.analyze.registry import run_one
+from mathlens.analyze.protocol import OutcomeDocument
+from mathlens.analyze.registry import get_analyzer, run_one
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, user_errors
-from mathlens.cli.summary import build_summary, print_summary
+from mathlens.cli.summary import print_summary, run_summary
 from mathlens.errors import UserError
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import RetryPolicy, closing_all
@@ -129,7 +130,7 @@ def run_cmd(
     finally:
         if cache is not None:
             cache.close()
-    summary = build_summary(store, result)
+    summary = run_summary(store, result)
     emit_json(summary) if as_json else print_summary(summary)
 
 
@@ -158,16 +159,13 @@ def score_cmd(
 
     options: dict[str, Any] = {"items": _csv(items), "limit": limit, "max_tokens": max_tokens}
     with bar, listening(on_score):
-        result = run_one(store, "tutor_scores", options, judge=judge, judge_options=parse_options(judge_option),
-                         no_cache=no_cache)
-    doc = {"run_dir": str(store.root), "source": result["source"], "judge": result["judge"],
-           "counts": result["counts"], "responses": result["responses"], "items": result["items"],
-           "path": result["path"]}
+        outcome = run_one(store, "tutor_scores", options, judge=judge, judge_options=parse_options(judge_option),
+                          no_cache=no_cache)
     if as_json:
-        emit_json(doc)
+        emit_json(OutcomeDocument.of("tutor_scores", outcome))
     else:
-        console.print(f"scored {doc['responses']} responses on {len(doc['items'])} items with "
-                      f"{escape(doc['judge'])}: {doc['counts']}")
+        for line in get_analyzer("tutor_scores").lines(outcome):
+            console.print(line, markup=False, highlight=False)
 
 
 def _print_stats(st: TutorStats) -> None:

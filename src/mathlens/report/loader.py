@@ -15,8 +15,12 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from mathlens.analyze.ablation.analyzer import SENSITIVITY
+from mathlens.analyze.flow.models import FLOW
 from mathlens.analyze.grading.answer_records import ANSWERS
+from mathlens.analyze.overview import RunOverview, run_overview
 from mathlens.analyze.quality import QualityFlags, run_flags
+from mathlens.analyze.questions import QuestionCounts, question_counts
 from mathlens.errors import UserError
 from mathlens.items.schema import Exam, Question
 from mathlens.runs.coverage import RecordsSnapshot
@@ -130,6 +134,25 @@ class RunData:
         from the record (None for a failed request)."""
         stored = {e.record.key: e.quality for e in self.all_entries(ANSWERS)}
         return run_flags(self.records, stored)
+
+    @cached_property
+    def overview(self) -> RunOverview:
+        """The counts of this run's records (`mathlens.analyze.overview`, as `mathlens show` prints them)."""
+        store = RunStore(self.root)
+        if self.snapshot is not None:
+            store.freeze(self.snapshot)  # the records this report read
+        return run_overview(store, self.records, self.quality)
+
+    @cached_property
+    def questions(self) -> list[QuestionCounts]:
+        """Per question: responses counted, with what the analyses found (`mathlens.analyze.questions`)."""
+        specs: tuple[DocumentSpec[Any, Any], ...] = (ANSWERS, FLOW, SENSITIVITY)
+        readable = [spec.name for spec in specs if self.document(spec) is not None]
+        try:
+            return question_counts(self.root, self.records, readable)
+        except DocumentError as exc:
+            self.notes.append(f"question counts without the analyses: {exc}")
+            return question_counts(self.root, self.records, ())
 
     def degenerate(self, key: str) -> bool:
         """True when record `key`'s response is degenerate (empty, echo, loop, wrong script)."""

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+from mathlens.stats.bootstrap import CI
+
 Cell = str | int | float | bool | None
 
 _FORMULA_START = ("=", "+", "@", "\t", "\r", "-")
@@ -68,6 +70,22 @@ class Table:
     def display(self, col: int, value: Cell) -> str:
         """How a cell is shown on the page."""
         return display_cell(value, self.decimals.get(col))
+
+
+def percent(share: float | None) -> float | None:
+    """A share (0 to 1) in percent, for display: a change of unit, never a new figure.
+
+    >>> percent(0.125)
+    12.5
+    """
+    return None if share is None else 100 * share
+
+
+def percent_ci(ci: CI | None) -> tuple[Cell, Cell, Cell]:
+    """A share's estimate and interval in percent (three empty cells without an estimate)."""
+    if ci is None or ci.estimate is None:
+        return None, None, None
+    return percent(ci.estimate), percent(ci.low), percent(ci.high)
 
 
 def csv_cell(value: Cell) -> str:

@@ -27,8 +27,18 @@ from mathlens.errors import UserError
 from mathlens.runs.locks import temporary
 
 CACHE_NAME = ".counts.json"
-_VERSION = 1
+_VERSION = 2
 _TAIL = 4096
+
+
+#: Failed requests listed one by one (the rest are counted).
+MAX_ERRORS_LISTED = 50
+
+
+class _Variant(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    kind: str = "original"
 
 
 class _Usage(BaseModel):
@@ -43,9 +53,12 @@ class _Counted(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
+    key: str
     model: str
     configuration: str
+    variant: _Variant = Field(default_factory=_Variant)
     status: str = "ok"
+    error: str | None = None
     finish_reason: str = "unknown"
     cached: bool = False
     latency_s: float = 0.0
@@ -55,12 +68,20 @@ class _Counted(BaseModel):
     response: str | None = None
 
 
-class GroupCounts(BaseModel):
-    """The records of one model and configuration."""
+class Counts(BaseModel):
+    """A row of counts (unknown fields refused)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class RecordCounts(Counts):
+    """The records of one model under one configuration."""
 
     model: str
     configuration: str
     records: int = 0
+    #: records of ablation variants and paraphrases (the rest answer the original prompts)
+    variants: int = 0
     ok: int = 0
     error: int = 0
     truncated: int = 0
@@ -73,8 +94,8 @@ class GroupCounts(BaseModel):
     trace_truncated: int = 0
 
 
-class ReplicaCounts(BaseModel):
-    """The records one replica of a pool answered."""
+class ReplicaCounts(Counts):
+    """The records one replica of a pool answered (cache hits name no replica)."""
 
     model: str
     replica: str
@@ -82,6 +103,15 @@ class ReplicaCounts(BaseModel):
     ok: int = 0
     error: int = 0
     completion_tokens: int = 0
+    #: of the model's records answered by a replica
+    share: float = 0.0
+
+
+class FailedRequest(Counts):
+    """One record whose request failed."""
+
+    key: str
+    error: str
 
 
 class RunCounts(BaseModel):
@@ -89,8 +119,11 @@ class RunCounts(BaseModel):
 
     records: int = 0
     bytes: int = 0
-    groups: list[GroupCounts] = Field(default_factory=list)
+    groups: list[RecordCounts] = Field(default_factory=list)
     replicas: list[ReplicaCounts] = Field(default_factory=list)
+    errors_total: int = 0
+    #: the first `MAX_ERRORS_LISTED` failed requests
+    errors: list[FailedRequest] = Field(default_factory=list)
 
     @property
     def ok(self) -> int:
@@ -110,14 +143,15 @@ def _tail_digest(fh: BinaryIO, end: int) -> str:
     return hashlib.sha256(fh.read(end - start)).hexdigest()
 
 
-def _add(counts: RunCounts, groups: dict[tuple[str, str], GroupCounts],
+def _add(counts: RunCounts, groups: dict[tuple[str, str], RecordCounts],
          replicas: dict[tuple[str, str], ReplicaCounts], rec: _Counted) -> None:
     g = groups.get((rec.model, rec.configuration))
     if g is None:
-        g = groups[(rec.model, rec.configuration)] = GroupCounts(model=rec.model, configuration=rec.configuration)
+        g = groups[(rec.model, rec.configuration)] = RecordCounts(model=rec.model, configuration=rec.configuration)
         counts.groups.append(g)
     truncated = rec.finish_reason == "length"
     g.records += 1
+    g.variants += rec.variant.kind != "original"
     g.ok += rec.status == "ok"
     g.error += rec.status == "error"
     g.truncated += truncated
@@ -127,6 +161,10 @@ def _add(counts: RunCounts, groups: dict[tuple[str, str], GroupCounts],
     g.latency_s = round(g.latency_s + rec.latency_s, 3)
     g.with_trace += bool(rec.reasoning)
     g.trace_truncated += truncated and bool(rec.reasoning) and not (rec.response or "").strip()
+    if rec.status == "error":
+        counts.errors_total += 1
+        if len(counts.errors) < MAX_ERRORS_LISTED:
+            counts.errors.append(FailedRequest(key=rec.key, error=rec.error or ""))
     if rec.replica is not None:
         r = replicas.get((rec.model, rec.replica))
         if r is None:

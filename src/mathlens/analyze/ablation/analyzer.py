@@ -33,7 +33,7 @@ from mathlens.analyze.ablation.outcomes import FlowSummary, answer_source, from_
 from mathlens.analyze.ablation.tables import ExamRow, exam_rows, rows_csv
 from mathlens.analyze.executor import Executor, LocalExecutor
 from mathlens.analyze.flow.models import DepthDefinition
-from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
+from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions, Outcome
 from mathlens.errors import UserError
 from mathlens.items.schema import Exam, Question
 from mathlens.runs.documents import DocumentSpec
@@ -322,8 +322,8 @@ def read_report(root: Path) -> SensitivityReport | None:
     return SensitivityReport(**doc.summary.model_dump(), questions=list(SENSITIVITY.entries(root)))
 
 
-def run(job: AnalysisJob[SensitivityOptions]) -> dict[str, Any]:
-    """Compute and write question by question (see the module notes); return a short summary."""
+def run(job: AnalysisJob[SensitivityOptions]) -> Outcome[SensitivitySummary]:
+    """Compute and write question by question (see the module notes); the summary."""
     with job.executor(default_workers=1) as executor:
         stream = _Stream(job.store, job.options.config(), executor)
         flagged: list[str] = []
@@ -335,11 +335,21 @@ def run(job: AnalysisJob[SensitivityOptions]) -> dict[str, Any]:
                 yield q
 
         path, report = _write(job, entries(), stream.summary)
-    return {"status": report.status, "path": str(path), "questions": report.n_questions,
-            "exam_rows": len(report.exams), "flagged": flagged, "note": report.note,
-            "excluded_degenerate": report.excluded_degenerate, "excluded_questions": report.excluded_questions,
-            "include_degenerate": report.include_degenerate}
+    notes = [f"flagged: {', '.join(flagged)}"] if flagged else []
+    summary = SensitivitySummary.model_validate(report.model_dump(exclude={"questions"}))
+    return Outcome.ok(summary, path, status=report.status, notes=notes)
+
+
+def describe(summary: SensitivitySummary) -> list[str]:
+    """Questions and exam rows computed; responses left out as degenerate."""
+    lines = [f"{summary.n_questions} question(s), {len(summary.exams)} exam row(s)"]
+    if summary.note:
+        lines.append(summary.note)
+    if summary.excluded_degenerate:
+        lines.append(f"excluded as degenerate: {summary.excluded_degenerate} response(s)")
+    return lines
 
 
 ANALYZER = Analyzer(name="sensitivity", title="ablation sensitivity: robustness, phrase sensitivity, impact, flags",
-                    options=SensitivityOptions, run=run, writes=(SENSITIVITY,), reads=("flow",))
+                    options=SensitivityOptions, summary=SensitivitySummary, run=run, writes=(SENSITIVITY,),
+                    reads=("flow",), describe=describe)

@@ -78,6 +78,8 @@ class PairDivergence(BaseModel):
     status: PairStatus = "ok"
     note: str = ""
     cosine: float | None = None
+    #: 1 − cosine: this pair's share of the element's impact factor
+    impact: float | None = None
     levenshtein: float | None = None
     answer: AnswerStatus | None = None
     original_answer: str | None = None
@@ -238,7 +240,7 @@ def _pairs_for_repeat(original: RunRecord | None, variants: list[RunRecord], que
         if cos is None:
             out.append(pd.model_copy(update={"status": "empty", "note": "both responses have no tokens"}))
             continue
-        upd: dict[str, object] = {"cosine": cos, "levenshtein": lev_of[id(v)]}
+        upd: dict[str, object] = {"cosine": cos, "impact": 1.0 - cos, "levenshtein": lev_of[id(v)]}
         left_out = _answer_left_out(original, v, flags) if config.answers and original is not None else None
         if left_out is not None:
             upd["answer_left_out"] = left_out

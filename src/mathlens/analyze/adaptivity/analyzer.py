@@ -21,14 +21,14 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from mathlens.analyze.judging.entries import Judgement
-from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
+from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions, Outcome
 from mathlens.errors import UserError
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import Model, closing_all
 from mathlens.models.registry import get_model
 from mathlens.runs.records import ModelEntry
 
-from .judge import TUTOR_SCORES, ScoreSet, job_of, judge_cells, judge_config
+from .judge import TUTOR_SCORES, ScoreSet, ScoresSummary, job_of, judge_cells, judge_config
 from .study import load_cells, rubric_of
 
 ScoreListener = Callable[[Judgement], None]
@@ -82,8 +82,8 @@ async def score_run(job: AnalysisJob[ScoreOptions], judge: Model) -> ScoreSet:
     return result
 
 
-def run(job: AnalysisJob[ScoreOptions]) -> dict[str, Any]:
-    """Build the resolved judge, score, close the judge and its cache; a short summary."""
+def run(job: AnalysisJob[ScoreOptions]) -> Outcome[ScoresSummary]:
+    """Build the resolved judge, score, close the judge and its cache; the scores' summary."""
     entry = job.require_judge()
     cache = None if job.no_cache else ResponseCache()
     try:
@@ -92,16 +92,23 @@ def run(job: AnalysisJob[ScoreOptions]) -> dict[str, Any]:
     finally:
         if cache is not None:
             cache.close()
-    return {"status": "ok", "path": str(TUTOR_SCORES.path(job.store.root)), "source": result.grader,
-            "judge": entry.spec, "counts": result.counts(), "responses": len({j.record.key for j in result.judgements}),
-            "items": result.items()}
+    return Outcome.ok(result.summary(), TUTOR_SCORES.path(job.store.root))
+
+
+def describe(summary: ScoresSummary) -> list[str]:
+    """Responses and items scored, by whom, and the item scores by status."""
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(summary.counts.items()))
+    return [f"scored {summary.responses} responses on {len(summary.items)} items with "
+            f"{summary.judge.spec if summary.judge else summary.grader}: {counts}"]
 
 
 ANALYZER = Analyzer(
     name="tutor_scores",
     title="Tutoring responses scored on the 19-item learner-adaptivity rubric by a judge model",
     options=ScoreOptions,
+    summary=ScoresSummary,
     run=run,
+    describe=describe,
     writes=(TUTOR_SCORES,),
     judge="tutor rubric judge",
     default=False,

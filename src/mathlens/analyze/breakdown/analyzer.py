@@ -38,7 +38,7 @@ from mathlens.analyze.breakdown.models import BREAKDOWN, BreakdownSummary, Score
 from mathlens.analyze.flow.models import FLOW, FlowRecord
 from mathlens.analyze.grading.answer_records import ANSWERS, AnswerRecord
 from mathlens.analyze.grading.grades import GRADES
-from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
+from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions, Outcome
 from mathlens.errors import UserError
 from mathlens.items.schema import Exam, Question
 from mathlens.runs.documents import DocumentError, DocumentSpec, RecordRef
@@ -165,7 +165,7 @@ class _Inputs:
                               fraction=self.rubric.get(rec.key) if rubric else fraction, steps=steps)
 
 
-def run_breakdown(job: AnalysisJob[BreakdownOptions]) -> dict[str, Any]:
+def run_breakdown(job: AnalysisJob[BreakdownOptions]) -> Outcome[BreakdownSummary]:
     """Compute the breakdown of the run and write `BREAKDOWN`."""
     opts = job.options
     exams, questions = _questions(job.store)
@@ -197,13 +197,19 @@ def run_breakdown(job: AnalysisJob[BreakdownOptions]) -> dict[str, Any]:
                                           if e.class_average is not None}),
         notes=notes)
     path = job.write(BREAKDOWN, entries, summary)
-    top = operations[0] if operations else None
-    return {"status": "ok", "path": str(path), "questions": len(entries), "score_basis": summary.score_basis,
-            "top_operation": f"{top.label} ({top.invalid}/{top.checked} invalid)" if top else None,
-            "notes": notes}
+    return Outcome.ok(summary, path)
+
+
+def describe(summary: BreakdownSummary) -> list[str]:
+    """The operation most often invalid, and the notes."""
+    top = summary.operations[0] if summary.operations else None
+    lines = [f"most often invalid: {top.label} ({top.invalid}/{top.checked} invalid; score basis: "
+             f"{summary.score_basis})"] if top else []
+    return lines + list(summary.notes)
 
 
 ANALYZER = Analyzer(
     name="breakdown", title="Invalid steps by operation and concept; scores by topic, question type and cohort",
-    options=BreakdownOptions, run=run_breakdown, writes=(BREAKDOWN,), reads=("flow", "answers"),
+    options=BreakdownOptions, summary=BreakdownSummary, run=run_breakdown, writes=(BREAKDOWN,),
+    reads=("flow", "answers"), describe=describe,
 )

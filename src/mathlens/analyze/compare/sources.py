@@ -36,9 +36,6 @@ from mathlens.analyze.maple.results import MAPLE
 from mathlens.runs.documents import DocumentError, DocumentSpec, RecordRef, document_states
 from mathlens.runs.store import RunStore
 
-#: answer statuses that count as a wrong final answer (the answers analysis's accuracy denominator)
-WRONG = frozenset({"incorrect", "unparseable", "no_response"})
-
 QuestionKey = tuple[str, str, str, str]
 
 
@@ -111,10 +108,8 @@ def _answers(run: RunValues) -> None:
     for e in ANSWERS.entries(run.root):
         predicted = e.verdict.predicted if e.verdict is not None else None
         run.answers[e.record.key] = (e.status, predicted)
-        if e.status == "correct":
-            acc[e.record.key] = 1.0
-        elif e.status in WRONG:
-            acc[e.record.key] = 0.0
+        if e.accuracy is not None:
+            acc[e.record.key] = e.accuracy
 
 
 def _grades(run: RunValues) -> None:

@@ -37,14 +37,16 @@ from mathlens.analyze.flow.models import (
     StepJudgeSummary,
     dense_threshold,
 )
+from mathlens.analyze.flow.report import render_exam_table
 from mathlens.analyze.flow.solution import FlowConfig, analyze_solution
-from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
+from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions, Outcome
 from mathlens.errors import UserError
 from mathlens.items.schema import Question
 from mathlens.models.model import Model
 from mathlens.runs.documents import RecordRef
 from mathlens.runs.records import RunRecord
 from mathlens.runs.store import RunStore
+from mathlens.stats.bootstrap import bootstrap_ci
 
 DEFAULT_THREADS = 2
 #: records judged per batch (with a step judge) before they are written
@@ -166,8 +168,10 @@ def _exam_rows(groups: dict[tuple[str, str, str], _ExamCell]) -> list[ExamRow]:
             mean_steps=round(statistics.fmean(steps), 4) if steps else None,
             mean_complexity=round(statistics.fmean(scores), 4) if scores else None,
             sd_complexity=round(statistics.stdev(scores), 4) if n > 1 else None,
+            sd_steps=round(statistics.stdev(steps), 4) if len(steps) > 1 else None,
             mean_invalid_steps=round(statistics.fmean(invalid), 4) if invalid else None,
-            share_with_invalid_step=round(sum(1 for v in invalid if v) / n, 4) if n else None))
+            share_with_invalid_step=round(sum(1 for v in invalid if v) / n, 4) if n else None,
+            steps_ci=bootstrap_ci(list(steps), seed=0), complexity_ci=bootstrap_ci(list(scores), seed=0)))
     return rows
 
 
@@ -222,8 +226,8 @@ def _open_judge(options: FlowOptions, no_cache: bool) -> _StepJudge:
                                 cache=None if (no_cache or options.no_cache) else ResponseCache()))
 
 
-def run(job: AnalysisJob[FlowOptions]) -> dict[str, Any]:
-    """Analyse every record of the run; write ``analysis/flow.jsonl``; return a summary."""
+def run(job: AnalysisJob[FlowOptions]) -> Outcome[FlowSummary]:
+    """Analyse every record of the run; write ``analysis/flow.jsonl``; its summary."""
     options = job.options
     tally = _Tally()
     judge = _open_judge(options, job.no_cache) if options.step_judge else None
@@ -249,8 +253,18 @@ def run(job: AnalysisJob[FlowOptions]) -> dict[str, Any]:
     finally:
         if judge is not None:
             judge.close()
-    return {"status": "ok", "path": str(path), **summary().model_dump(mode="json")}
+    return Outcome.ok(summary(), path)
+
+
+def describe(summary: FlowSummary) -> list[str]:
+    """The exam table and, with a step judge, what it decided."""
+    lines = [render_exam_table(summary.exams)] if summary.exams else []
+    if summary.step_judge is not None:
+        prov = ", ".join(f"{k} {v}" for k, v in summary.step_judge.steps_by_provenance.items())
+        lines.append(f"step judge {summary.step_judge.judge}: steps decided by {prov}; "
+                     f"disagreements {summary.step_judge.disagreements}")
+    return lines
 
 
 ANALYZER = Analyzer(name="flow", title="reasoning flow: steps, operations, concepts, graph, checked claims",
-                    options=FlowOptions, run=run, writes=(FLOW,))
+                    options=FlowOptions, summary=FlowSummary, run=run, writes=(FLOW,), describe=describe)

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from mathlens.runs.documents import DocumentSpec, RecordRef
+from mathlens.stats.bootstrap import CI
 
 Verdict = Literal["valid", "invalid", "unverifiable", "none"]
 #: what d̄ in the complexity score C = 0.5|O| + 0.3|K| + 0.2·d̄ is measured in (docs/flow.md):
@@ -196,6 +197,10 @@ class ExamRow(BaseModel):
     sd_complexity: float | None = None
     mean_invalid_steps: float | None = None
     share_with_invalid_step: float | None = None
+    sd_steps: float | None = None
+    #: seeded bootstrap intervals of the mean step count and mean complexity (seed 0, 2000 resamples)
+    steps_ci: CI | None = None
+    complexity_ci: CI | None = None
 
 
 class StepJudgeSummary(BaseModel):

@@ -22,6 +22,7 @@ from pydantic import Field
 
 from mathlens.analyze.grading.answer_records import (
     ANSWERS,
+    CHECKABLE,
     AccuracySummary,
     AnswerRecord,
     AnswersSummary,
@@ -35,7 +36,7 @@ from mathlens.analyze.grading.compliance import (
     summarize_compliance,
 )
 from mathlens.analyze.grading.equivalence import EquivalenceConfig, check_answer
-from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
+from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions, Outcome
 from mathlens.analyze.quality import COUNTED_FLAGS, flag_counts, record_quality
 from mathlens.items.schema import Question
 from mathlens.runs.documents import RecordRef
@@ -90,9 +91,9 @@ def _summaries(groups: dict[tuple[str, str, str], _Group]) -> list[AccuracySumma
     out = []
     for (model, conf, variant), g in groups.items():
         counts = dict(g.counts)
-        for k in ("correct", "incorrect", "unparseable", "no_response"):  # always listed, as before
+        for k in CHECKABLE:  # always listed, as before
             counts.setdefault(k, 0)
-        checkable = sum(g.counts[k] for k in ("correct", "incorrect", "unparseable", "no_response"))
+        checkable = sum(g.counts[k] for k in CHECKABLE)
         quality = {k: g.quality[k] for k in flag_counts(())}
         out.append(AccuracySummary(model=model, configuration=conf, variant=variant, records=g.records,
                                    counts=counts, accuracy=g.counts["correct"] / checkable if checkable else None,
@@ -160,8 +161,8 @@ def check_record(rec: RunRecord, question: Question | None, rules: FormatRules,
     return AnswerRecord(status=verdict.status, verdict=verdict, format=fmt, **base)
 
 
-def run(job: AnalysisJob[AnswersOptions]) -> dict[str, Any]:
-    """Check every record; write `analysis/answers.jsonl`; return the per-group summary."""
+def run(job: AnalysisJob[AnswersOptions]) -> Outcome[AnswersSummary]:
+    """Check every record; write `analysis/answers.jsonl`; its summary (per group)."""
     store = job.store
     role_rules = rules_from_role(store.manifest().system_role)
     rules = role_rules or FormatRules(latex=False, markup=False)
@@ -188,20 +189,20 @@ def run(job: AnalysisJob[AnswersOptions]) -> dict[str, Any]:
                               overall=_summaries({("all", "all", "all"): total})[0] if total.records else None)
 
     path = job.write(ANSWERS, entries(), summary)
-    done = summary()
-    return {
-        "status": "ok",
-        "path": str(path),
-        "records": sum(g.records for g in groups.values()),
-        "summary": [s.model_dump() for s in done.summary],
-        "compliance": [{"model": c.model, "rate": c.rate} for c in done.compliance],
-        "quality": {"degenerate": sum(s.degenerate for s in done.summary),
-                    **{k: sum(s.quality.get(k, 0) for s in done.summary) for k in COUNTED_FLAGS}},
-    }
+    return Outcome.ok(summary(), path)
+
+
+def describe(summary: AnswersSummary) -> list[str]:
+    """The output-quality counts over every group."""
+    totals = {"degenerate": sum(s.degenerate for s in summary.summary),
+              **{k: sum(s.quality.get(k, 0) for s in summary.summary) for k in COUNTED_FLAGS}}
+    counts = ", ".join(f"{k} {v}" for k, v in totals.items() if v)
+    return [f"output quality: {counts or 'no flags'}"]
 
 
 __all__ = ["ANALYZER", "ANSWERS", "AccuracySummary", "AnswerRecord", "AnswersOptions", "AnswersSummary",
            "check_record", "stored_quality"]
 
 ANALYZER = Analyzer(name="answers", title="final answers: equivalence verdicts, format compliance, quality flags",
-                    options=AnswersOptions, run=run, writes=(ANSWERS,))
+                    options=AnswersOptions, summary=AnswersSummary, run=run, writes=(ANSWERS,),
+                    describe=describe)

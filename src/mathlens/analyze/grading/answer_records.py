@@ -23,6 +23,8 @@ from mathlens.analyze.quality import QualityFlags
 from mathlens.runs.documents import DocumentSpec, RecordRef
 
 RecordStatus = Literal["correct", "incorrect", "unparseable", "unverifiable", "no_reference", "no_response"]
+#: the statuses accuracy counts (its denominator): a right answer and every kind of wrong one
+CHECKABLE: tuple[RecordStatus, ...] = ("correct", "incorrect", "unparseable", "no_response")
 
 
 class AnswerRecord(BaseModel):
@@ -40,6 +42,14 @@ class AnswerRecord(BaseModel):
     verdict: AnswerVerdict | None = None
     format: FormatReport | None = None
     quality: QualityFlags | None = None
+
+    @property
+    def accuracy(self) -> float | None:
+        """This record's share of accuracy: 1 correct, 0 wrong (incorrect, unparseable, no
+        response), None when correctness cannot be decided (no reference, unverifiable)."""
+        if self.status not in CHECKABLE:
+            return None
+        return 1.0 if self.status == "correct" else 0.0
 
 
 class AccuracySummary(BaseModel):

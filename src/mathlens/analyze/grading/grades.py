@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -36,7 +36,7 @@ from mathlens.analyze.grading.reconcile import FinalAnswerPolicy, JudgeReliabili
 from mathlens.analyze.grading.rubric import Rubric, resolve_rubric
 from mathlens.analyze.grading.tables import GRADE_TABLES, GradeTables, grade_tables, write_table_csvs
 from mathlens.analyze.judging.entries import StepEvidence
-from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
+from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions, Outcome
 from mathlens.errors import UserError
 from mathlens.items.schema import Question
 from mathlens.models.cache import ResponseCache
@@ -78,6 +78,8 @@ class GradesSummary(BaseModel):
     grader_kind: Literal["judge", "human"] = "judge"
     judge: JudgeSettings | None = None
     graders: list[str] = Field(default_factory=list)
+    #: grades per grader (every status)
+    by_grader: dict[str, int] = Field(default_factory=dict)
     graded: int = 0
     ungraded: int = 0
     groups: list[GroupCounts] = Field(default_factory=list)
@@ -130,6 +132,7 @@ def summarize(grades: list[Grade], rubric: Rubric, grader_kind: Literal["judge",
     reliability = judge_reliability(grades, judge.final_answer) if judge is not None else None
     return GradesSummary(rubric=rubric, grader_kind=grader_kind, judge=judge,
                          graders=sorted({g.grader for g in grades}),
+                         by_grader=dict(sorted(Counter(g.grader for g in grades).items())),
                          graded=sum(g.status == "graded" for g in grades),
                          ungraded=sum(g.status == "ungraded" for g in grades), groups=groups,
                          reliability=reliability)
@@ -248,22 +251,29 @@ async def _grade_with(job: AnalysisJob[GradeOptions], rubric: Rubric) -> GradedR
                                final_answer=opts.final_answer)
 
 
-def run_grades(job: AnalysisJob[GradeOptions]) -> dict[str, Any]:
+def run_grades(job: AnalysisJob[GradeOptions]) -> Outcome[GradesSummary]:
     """Grade the run with the judge, write `GRADES`, then recompute and write `GRADE_TABLES`."""
     rubric = rubric_for(job.store.root, job.options.rubric)
     graded = asyncio.run(_grade_with(job, rubric))
-    path = job.write(GRADES, graded.grades, graded.summary)
+    paths = [job.write(GRADES, graded.grades, graded.summary)]
     tables = current_tables(job.store)
     if tables is not None:
-        job.write(GRADE_TABLES, (), tables)
+        paths.append(job.write(GRADE_TABLES, (), tables))
         write_table_csvs(job.store.analysis_dir, tables)
-    reliability = graded.summary.reliability
-    return {"status": "ok", "path": str(path), "rubric": rubric.label, "judge": job.require_judge().spec,
-            "counts": graded.summary.counts, "table6_rows": len(tables.table6) if tables else 0,
-            "judge_vs_checker": reliability.mark() if reliability is not None else ""}
+    return Outcome.ok(graded.summary, *paths)
+
+
+def describe(summary: GradesSummary) -> list[str]:
+    """The rubric, the judge and how many records it graded; the judge against the checker."""
+    judge = summary.judge.model.spec if summary.judge is not None else "?"
+    lines = [f"rubric {summary.rubric.label}, judge {judge}: {summary.graded} graded, {summary.ungraded} ungraded"]
+    if summary.reliability is not None:
+        lines.append(f"judge vs checker: {summary.reliability.mark()}")
+    return lines
 
 
 ANALYZER = Analyzer(
     name="grades", title="Rubric grades by a judge model, with Tables 6 and 7 of the calculus study",
-    options=GradeOptions, run=run_grades, writes=(GRADES, GRADE_TABLES), judge="grader", default=False,
+    options=GradeOptions, summary=GradesSummary, run=run_grades, writes=(GRADES, GRADE_TABLES), judge="grader",
+    default=False, describe=describe,
 )

@@ -33,7 +33,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
@@ -41,6 +41,9 @@ from mathlens.analyze.grading.reconcile import UNRELIABLE_SHARE
 from mathlens.analyze.judging.entries import Judgement as Grade
 from mathlens.items.schema import Cohort, Exam
 from mathlens.runs.documents import DocumentSpec
+
+if TYPE_CHECKING:  # only named in annotations: the tables' models stay light to import (no SymPy)
+    from mathlens.analyze.grading.judge import Grade
 
 CohortKind = Literal["descriptive", "mean_sd", "per_student", "none"]
 

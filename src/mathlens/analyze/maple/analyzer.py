@@ -12,12 +12,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from pathlib import Path
-from typing import Any
 
 from mathlens.analyze.maple.aggregate import write_csv
 from mathlens.analyze.maple.pipeline import MapleOptions, MapleResult, score_run
 from mathlens.analyze.maple.results import MAPLE, MapleSummary
-from mathlens.analyze.protocol import AnalysisJob, Analyzer
+from mathlens.analyze.protocol import AnalysisJob, Analyzer, Outcome
 
 #: files of the layout before analysis documents, removed when the analysis is re-run
 _STALE = ("maple_figure3.json", "maple_figure5.json")
@@ -39,36 +38,28 @@ def write_outputs(job: AnalysisJob[MapleOptions], result: MapleResult) -> Path:
     return path
 
 
-def brief(summary: MapleSummary, path: Path) -> dict[str, Any]:
-    """A short account of a MAPLE document (what `mathlens maple --json` and `analyze` print)."""
-    return {
-        "status": "ok",
-        "path": str(path),
-        "judge": summary.judge,
-        "formula": summary.formula,
-        "vr_source": summary.vr_source,
-        "labels": f"{summary.labels.id} v{summary.labels.version}",
-        "solutions": sum(summary.statuses.values()),
-        "statuses": summary.statuses,
-        "answers": summary.answers,
-        "overall": [r.model_dump(mode="json") for r in summary.overall],
-        "include_degenerate": summary.include_degenerate,
-        "excluded_degenerate": summary.excluded_degenerate,
-        "seconds": round(summary.seconds, 2),
-    }
+def describe(summary: MapleSummary) -> list[str]:
+    """Judge, formula, label set, solutions scored and left out."""
+    line = (f"judge {summary.judge}, formula {summary.formula}, v/r from {summary.vr_source}, labels "
+            f"{summary.labels.id} v{summary.labels.version}: {sum(summary.statuses.values())} solutions")
+    if summary.excluded_degenerate:
+        line += f" ({summary.excluded_degenerate} degenerate left out)"
+    return [line]
 
 
-def run(job: AnalysisJob[MapleOptions]) -> dict[str, Any]:
-    """Score every solution with the resolved judge, write the document; a short summary."""
+def run(job: AnalysisJob[MapleOptions]) -> Outcome[MapleSummary]:
+    """Score every solution with the resolved judge, write the document; its summary."""
     result = asyncio.run(score_run(job.store, job.options, job.require_judge(), no_cache=job.no_cache))
-    return brief(result.summary, write_outputs(job, result))
+    return Outcome.ok(result.summary, write_outputs(job, result))
 
 
 ANALYZER = Analyzer(
     name="maple",
     title="MAPLE error labels and scores (judge-labelled steps), by level and subject",
     options=MapleOptions,
+    summary=MapleSummary,
     run=run,
+    describe=describe,
     writes=(MAPLE,),
     judge="labeller",
     default=False,

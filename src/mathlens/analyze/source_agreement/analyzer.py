@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import Field
 
 from mathlens.analyze.grading.answer_records import ANSWERS, AnswerRecord
-from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions
+from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions, Outcome
 from mathlens.analyze.source_agreement.models import (
     SOURCE_AGREEMENT,
     LeftOut,
@@ -121,14 +121,14 @@ def compare(record: RunRecord, verdict: Verdict | None, question: Question | Non
             agree=None if left else score.correct == mine.correct, left_out=left)
 
 
-def run(job: AnalysisJob[SourceAgreementOptions]) -> dict[str, Any]:
-    """Compare every source verdict with mathlens's; write the document; a short summary."""
+def run(job: AnalysisJob[SourceAgreementOptions]) -> Outcome[SourceAgreementSummary]:
+    """Compare every source verdict with mathlens's; write the document; its summary."""
     store = job.store
     opts = job.options
     scorers = {s.scorer for r in store.records() for s in r.source_scores or ()}
     if not scorers:
-        return {"status": "skipped", "reason": "the run holds no verdicts of another tool's scorer (only runs made "
-                                               "by `mathlens import` from a scored source do)"}
+        return Outcome.skipped("the run holds no verdicts of another tool's scorer (only runs made by "
+                               "`mathlens import` from a scored source do)")
     if opts.scorer is not None and opts.scorer not in scorers:
         from mathlens.errors import UnknownNameError
 
@@ -160,13 +160,16 @@ def run(job: AnalysisJob[SourceAgreementOptions]) -> dict[str, Any]:
                                       n_resamples=opts.n_resamples)
 
     path = job.write(SOURCE_AGREEMENT, entries(), summary)
-    done = summary()
-    return {"status": "ok", "path": str(path),
-            "rows": [{"model": r.model, "configuration": r.configuration, "scorer": r.scorer,
-                      "compared": r.compared, "disagreements": r.disagreements,
-                      "agreement": r.agreement.estimate, "kappa": r.kappa.estimate} for r in done.rows]}
+    return Outcome.ok(summary(), path)
+
+
+def describe(summary: SourceAgreementSummary) -> list[str]:
+    """One line per model, configuration and source scorer."""
+    return [f"{r.model} · {r.configuration} · {r.scorer}: {r.compared} compared, {r.disagreements} disagree, "
+            f"agreement {r.agreement.format(3)}, kappa {r.kappa.format(3)}" for r in summary.rows]
 
 
 ANALYZER = Analyzer(name="source-agreement", title="scorer audit: the imported source's own verdicts beside "
                     "mathlens's answer check (agreement, kappa, every disagreement)",
-                    options=SourceAgreementOptions, run=run, writes=(SOURCE_AGREEMENT,), reads=("answers",))
+                    options=SourceAgreementOptions, summary=SourceAgreementSummary, run=run,
+                    writes=(SOURCE_AGREEMENT,), reads=("answers",), describe=describe)

@@ -72,7 +72,7 @@ def _table1(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
     keys = sorted(cells, key=lambda k: (k[0], _rank(k[1], PERFORMANCE_ORDER)))
     dims = [d for d in DIMENSIONS if any(d in v for v in cells.values())]
 
-    def mean(dim: str) -> Callable[[tuple[str, str]], Cell]:
+    def mean_of(dim: str) -> Callable[[tuple[str, str]], Cell]:
         def get(key: tuple[str, str]) -> Cell:
             r = cells[key].get(dim)
             if r is None:
@@ -84,7 +84,7 @@ def _table1(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
     cols: list[Col[tuple[str, str]]] = [
         Col(Column("Model"), lambda k: k[0]),
         Col(Column("Learner performance"), lambda k: k[1]),
-        *(Col(Column(f"{d.capitalize()} (%)", 1), mean(d)) for d in dims),
+        *(Col(Column(f"{d.capitalize()} (%)", 1), mean_of(d)) for d in dims),
     ]
     caption = ("Mean percentage of the dimension's possible points (Table 1 of the tutoring study), over responses "
                "whose every item of the dimension was scored, with 95% bootstrap intervals. Adaptivity items Q2-Q3 "

@@ -145,12 +145,12 @@ def _source_tables(ctx: ReportContext, st: TutorStats, sfx: str) -> tuple[list[T
     if st.table1:
         t, cs = _table1(ctx, st.table1, sfx)
         tables.append(t)
-        charts += cs
+        charts.extend(cs)
     if st.table2:
         tables.append(_table2(ctx, st.table2, sfx))
     if st.table2_profiles:
         tables.append(_table2_profiles(ctx, st.table2_profiles, sfx))
-    tables += _anova(ctx, st.anova, sfx)
+    tables.extend(_anova(ctx, st.anova, sfx))
     return tables, charts
 
 
@@ -166,8 +166,8 @@ def build(ctx: ReportContext) -> AdaptivityData | None:
         for st in doc.summary.sources:
             sfx = (f" · {run.label}" if ctx.multi_run else "") + ("" if st.judged else f" · {st.source}")
             t, cs = _source_tables(ctx, st, sfx)
-            tables += t
-            charts += cs
+            tables.extend(t)
+            charts.extend(cs)
     return AdaptivityData(tuple(tables), tuple(charts)) if tables else None
 
 

@@ -8,7 +8,6 @@ estimate, low and high; a judge asked more than once also gets its agreement wit
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -93,13 +92,11 @@ def _tutoring(ctx: ReportContext, run: RunData, suffix: str) -> list[Table]:
 
 
 def _human(ctx: ReportContext, run: RunData, suffix: str) -> list[Table]:
-    if run.document(HUMAN_GRADES) is None:
-        return []
-    graders = Counter(g.grader for g in run.all_entries(HUMAN_GRADES))
-    if not graders:
+    doc = run.document(HUMAN_GRADES)
+    if doc is None or not doc.summary.by_grader:
         return []
     return [Table(ctx.uid("human-grades", run.label), "Imported human grades" + suffix, ("grader", "grades"),
-                  tuple((g, n) for g, n in graders.items()))]
+                  tuple(doc.summary.by_grader.items()))]
 
 
 def build(ctx: ReportContext) -> Agreement | None:
@@ -107,7 +104,7 @@ def build(ctx: ReportContext) -> Agreement | None:
     tables: list[Table] = []
     for run in ctx.runs:
         suffix = f" · {run.label}" if ctx.multi_run else ""
-        tables += _grading(ctx, run, suffix) + _tutoring(ctx, run, suffix) + _human(ctx, run, suffix)
+        tables.extend([*_grading(ctx, run, suffix), *_tutoring(ctx, run, suffix), *_human(ctx, run, suffix)])
     return Agreement(tuple(tables)) if tables else None
 
 

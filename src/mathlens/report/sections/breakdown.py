@@ -17,8 +17,7 @@ from mathlens.report.charts import ChartLayout, Series, grouped_bars
 from mathlens.report.context import ReportContext
 from mathlens.report.loader import RunData
 from mathlens.report.registry import ReportSection
-from mathlens.report.tables import Cell, Table
-from mathlens.stats.bootstrap import CI
+from mathlens.report.tables import Cell, Table, percent_ci
 
 #: rows per model and configuration in the operation and concept tables
 TOP = 10
@@ -34,14 +33,6 @@ class Breakdown:
     #: per question and per exam against the students
     cohort: tuple[Table, ...]
     notes: tuple[str, ...]
-
-
-def _pct(ci: CI | None) -> tuple[Cell, Cell, Cell]:
-    if ci is None or ci.estimate is None:
-        return None, None, None
-    low = None if ci.low is None else 100 * ci.low
-    high = None if ci.high is None else 100 * ci.high
-    return 100 * ci.estimate, low, high
 
 
 def _cell_name(row: CellRow, run: RunData, ctx: ReportContext) -> str:
@@ -60,7 +51,7 @@ def _shares(ctx: ReportContext, found: list[tuple[RunData, BreakdownSummary]], w
         for group, shares in per_cell.items():
             every = overall.get(group)
             for r in [*shares[:TOP], *((every,) if every is not None else ())]:
-                rows.append((_cell_name(r, run, ctx), r.label, r.invalid, r.checked, *_pct(r.share), r.responses))
+                rows.append((_cell_name(r, run, ctx), r.label, r.invalid, r.checked, *percent_ci(r.share), r.responses))
     if not rows:
         return None
     level = found[0][1].confidence
@@ -79,7 +70,7 @@ def _groups(ctx: ReportContext, found: list[tuple[RunData, BreakdownSummary]], w
     for run, s in found:
         for g in (s.topics if what == "topic" else s.types):
             if g.original:
-                rows.append((_cell_name(g, run, ctx), g.group, g.questions, g.responses, *_pct(g.accuracy),
+                rows.append((_cell_name(g, run, ctx), g.group, g.questions, g.responses, *percent_ci(g.accuracy),
                              g.score))
     if not rows:
         return None
@@ -134,7 +125,7 @@ def _topic_chart(ctx: ReportContext, found: list[tuple[RunData, BreakdownSummary
                                           if g.original and g.accuracy is not None]
     topics = list(dict.fromkeys(g.group for _, g in rows))
     names = list(dict.fromkeys(n for n, _ in rows))
-    by = {(n, g.group): _pct(g.accuracy) for n, g in rows}
+    by = {(n, g.group): percent_ci(g.accuracy) for n, g in rows}
     series = []
     for n in names:
         vals = [by.get((n, t), (None, None, None)) for t in topics]

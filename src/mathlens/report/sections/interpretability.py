@@ -8,23 +8,20 @@ responses, seeded bootstrap CI) and the ablation columns are left empty.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
 
 from mathlens.analyze.ablation.analyzer import SENSITIVITY
 from mathlens.analyze.ablation.tables import MetricSummary
 from mathlens.analyze.flow.models import FLOW
 from mathlens.report.charts import ChartLayout, Series, grouped_bars
 from mathlens.report.context import ReportContext
-from mathlens.report.flowdata import flow_for, step_count
 from mathlens.report.loader import RunData
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table
-from mathlens.stats.bootstrap import bootstrap_ci
+from mathlens.stats.bootstrap import CI
 
 METRICS = (("robustness", "Robustness"), ("complexity", "Complexity"), ("step_count", "Step count"),
-           ("phrase_sensitivity", "Phrase sensitivity"), ("answer_flip_rate", "Answer-flip rate"))
+           ("phrase_sensitivity", "Phrase sensitivity"), ("answer_flip_rate", "Answer-flip rate (answered pairs)"))
 
 
 @dataclass(frozen=True)
@@ -46,16 +43,16 @@ class Row:
     n_questions: int
     metrics: dict[str, MetricSummary]
     flagged_questions: int | None
-    excluded_degenerate: int
+    excluded_degenerate: int | None
 
 
-def _summary(values: list[float]) -> MetricSummary:
-    if not values:
-        return MetricSummary(mean=None, sd=None, ci_low=None, ci_high=None, n=0, status="empty")
-    ci = bootstrap_ci(values, seed=0)
-    mean = sum(values) / len(values)
-    sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5 if len(values) > 1 else None
-    return MetricSummary(mean=mean, sd=sd, ci_low=ci.low, ci_high=ci.high, n=len(values), status="ok")
+def _metric(mean: float | None, sd: float | None, ci: CI | None) -> MetricSummary:
+    """A flow analysis figure in the layout of a sensitivity one."""
+    if ci is None:
+        return MetricSummary(mean=mean, sd=sd, ci_low=None, ci_high=None, n=0, status="empty")
+    ok = ci.status == "ok"
+    return MetricSummary(mean=mean, sd=sd, ci_low=ci.low if ok else None, ci_high=ci.high if ok else None, n=ci.n,
+                         status=ci.status)
 
 
 def _from_sensitivity(run: RunData) -> list[Row]:
@@ -68,35 +65,19 @@ def _from_sensitivity(run: RunData) -> list[Row]:
             for r in doc.summary.exams]
 
 
-def _from_flow(ctx: ReportContext) -> list[Row]:
-    groups: dict[tuple[str, str, str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    exams: dict[str, Any] = {}
-    for run in ctx.runs:
-        if run.document(FLOW) is None:
-            continue
-        for rec in run.records:
-            flow = flow_for(run, rec.key) if rec.variant.kind == "original" else None
-            if flow is None:
-                continue
-            g = groups[(run.label, rec.model, rec.configuration, rec.exam_id)]
-            if run.degenerate(rec.key):
-                g["excluded"].append(1.0)  # counted, not averaged
-                continue
-            if flow.complexity is not None:
-                g["complexity"].append(flow.complexity)
-            n = step_count(flow)
-            if n is not None:
-                g["step_count"].append(n)
-            exams.setdefault(rec.exam_id, run.exams.get(rec.exam_id))
+def _from_flow(run: RunData) -> list[Row]:
+    """The flow analysis's own exam rows (every original response; no ablation columns)."""
+    doc = run.document(FLOW)
+    if doc is None:
+        return []
     rows = []
-    for (run_label, model, conf, exam_id), vals in groups.items():
-        exam = exams.get(exam_id)
-        rows.append(Row(run=run_label, course=exam.course if exam else None, exam=exam.name if exam else exam_id,
-                        model=model, configuration=conf,
-                        n_questions=max((len(v) for k, v in vals.items() if k != "excluded"), default=0),
-                        metrics={"complexity": _summary(vals["complexity"]),
-                                 "step_count": _summary(vals["step_count"])},
-                        flagged_questions=None, excluded_degenerate=len(vals["excluded"])))
+    for r in doc.summary.exams:
+        exam = run.exams.get(r.exam_id)
+        rows.append(Row(run=run.label, course=exam.course if exam else None, exam=exam.name if exam else r.exam_id,
+                        model=r.model, configuration=r.configuration, n_questions=r.responses,
+                        metrics={"complexity": _metric(r.mean_complexity, r.sd_complexity, r.complexity_ci),
+                                 "step_count": _metric(r.mean_steps, r.sd_steps, r.steps_ci)},
+                        flagged_questions=None, excluded_degenerate=None))
     return rows
 
 
@@ -111,12 +92,17 @@ def _fmt(m: MetricSummary | None) -> str | None:
     return s
 
 
+def _numbers(m: MetricSummary | None) -> tuple[Cell, Cell, Cell, Cell]:
+    """Mean, sd and interval of a figure, as exported (four empty cells without one)."""
+    return (m.mean, m.sd, m.ci_low, m.ci_high) if m is not None else (None, None, None, None)
+
+
 def build(ctx: ReportContext) -> Interpretability | None:
     """Table 8 with mean ± sd [95% CI] per cell, and bar charts of robustness and phrase sensitivity."""
     rows = [row for run in ctx.runs for row in _from_sensitivity(run)]
     source = "sensitivity"
     if not rows:
-        rows, source = _from_flow(ctx), "flow"
+        rows, source = [row for run in ctx.runs for row in _from_flow(run)], "flow"
     if not rows:
         return None
     multi = ctx.multi_run
@@ -127,11 +113,8 @@ def build(ctx: ReportContext) -> Interpretability | None:
                                   r.n_questions)
         tail: tuple[Cell, ...] = (r.flagged_questions, r.excluded_degenerate)
         shown.append(head + tuple(_fmt(r.metrics.get(k)) for k, _ in METRICS) + tail)
-        nums: list[Cell] = []
-        for k, _ in METRICS:
-            m = r.metrics.get(k)
-            nums += [m.mean, m.sd, m.ci_low, m.ci_high] if m is not None else [None] * 4
-        export.append(head + tuple(nums) + tail)
+        nums = tuple(x for k, _ in METRICS for x in _numbers(r.metrics.get(k)))
+        export.append(head + nums + tail)
     head_cols = (*(("run",) if multi else ()), "course", "exam", "model", "configuration", "questions")
     table = Table(
         ctx.uid("interpretability"),

@@ -114,10 +114,10 @@ def build(ctx: ReportContext) -> MapleData | None:
             t = _group_table(ctx, key, f"MAPLE · {title}{sfx}", rows)
             if t is not None:
                 tables.append(t)
-        charts += figure_charts(ctx, s.figure3, sfx) + figure_charts(ctx, s.figure5, sfx)
+        charts.extend([*figure_charts(ctx, s.figure3, sfx), *figure_charts(ctx, s.figure5, sfx)])
         label_tables, label_charts = _labels(ctx, s, sfx)
-        tables += label_tables
-        charts += label_charts
+        tables.extend(label_tables)
+        charts.extend(label_charts)
     if not tables:
         return None
     return MapleData(settings=tuple(settings), tables=tuple(tables), charts=tuple(charts))

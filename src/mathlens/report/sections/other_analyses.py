@@ -41,10 +41,10 @@ def build(ctx: ReportContext) -> Other | None:
                 continue
             rows: tuple[tuple[Cell, ...], ...] = (
                 ("analysis", env.analysis), ("schema version", env.schema_version),
-                ("written by mathlens", env.mathlens_version), ("entries", env.entries))
-            rows += tuple((f"option {k}", _cell(v)) for k, v in env.options.items() if _scalar(v))
-            rows += tuple((k, _cell(v)) for k, v in env.summary.items() if _scalar(v))
-            rows += tuple((k, f"{len(v)} items") for k, v in env.summary.items() if isinstance(v, list))
+                ("written by mathlens", env.mathlens_version), ("entries", env.entries),
+                *((f"option {k}", _cell(v)) for k, v in env.options.items() if _scalar(v)),
+                *((k, _cell(v)) for k, v in env.summary.items() if _scalar(v)),
+                *((k, f"{len(v)} items") for k, v in env.summary.items() if isinstance(v, list)))
             tables.append(Table(ctx.uid("other", name, run.label), f"analysis/{name}.jsonl"
                                 + (f" · {run.label}" if ctx.multi_run else ""), ("field", "value"), rows))
     return Other(tuple(tables)) if tables else None

@@ -6,12 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mathlens.analyze.quality import DEGENERATE_FLAGS, flag_counts
+from mathlens.analyze.quality import DEGENERATE_FLAGS
 from mathlens.report.context import ReportContext
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table
-
-MAX_ERRORS_LISTED = 50
 
 
 @dataclass(frozen=True)
@@ -19,7 +17,6 @@ class Overview:
     runs: Table
     counts: Table
     errors: Table | None
-    errors_total: int
     settings: list[tuple[str, list[tuple[str, str]]]]
 
 
@@ -32,37 +29,22 @@ def build(ctx: ReportContext) -> Overview:
     run_rows: list[tuple[Cell, ...]] = []
     count_rows: list[tuple[Cell, ...]] = []
     error_rows: list[tuple[Cell, ...]] = []
-    errors_total = 0
+    unlisted: list[str] = []
     settings = []
     for run in ctx.runs:
         m = run.manifest
+        overview = run.overview
         models = "; ".join(f"{e.spec} ({e.identity.get('model', '')})".replace(" ()", "") for e in m.models)
         run_rows.append((run.label, models, ", ".join(m.configurations), ", ".join(i.source for i in m.items),
                          m.runs, len(run.records), m.total_tasks, _when(m.created_at), _when(m.finished_at)))
-        groups: dict[tuple[str, str], dict[str, Any]] = {}
-        for rec in run.records:
-            g = groups.setdefault((rec.model, rec.configuration), {
-                "records": 0, "ok": 0, "error": 0, "truncated": 0, "cached": 0, "variants": 0,
-                "prompt": 0, "completion": 0, "latency": 0.0, "flags": []})
-            g["flags"].append(run.quality.get(rec.key))
-            g["records"] += 1
-            g[rec.status] += 1
-            g["truncated"] += rec.truncated
-            g["cached"] += rec.cached
-            g["variants"] += rec.variant.kind != "original"
-            g["prompt"] += rec.usage.prompt_tokens
-            g["completion"] += rec.usage.completion_tokens
-            g["latency"] += rec.latency_s
-            if rec.status == "error":
-                errors_total += 1
-                if len(error_rows) < MAX_ERRORS_LISTED:
-                    error_rows.append((run.label, rec.key, rec.error or ""))
-        for (model, conf), g in groups.items():
-            q = flag_counts(g["flags"])
-            count_rows.append((run.label, model, conf, g["records"], g["variants"], g["ok"], g["error"],
-                               g["truncated"], g["cached"], g["prompt"], g["completion"],
-                               round(g["latency"] / g["records"], 3) if g["records"] else None,
-                               q["degenerate"], *(q[f] for f in DEGENERATE_FLAGS), q["no_final_answer"]))
+        for g in overview.groups:
+            count_rows.append((run.label, g.model, g.configuration, g.records, g.variants, g.ok, g.error,
+                               g.truncated, g.cached, g.prompt_tokens, g.completion_tokens, g.mean_latency_s,
+                               g.degenerate, *(g.quality.get(f, 0) for f in DEGENERATE_FLAGS),
+                               g.quality.get("no_final_answer", 0)))
+        error_rows.extend((run.label, e.key, e.error) for e in overview.errors)
+        if overview.errors_total > len(overview.errors):
+            unlisted.append(f"run {run.label}: the first {len(overview.errors)} of {overview.errors_total}")
         gen = m.generate
         settings.append((run.label, [
             ("temperature", str(gen.temperature)), ("seed", str(gen.seed)), ("max tokens", str(gen.max_tokens)),
@@ -87,9 +69,8 @@ def build(ctx: ReportContext) -> Overview:
                            "(one response can carry several flags); sensitivity and MAPLE figures leave these "
                            "responses out.")
     errors = Table(ctx.uid("errors"), "Failed requests", ("run", "record", "error"), tuple(error_rows),
-                   caption=(f"First {MAX_ERRORS_LISTED} of {errors_total}." if errors_total > MAX_ERRORS_LISTED
-                            else "")) if error_rows else None
-    return Overview(runs=runs, counts=counts, errors=errors, errors_total=errors_total, settings=settings)
+                   caption=f"Listed: {'; '.join(unlisted)}." if unlisted else "") if error_rows else None
+    return Overview(runs=runs, counts=counts, errors=errors, settings=settings)
 
 
 SECTION = ReportSection(id="overview", title="Run overview", template="sections/overview.html.j2", build=build)

@@ -1,13 +1,11 @@
 """Exam scores against class averages (Tables 6 and 7 of the calculus study) as tables and bar charts.
 
-Points come from the rubric grading's tables (the `GRADE_TABLES` document) when present, else from
-rubric grades (`GRADES`, judge totals per question), else from final-answer verdicts (`ANSWERS`: a
-question's points when its answer is correct, or the points of each correct part) — labelled as
-such, since a final-answer score is not the calculus study's rubric grade. With repeated runs the
-score is the mean over repeats, and Table 6 adds the score of each run and their mean ± sample
-standard deviation; a second table lists the questions whose rubric grade changed between runs
-(`GradeTables.changes`). Only questions the run answered count, and the table says how many of the
-exam's questions that is.
+The rows are computed by the analyses that own them: the rubric grading's tables (`GRADE_TABLES`:
+points, percent, the score of each repeat with their mean and sample standard deviation, the
+questions whose grade changed between repeats) when the run was graded, else the breakdown
+analysis's exam scores (`BREAKDOWN`, on its score basis: rubric grades or final-answer verdicts,
+labelled as such, since a final-answer score is not the calculus study's rubric grade). Only
+questions the run answered count, and the table says how many of the exam's questions that is.
 
 Every figure is per model, configuration and prompt variant: ablation variants that were graded
 (`mathlens grade --all-variants`) have their own rows, never pooled with the original prompts, and
@@ -16,57 +14,46 @@ Table 7 compares configurations on the original prompts only.
 
 from __future__ import annotations
 
-import statistics
-from collections import defaultdict
 from dataclasses import dataclass
 
-from mathlens.analyze.grading.analyzer import ANSWERS, AnswerRecord
-from mathlens.analyze.grading.grades import GRADES
-from mathlens.analyze.grading.judge import Grade
-from mathlens.analyze.grading.tables import GRADE_TABLES, GradeChange
-from mathlens.items.schema import Exam, Question
+from mathlens.analyze.breakdown.models import BREAKDOWN
+from mathlens.analyze.grading.tables import GRADE_TABLES, CohortComparison, GradeChange
+from mathlens.items.schema import Exam
 from mathlens.report.charts import ChartLayout, Series, grouped_bars
 from mathlens.report.context import ReportContext
 from mathlens.report.loader import RunData
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table
-from mathlens.runs.documents import RecordRef
 
 
 @dataclass(frozen=True)
 class ExamScore:
+    """One Table 6 row as the page shows it (selected from the owning analysis's row)."""
+
     run: str
     exam: Exam
     model: str
     configuration: str
     variant: str
     basis: str
-    earned: float
-    possible: float
+    #: "earned/possible" points, when the analysis counts points
+    points: str | None
+    percent: float | None
     questions: int
+    cohort: CohortComparison
     original: bool = True
     #: the score of each repeat, in percent (one value without repeats)
     run_percents: tuple[float | None, ...] = ()
+    mean_percent: float | None = None
+    sd_percent: float | None = None
     #: questions whose grade changed between repeats (None: not known for this basis)
     changed: int | None = None
     #: the judge against the answer checker, as the grading analysis counted it ("" when not graded)
     judge_vs_checker: str = ""
 
     @property
-    def percent(self) -> float | None:
-        return 100.0 * self.earned / self.possible if self.possible else None
-
-    @property
     def repeated(self) -> bool:
         return len(self.run_percents) > 1
-
-    @property
-    def spread(self) -> tuple[float | None, float | None]:
-        """Mean and sample standard deviation of the per-run percentages (sd None with one run)."""
-        values = [p for p in self.run_percents if p is not None]
-        if not values:
-            return None, None
-        return statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else None
 
     @property
     def series(self) -> str:
@@ -84,71 +71,6 @@ class Scores:
     changes: Table | None = None
 
 
-def _answer_points(q: Question, entry: AnswerRecord) -> tuple[float, float] | None:
-    possible = q.total_points if q.total_points is not None else 1.0
-    if entry.status in ("no_reference", "unverifiable"):
-        return None
-    parts = entry.verdict.parts if entry.verdict is not None else []
-    if q.parts and parts and all(p.points is not None for p in q.parts):
-        by_label = {p.label: p.status for p in parts}
-        earned = sum(p.points or 0.0 for p in q.parts if by_label.get(p.label) == "correct")
-        return earned, possible
-    return (possible if entry.status == "correct" else 0.0), possible
-
-
-def _grade_points(q: Question, grades: list[Grade]) -> tuple[float, float] | None:
-    # the first judge run; repeated judge runs are compared in the agreement section
-    graded = [g for g in grades if g.judge_run == 0 and g.status == "graded" and g.total is not None]
-    if not graded:
-        return None
-    g = graded[0]
-    total = g.total or 0.0
-    possible = q.total_points if q.total_points is not None else (g.max_total or 1.0)
-    if g.max_total:
-        return possible * total / g.max_total, possible
-    return total, possible
-
-
-def exam_scores(run: RunData) -> list[ExamScore]:
-    """Score of each (model, configuration, variant, exam) in `run` on the original prompts, from
-    rubric grades, else from final answers."""
-    basis = ("rubric" if run.document(GRADES) is not None
-             else "final answer" if run.document(ANSWERS) is not None else None)
-    if basis is None:
-        return []
-    per: dict[tuple[str, str, str, str, int], list[tuple[float, float]]] = defaultdict(list)
-    for rec in run.records:
-        ref = RecordRef.of(rec)
-        if not ref.original:
-            continue
-        q = run.question(rec.exam_id, rec.question_id)
-        if q is None:
-            continue
-        if basis == "rubric":
-            pts = _grade_points(q, run.entries(GRADES, rec.key))
-        else:
-            e = run.entry(ANSWERS, rec.key)
-            pts = _answer_points(q, e) if e is not None else None
-        if pts is not None:
-            per[(*ref.group, rec.exam_id, rec.repeat)].append(pts)
-    grouped: dict[tuple[str, str, str, str], list[list[tuple[float, float]]]] = defaultdict(list)
-    for (model, conf, variant, exam_id, _rep), rep_pts in sorted(per.items(), key=lambda kv: kv[0][4]):
-        grouped[(model, conf, variant, exam_id)].append(rep_pts)
-    out = []
-    for (model, conf, variant, exam_id), reps in grouped.items():
-        exam = run.exams.get(exam_id)
-        if exam is None:
-            continue
-        k = len(reps)
-        per_run = tuple(100.0 * sum(e for e, _ in r) / total if (total := sum(p for _, p in r)) else None
-                        for r in reps)
-        out.append(ExamScore(run=run.label, exam=exam, model=model, configuration=conf, variant=variant,
-                             basis=basis, earned=sum(e for r in reps for e, _ in r) / k,
-                             possible=sum(p for r in reps for _, p in r) / k,
-                             questions=max(len(r) for r in reps), run_percents=per_run))
-    return out
-
-
 def _from_grade_tables(run: RunData) -> list[ExamScore] | None:
     """Table 6 rows as the grading analysis computed them (`GRADE_TABLES`), if the run has them."""
     doc = run.document(GRADE_TABLES)
@@ -161,9 +83,27 @@ def _from_grade_tables(run: RunData) -> list[ExamScore] | None:
             continue
         out.append(ExamScore(run=run.label, exam=exam, model=r.model, configuration=r.configuration,
                              variant=r.variant, basis=f"rubric ({r.grader})" if r.grader else "rubric",
-                             earned=r.score, possible=r.total, questions=r.questions, original=r.original,
-                             run_percents=tuple(s.percent for s in r.run_scores), changed=r.changed,
+                             points=f"{r.score:g}/{r.total:g}", percent=r.percent, questions=r.questions,
+                             cohort=r.cohort, original=r.original,
+                             run_percents=tuple(s.percent for s in r.run_scores), mean_percent=r.mean_percent,
+                             sd_percent=r.sd_percent, changed=r.changed,
                              judge_vs_checker=_judge_mark(r.decisive, r.disagreements, r.judge_unreliable)))
+    return out
+
+
+def _from_breakdown(run: RunData) -> list[ExamScore]:
+    """Table 6 rows as the breakdown analysis computed them (on its score basis), if it has them."""
+    doc = run.document(BREAKDOWN)
+    if doc is None or doc.summary.score_basis == "none":
+        return []
+    out = []
+    for r in doc.summary.exams:
+        exam = run.exams.get(r.exam_id)
+        if exam is None:
+            continue
+        out.append(ExamScore(run=run.label, exam=exam, model=r.model, configuration=r.configuration,
+                             variant=r.variant, basis=doc.summary.score_basis, points=None, percent=r.score,
+                             questions=r.questions, cohort=r.cohort, original=r.original))
     return out
 
 
@@ -206,7 +146,7 @@ def _anchor(exam_id: str, question_id: str) -> str:
 
 def build(ctx: ReportContext) -> Scores | None:
     """Table 6 (score, percentage, class average), Table 7 (configurations side by side) and a bar chart."""
-    scores = [s for run in ctx.runs for s in (_from_grade_tables(run) or exam_scores(run))]
+    scores = [s for run in ctx.runs for s in (_from_grade_tables(run) or _from_breakdown(run))]
     if not scores:
         return None
     variants = any(not s.original for s in scores)
@@ -216,17 +156,14 @@ def build(ctx: ReportContext) -> Scores | None:
     notes: list[str] = []
     for s in scores:
         cohort = s.exam.cohort
-        avg = cohort.class_average if cohort else None
-        pct = s.percent
         spread: tuple[Cell, ...] = ()
         if repeated:
-            mean, sd = s.spread
-            spread = (" · ".join("–" if p is None else f"{p:.1f}" for p in s.run_percents),
-                      None if mean is None else round(mean, 1), None if sd is None else round(sd, 1), s.changed)
+            spread = (" · ".join("–" if p is None else f"{p:.1f}" for p in s.run_percents), s.mean_percent,
+                      s.sd_percent, s.changed)
         rows.append(((s.run,) if ctx.multi_run else ()) + (
             s.exam.course, s.exam.name, s.model, s.configuration) + ((s.variant,) if variants else ()) + (
-            s.basis, f"{s.earned:g}/{s.possible:g}", None if pct is None else round(pct, 1)) + spread + (avg,
-            None if pct is None or avg is None else round(pct - avg, 1), f"{s.questions} of {len(s.exam.questions)}")
+            s.basis, s.points, s.percent) + spread + (s.cohort.class_average, s.cohort.difference,
+                                                      f"{s.questions} of {len(s.exam.questions)}")
             + ((s.judge_vs_checker or None,) if judged else ()))
         if cohort and cohort.illustrative and cohort.note:
             notes.append(f"{s.exam.name}: {cohort.note}")
@@ -273,8 +210,7 @@ def build(ctx: ReportContext) -> Scores | None:
             t7.append((e, "class average", avgs.get(e)))
             for n in names:
                 if (n, e) in values:
-                    pct7 = values[(n, e)]
-                    t7.append((e, n, None if pct7 is None else round(pct7, 1)))
+                    t7.append((e, n, values[(n, e)]))
         table7 = Table(ctx.uid("configuration-scores"),
                        "Scores across configurations (as in Table 7 of the calculus study)",
                        ("exam", "model configuration", "score (%)"), tuple(t7), decimals={2: 1},

@@ -92,7 +92,9 @@ def _panel(ctx: ReportContext, view: QuestionView, run: RunData, q: QuestionSens
     metrics = [("robustness (mean cosine)", f"{_fmt(q.robustness)} ± {_fmt(q.robustness_sd)}"),
                ("phrase sensitivity (max 1 − cosine)", f"{_fmt(q.phrase_sensitivity)}  from {ps_el}"),
                ("mean normalised Levenshtein", _fmt(q.mean_levenshtein)),
-               ("answer-flip rate", f"{_fmt(q.answer_flip_rate)} of {q.n_answer_compared}"),
+               ("answer-flip rate (answered pairs only)",
+                f"{_fmt(q.answer_flip_rate)} of {q.n_answer_compared} answered pairs; left out "
+                f"{q.n_answer_unanswered} without a final answer, {q.n_answer_truncated} cut by the token cap"),
                ("pattern-change rate", f"{_fmt(q.pattern_change_rate)} of {q.n_pattern_compared}"),
                ("ablations", str(q.n_ablations)),
                ("excluded (degenerate responses)", str(q.excluded_degenerate))]
@@ -106,7 +108,7 @@ def _panel(ctx: ReportContext, view: QuestionView, run: RunData, q: QuestionSens
     chart = ranked_bars(ctx.uid("impact", view.anchor, label), f"Impact of each prompt element · {label}",
                         impacts, x_title="Impact (1 − TF-IDF cosine to the original response)", x_max=1.0)
     rows: list[tuple[Cell, ...]] = [
-        (d.variant, d.kind, d.element_type, d.element_text, d.cosine, None if d.cosine is None else 1.0 - d.cosine,
+        (d.variant, d.kind, d.element_type, d.element_text, d.cosine, d.impact,
          d.levenshtein, d.answer, d.original_answer, d.variant_answer, d.step_change, d.pattern_changed, d.status)
         for d in q.details]
     details = Table(ctx.uid("variants", view.anchor, label), f"Variants · {label}",
