@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from mathlens.cli.common import JSON_OPTION, emit_json, escape, out_console, user_errors
+from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, emit_json, escape, out_console, user_errors
 from mathlens.errors import UserError
 
 MAX_INPUT_BYTES = 5_000_000
@@ -93,6 +93,7 @@ def register(app: typer.Typer) -> None:
         workers: int = typer.Option(None, "--workers", min=1, max=1024,
                                     help="threads (local) or CPUs of the local Ray cluster [2 threads for flow]"),
         batch: int = typer.Option(None, "--batch", min=1, max=100_000, help="records per task [per analyzer]"),
+        quiet: bool = QUIET_OPTION,
         json_out: bool = JSON_OPTION,
     ) -> None:
         """Run analyzers over a finished run (no model calls unless a judge is involved)."""
@@ -122,13 +123,15 @@ def register(app: typer.Typer) -> None:
             emit_json(OutcomesDocument.of(run, outcomes))
             return
         for name, outcome in outcomes.items():
+            if quiet and outcome.status != "error":
+                continue
             print_outcome(name, get_analyzer(name).lines(outcome), outcome.status)
 
     @app.command("flow")
     @user_errors
     def flow_cmd(
         solution: str = typer.Argument(..., help="a file with the solution, '-' for stdin, or the text itself"),
-        question: str = typer.Option("", "--question", "-q", help="question text or file (its definitions are used)"),
+        question: str = typer.Option("", "--question", help="question text or file (its definitions are used)"),
         json_out: bool = JSON_OPTION,
     ) -> None:
         """Print the reasoning-flow analysis of one solution."""
