@@ -3,8 +3,10 @@
 Writes N (default 10,000) samples over a set of 500 questions (20 repeats each), in two formats:
 
 - `jsonl`: plain JSONL (`id`, `question`, `response`, `model`), matched by id;
-- `lm-eval`: an lm-evaluation-harness samples file (doc, arguments with a chat prompt, resps),
-  matched by question text inside the prompt template, as a real lm-eval import is.
+- `lm-eval`: an lm-evaluation-harness samples file (doc, arguments with a chat prompt, resps,
+  the `exact_match` verdict kept as the source's), matched by question text inside the prompt
+  template, as a real lm-eval import is;
+- `no-items`: the JSONL file imported without an items file (the questions built from the rows).
 
 For each it times the whole import (read, check, match, build the records, write the run) and the
 baseline: `json.loads` of every line of the same file. Prints seconds, records/s and the ratio of
@@ -77,12 +79,13 @@ def baseline(path: Path) -> float:
     return time.perf_counter() - t
 
 
-def run_import(source: Path, items: Path, out: Path, model: str | None) -> tuple[float, int]:
+def run_import(source: Path, items: Path | None, out: Path, model: str | None) -> tuple[float, int]:
     from mathlens.runs.importing.importer import ImportRequest, import_run
     from mathlens.runs.records import ItemSource
 
     t = time.perf_counter()
-    result = import_run(ImportRequest(source=source, items=[ItemSource(source=str(items))], out=out, model=model))
+    result = import_run(ImportRequest(source=source, items=[ItemSource(source=str(items))] if items else [], out=out,
+                                      model=model))
     return time.perf_counter() - t, result.imported.records
 
 
@@ -123,7 +126,8 @@ def main() -> None:
         root = Path(tmp)
         items = root / "items.jsonl"
         write_items(items)
-        files = {"jsonl": root / "outputs.jsonl", "lm-eval": root / "samples_bench_2026-01-01T00-00-00.jsonl"}
+        files = {"jsonl": root / "outputs.jsonl", "lm-eval": root / "samples_bench_2026-01-01T00-00-00.jsonl",
+                 "no-items": root / "outputs.jsonl"}
         write_jsonl(files["jsonl"], args.n)
         write_lm_eval(files["lm-eval"], args.n)
         print(f"{args.n:,} samples over {QUESTIONS} questions; median of {args.repeat} runs")
@@ -134,7 +138,7 @@ def main() -> None:
             count = 0
             model = "bench-model" if name == "lm-eval" else None  # lm-eval samples do not name the model
             for k in range(args.repeat):
-                s, count = run_import(path, items, root / f"run-{name}-{k}", model)
+                s, count = run_import(path, None if name == "no-items" else items, root / f"run-{name}-{k}", model)
                 times.append(s)
             took = statistics.median(times)
             print(f"{name:<9} {path.stat().st_size / 1e6:>6.1f} {base:>13.3f} {took:>9.2f} {count / took:>10,.0f} "

@@ -17,6 +17,7 @@
   precision / recall of step boundaries (a boundary is the end offset of a step's text).
 
     .venv/bin/python bench/bench_verify_labelled.py [--limit N] [--seed S] [--show-flags N] [--undecided N]
+        [--step-timeout S]
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ DATA = Path(os.environ.get("MATHLENS_SHARED_DATA") or Path(__file__).resolve().p
 
 
 SEED = 0
+#: step budget of the checks (--step-timeout): raise it on a loaded machine, where the default 2 s
+#: turns checks into timeouts and changes the verdicts being counted
+STEP_TIMEOUT_S = 2.0
 FLAGS: list[dict[str, Any]] = []  # every flag of the ProcessBench runs, for --show-flags
 MISSED: list[dict[str, Any]] = []  # labelled first errors left undecided, for --undecided
 
@@ -58,9 +62,10 @@ def _first_flag(steps: list[str], question: str | None) -> tuple[int | None, lis
 
 def _checked(steps: list[str], question: str | None) -> tuple[int | None, list[str], list[Any]]:
     """The first invalid step, its invalid claims, and every step's reading."""
-    from mathlens.analyze.verify.steps import verify_steps
+    from mathlens.analyze.verify.steps import VerifyConfig, verify_steps
 
-    checked = verify_steps(steps, question)
+    checked = verify_steps(steps, question, VerifyConfig(step_timeout_s=STEP_TIMEOUT_S,
+                                                         solution_budget_s=STEP_TIMEOUT_S * 5))
     for i, step in enumerate(checked):
         if step.verdict == "invalid":
             return i, [f"{c.text} (expected {c.expected or '?'}; {c.method} {c.reason})".strip()
@@ -158,9 +163,12 @@ def main() -> int:
                         help="print N flags drawn at random from the ProcessBench runs, to check by hand")
     parser.add_argument("--undecided", type=int, default=0, metavar="N",
                         help="print N labelled first-error steps the check missed, to group by phenomenon")
+    parser.add_argument("--step-timeout", type=float, default=2.0,
+                        help="seconds per step check (the solution gets 5x); raise it on a loaded machine")
     args = parser.parse_args()
-    global SEED
+    global SEED, STEP_TIMEOUT_S
     SEED = args.seed
+    STEP_TIMEOUT_S = args.step_timeout
     needed = ["bigbench_mistake_arithmetic.jsonl", "processbench_gsm8k.json", "processbench_math.json"]
     missing = [n for n in needed if not (DATA / n).exists()]
     if missing:

@@ -60,9 +60,9 @@ def test_identity_holds_no_url_and_deployment_separates_setups() -> None:
 def test_progress_shows_a_row_per_replica_with_its_counters() -> None:
     from rich.console import Console
 
-    from mathlens.cli.run import _Bar
+    from mathlens.cli.progress import Bar
 
-    bar = _Bar(enabled=False)
+    bar = Bar(enabled=False)
     bar.on_replicas("openai/m", [
         ReplicaStats(url="http://gpu1/v1", state="in", in_flight=3, limit=11, requests=40, ok=39, errors=1,
                      overloaded=0),

@@ -138,13 +138,17 @@ def test_show_prints_the_warning(runs: dict[str, Path]) -> None:
 
 def test_run_warns_at_the_end(tmp_path: Path) -> None:
     args = ["run", "calc3-exam1", "--model", "mock/base", "-M", "responses=" + json.dumps([ECHO]), "--limit", "2",
-            "--out", str(tmp_path / "run"), "--quiet"]
+            "--out", str(tmp_path / "run")]
     res = CliRunner().invoke(app, args, env={"MATHLENS_CACHE_DIR": str(tmp_path / "cache")})
     assert res.exit_code == 0, res.output
     # after the summary table and the run directory lines
     assert res.output.index("warning:") > res.output.index("summary:")
     assert "2 of 2 responses (100%) are degenerate" in " ".join(res.output.split())
-    as_json = CliRunner().invoke(app, [*args[:-3], "--out", str(tmp_path / "run2"), "--json"],
+    quiet = CliRunner().invoke(app, [*args[:-2], "--out", str(tmp_path / "run1"), "-q"],
+                               env={"MATHLENS_CACHE_DIR": str(tmp_path / "cache")})
+    assert quiet.exit_code == 0 and "summary:" not in quiet.output  # -q: warnings and errors only
+    assert "2 of 2 responses (100%) are degenerate" in " ".join(quiet.output.split())
+    as_json = CliRunner().invoke(app, [*args[:-2], "--out", str(tmp_path / "run2"), "--json"],
                                  env={"MATHLENS_CACHE_DIR": str(tmp_path / "cache")})
     assert as_json.exit_code == 0
     assert "warning:" in as_json.stderr and json.loads(as_json.stdout)["warning"]

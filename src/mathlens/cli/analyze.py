@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
+from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, console, emit_json, escape, out_console, user_errors
 from mathlens.errors import UserError
 
 MAX_INPUT_BYTES = 5_000_000
@@ -59,7 +59,8 @@ def analyzer_options(pairs: list[str], names: list[str]) -> dict[str, dict[str, 
     return out
 
 
-def _print_outcome(name: str, lines: list[str], status: str) -> None:
+def print_outcome(name: str, lines: list[str], status: str) -> None:
+    """An analyzer's status line, then its lines indented."""
     out_console.print(f"[bold]{name}[/]: {escape(status)}", highlight=False)
     for line in lines:
         out_console.print("\n".join(f"  {part}" for part in line.splitlines()), highlight=False, markup=False)
@@ -92,6 +93,7 @@ def register(app: typer.Typer) -> None:
         workers: int = typer.Option(None, "--workers", min=1, max=1024,
                                     help="threads (local) or CPUs of the local Ray cluster [2 threads for flow]"),
         batch: int = typer.Option(None, "--batch", min=1, max=100_000, help="records per task [per analyzer]"),
+        quiet: bool = QUIET_OPTION,
         json_out: bool = JSON_OPTION,
     ) -> None:
         """Run analyzers over a finished run (no model calls unless a judge is involved)."""
@@ -123,8 +125,10 @@ def register(app: typer.Typer) -> None:
             emit_json(OutcomesDocument.of(run, outcomes, stale))
             return
         for name, outcome in outcomes.items():
-            _print_outcome(name, get_analyzer(name).lines(outcome), outcome.status)
-        for state in stale:
+            if quiet and outcome.status != "error":
+                continue
+            print_outcome(name, get_analyzer(name).lines(outcome), outcome.status)
+        for state in stale:  # said even with --quiet: a figure from them describes fewer records
             label = "unreadable" if state.status == "unreadable" else "stale"
             console.print(f"[yellow]{label}[/] analysis/{escape(state.name)}.jsonl: {escape(state.note)}",
                           highlight=False, soft_wrap=True)
@@ -133,7 +137,7 @@ def register(app: typer.Typer) -> None:
     @user_errors
     def flow_cmd(
         solution: str = typer.Argument(..., help="a file with the solution, '-' for stdin, or the text itself"),
-        question: str = typer.Option("", "--question", "-q", help="question text or file (its definitions are used)"),
+        question: str = typer.Option("", "--question", help="question text or file (its definitions are used)"),
         json_out: bool = JSON_OPTION,
     ) -> None:
         """Print the reasoning-flow analysis of one solution."""

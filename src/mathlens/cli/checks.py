@@ -14,7 +14,7 @@ from mathlens.errors import UserError
 def check(
     response: str = typer.Argument(..., help="the response (a file, '-' for stdin, or the text itself)"),
     reference: list[str] = typer.Option(..., "--reference", "-r", help="an accepted answer (repeatable)"),
-    question: str = typer.Option("", "--question", "-q", help="the question text or file"),
+    question: str = typer.Option("", "--question", help="the question text or file"),
     choice: list[str] = typer.Option(None, "--choice", "-c", help="multiple choice: LABEL=TEXT (repeatable)"),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -46,7 +46,7 @@ def check(
 @user_errors
 def steps(
     solution: str = typer.Argument(..., help="a file with the solution, '-' for stdin, or the text itself"),
-    question: str = typer.Option("", "--question", "-q", help="question text or file (its definitions are used)"),
+    question: str = typer.Option("", "--question", help="question text or file (its definitions are used)"),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Check every step of one solution: each claim true, false (with what it should be) or undecided."""

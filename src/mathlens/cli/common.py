@@ -75,6 +75,8 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document on stdout instead of tables.")
+#: `-q` means the same on every command that has it: no progress, no tables; warnings and errors still print
+QUIET_OPTION = typer.Option(False, "--quiet", "-q", help="Print only warnings and errors (no progress, no tables).")
 
 
 def emit_json(data: Any) -> None:

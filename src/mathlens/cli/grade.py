@@ -14,14 +14,16 @@ from mathlens.analyze.grading.agreement_report import (
     AgreementReport,
     agreement_report,
 )
-from mathlens.analyze.grading.grades import GRADES, all_grades, refresh_tables, rubric_for
+from mathlens.analyze.grading.grades import GRADES, GradeOptions, all_grades, refresh_tables, rubric_for
 from mathlens.analyze.grading.reconcile import JudgeReliability
 from mathlens.analyze.grading.tables import GRADE_TABLES, ExamScore, GradeChange, table7
 from mathlens.analyze.grading.worksheet import export_worksheet, import_worksheets
 from mathlens.analyze.registry import run_one
-from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
+from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, console, emit_json, escape, out_console, user_errors
 from mathlens.cli.grade_tables import pct, print_changes, print_tables
+from mathlens.cli.options import NO_FLAGS, options_from, with_model_options
 from mathlens.errors import UserError
+from mathlens.flags import FlagValues
 from mathlens.models.registry import parse_options
 from mathlens.runs.store import RunStore
 
@@ -56,32 +58,26 @@ def _split(values: list[Path] | None) -> list[Path]:
     return [Path(p.strip()) for v in values or [] for p in str(v).split(",") if p.strip()]
 
 
+@with_model_options(GradeOptions)
 def grade_cmd(
     run_dir: Path = typer.Argument(..., help="The run directory."),
-    judge: str | None = typer.Option(None, "--judge", help="Judge model [the judge recorded in the run]."),
+    judge: str | None = typer.Option(None, "--judge", help="Judge model (default: the judge recorded in the run)."),
     judge_option: list[str] | None = typer.Option(None, "--judge-option", "-J", help="Judge model option key=value."),
-    rubric: str | None = typer.Option(None, "--rubric", help="Rubric YAML file or built-in id (default: calculus)."),
-    with_evidence: bool = typer.Option(True, "--with-evidence/--without-evidence",
-                                       help="Show the judge mathlens' answer check and invalid steps."),
-    final_answer: str = typer.Option("checker", "--final-answer",
-                                     help="Who scores the final-answer criterion: checker (its decisive verdict, "
-                                          "else the judge) or judge (the judge alone)."),
-    judge_runs: int = typer.Option(1, "--judge-runs", min=1, help="Grade each record N times (self-agreement)."),
-    max_tokens: int = typer.Option(768, "--max-tokens", min=16, help="Token cap of each judge reply."),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Grade only the first N records."),
-    all_variants: bool = typer.Option(False, "--all-variants",
-                                      help="Grade ablation variants too (each gets its own table rows)."),
     export_worksheet_to: Path | None = typer.Option(None, "--export-worksheet", help="Write a human worksheet CSV."),
     import_human: list[Path] | None = typer.Option(None, "--import-human", help="Filled worksheet CSV(s)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not reuse cached judge replies."),
+    quiet: bool = QUIET_OPTION,
     json_out: bool = JSON_OPTION,
+    flags: FlagValues = NO_FLAGS,
 ) -> None:
     """Grade a run with the rubric: by a judge model, or export/import worksheets for human graders."""
     store = RunStore(run_dir)
     store.manifest()
+    options = options_from(GradeOptions, flags)
+    rubric = options.rubric
     if export_worksheet_to is not None:
         chosen = rubric_for(store.root, rubric)
-        rows = export_worksheet(store, chosen, export_worksheet_to, all_variants)
+        rows = export_worksheet(store, chosen, export_worksheet_to, options.all_variants)
         result: dict[str, Any] = {"worksheet": str(export_worksheet_to), "rows": rows, "rubric": chosen.label}
         emit_json(result) if json_out else console.print(f"wrote {rows} rows to {escape(export_worksheet_to)}")
         return
@@ -99,12 +95,9 @@ def grade_cmd(
             print_changes(tables.changes if tables is not None else [])
         return
     rubric_for(store.root, rubric)  # a rubric that does not load is reported before any judge is looked for
-    if final_answer not in ("checker", "judge"):
-        raise UserError(f"--final-answer {final_answer!r}: expected checker or judge")
-    options = {"rubric": rubric, "with_evidence": with_evidence, "judge_runs": judge_runs, "max_tokens": max_tokens,
-               "limit": limit, "all_variants": all_variants, "final_answer": final_answer}
-    with console.status("grading", spinner="dots") if not json_out else _Null():
-        run_one(store, "grades", options, judge=judge, judge_options=parse_options(judge_option), no_cache=no_cache)
+    with console.status("grading", spinner="dots") if not (json_out or quiet) else _Null():
+        run_one(store, "grades", options.model_dump(), judge=judge, judge_options=parse_options(judge_option),
+                no_cache=no_cache)
     graded = GRADES.read(store.root)
     if graded is None:  # the analyzer writes it or fails
         raise UserError(f"{run_dir}: grading wrote no grades")
@@ -115,6 +108,8 @@ def grade_cmd(
         emit_json({"judge": spec, "rubric": summary.rubric.label, "counts": summary.counts,
                    "groups": summary.groups, "table6": rows6, "table7": table7(rows6), "changes": changes,
                    "reliability": summary.reliability, "path": str(graded.path)})
+        return
+    if quiet:
         return
     console.print(f"judge {escape(spec)}: {summary.graded} graded, {summary.ungraded} ungraded "
                   f"(rubric {summary.rubric.label})")

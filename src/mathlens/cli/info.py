@@ -114,10 +114,15 @@ def list_(what: str = typer.Argument(..., help="models | exams | datasets | anal
 
 
 @user_errors
-def schema(name: str = typer.Argument("exam", help="exam | question")) -> None:
-    """Print the JSON Schema of an item file."""
+def schema(name: str = typer.Argument("exam", help="exam | question | study")) -> None:
+    """Print the JSON Schema of an item file or of a study file."""
+    if name == "study":
+        from mathlens.study.load import study_schema
+
+        print(json.dumps(study_schema(), indent=2))
+        return
     if name not in SCHEMAS:
-        raise UnknownNameError("schema", name, SCHEMAS)
+        raise UnknownNameError("schema", name, [*SCHEMAS, "study"])
     import importlib
 
     module, _, attr = SCHEMAS[name].partition(":")

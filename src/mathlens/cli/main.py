@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
 #: command -> (module in mathlens.cli, one-line description)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -70,6 +70,19 @@ class LazyGroup(TyperGroup):
             self.commands.update(load_module_commands(COMMANDS[name][0]))
         return super().resolve_command(ctx, args)
 
+
+def _switches_show_no_type() -> None:
+    """Typer labels every option with its type in help (`<int>`); a switch takes no value, so a
+    `<bool>` beside it reads as if it wanted one. Switches get no label."""
+    labelled = TyperOption.display_type_rich
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        return None if self.is_flag else labelled(self, ctx)
+
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_switches_show_no_type()
 
 app = typer.Typer(
     name="mathlens",

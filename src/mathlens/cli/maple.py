@@ -6,24 +6,21 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import typer
 from rich.table import Table
 
-from mathlens.analyze.maple.aggregate import BootstrapConfig
 from mathlens.analyze.maple.agreement import AgreementTable, LabelSource
 from mathlens.analyze.maple.agreement import MapleAgreementSummary as AgreementSummary
 from mathlens.analyze.maple.audit import AuditReport, load_audit_data, run_audit
 from mathlens.analyze.maple.labels import LabelSet, default_labels, load_label_set
 from mathlens.analyze.maple.pipeline import MapleOptions
-from mathlens.analyze.maple.procedure import LabelProcedure
-from mathlens.analyze.maple.reflection import ReflectionMode
 from mathlens.analyze.maple.results import MAPLE, GroupRow, MapleSummary
-from mathlens.analyze.maple.score import FORMULAS, Formula
-from mathlens.analyze.maple.vr import VR_SOURCES, RedundancyMode, ValidityMode, VRSource
-from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
+from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, console, emit_json, escape, out_console, user_errors
+from mathlens.cli.options import NO_FLAGS, options_from, with_model_options
 from mathlens.errors import UserError
+from mathlens.flags import FlagValues
 from mathlens.models.base import GenerateConfig
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import closing_all
@@ -32,25 +29,13 @@ from mathlens.runs.documents import Document
 from mathlens.runs.store import RunStore
 
 
-def _labels(path: Path | None, weights: list[str] | None) -> LabelSet:
-    labels = load_label_set(path) if path else default_labels()
-    if weights:
-        parsed = parse_options(weights)
-        try:
-            labels = labels.with_weights({k: float(v) for k, v in parsed.items()})
-        except (TypeError, ValueError):
-            raise UserError(f"--weight values must be numbers: {weights}") from None
-    return labels
-
-
-def _discover(value: str | None) -> int | Literal["auto"] | None:
-    if value is None:
-        return None
-    if value == "auto":
-        return "auto"
-    if not value.isdigit() or int(value) < 1:
-        raise UserError(f"--discover-labels takes a number of clusters or 'auto', not {value!r}")
-    return int(value)
+def _weighted(labels: LabelSet, weights: list[str]) -> LabelSet:
+    """`labels` with the penalty weights `--weight label_id=number` gives."""
+    parsed = parse_options(weights)
+    try:
+        return labels.with_weights({k: float(v) for k, v in parsed.items()})
+    except (TypeError, ValueError):
+        raise UserError(f"--weight values must be numbers: {weights}") from None
 
 
 def _table(title: str, rows: list[GroupRow]) -> Table:
@@ -108,95 +93,32 @@ def _print_result(doc: Document[MapleSummary], store: RunStore) -> None:
 
 
 @user_errors
+@with_model_options(MapleOptions)
 def maple(
     run_dir: Path = typer.Argument(..., help="A run directory (from `mathlens run`)."),
-    judge: str = typer.Option(None, "--judge", help="Judge model [the judge recorded in the run]."),
+    judge: str = typer.Option(None, "--judge", help="Judge model (default: the judge recorded in the run)."),
     judge_option: list[str] = typer.Option(None, "-J", help="Judge model option key=value."),
-    reflector: str = typer.Option(None, "--reflector", help="Model that reflects on wrong answers [the solver]."),
-    labels: Path = typer.Option(None, "--labels", help="Label set file (YAML/JSON) [the seven defaults]."),
     weight: list[str] = typer.Option(None, "--weight", help="Override a penalty weight: label_id=number."),
-    discover: str = typer.Option(None, "--discover-labels", help="Cluster reflections: K clusters, or 'auto'."),
-    embedder: str = typer.Option(None, "--embedder", help="Embedder for label discovery [local MiniLM]."),
-    formula: str = typer.Option("printed", "--formula", "--variant",
-                                help="printed: tanh(e·v/r); prose: tanh(e·r/v)."),
-    vr: str = typer.Option("flow", "--vr", help="Source of v and r: flow, judge or reasoneval."),
-    validity_mode: str = typer.Option("share", "--validity", help="flow validity: share or min."),
-    redundancy_mode: str = typer.Option("share", "--redundancy",
-                                        help="flow redundancy: share or max (min/max: ReasonEval's rule)."),
-    step_judge: str = typer.Option(None, "--step-judge",
-                                   help="Judge for the steps SymPy cannot decide (v from the hybrid check)."),
-    step_judge_option: list[str] = typer.Option(None, "--step-judge-option", "-S",
-                                                help="Step judge model option key=value."),
-    reasoneval: Path = typer.Option(None, "--reasoneval", help="Local ReasonEval checkpoint folder (--vr reasoneval)."),
-    floor: float = typer.Option(0.05, "--floor", help="Lower bound of the divisor (r or v)."),
-    judge_correct: bool = typer.Option(False, "--judge-correct", help="Also judge solutions with a right answer."),
-    judge_limit: int = typer.Option(None, "--judge-limit", min=0, help="Judge at most N solutions (rest: unjudged)."),
-    no_reflect: bool = typer.Option(False, "--no-reflect", help="Skip the self-reflection stage."),
-    reflection: str = typer.Option("loop", "--reflection",
-                                   help="loop: the study's multi-turn reflection; single: one request."),
-    reflect_rounds: int = typer.Option(3, "--reflect-rounds", min=1, max=10,
-                                       help="Most rounds of a reflection loop."),
-    label_procedure: str = typer.Option("fixed", "--label-procedure",
-                                        help="fixed: the given labels; paper: labels compiled from the "
-                                             "clustered reflections, then judged with them."),
-    max_tokens: int = typer.Option(384, "--max-tokens", help="Token cap of each judge reply."),
-    reflect_tokens: int = typer.Option(160, "--reflect-tokens", help="Token cap of each reflection."),
-    resamples: int = typer.Option(2000, "--resamples", help="Bootstrap resamples per CI."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the response cache."),
-    include_degenerate: bool = typer.Option(
-        False, "--include-degenerate", help="Also score empty, echoed, looping or wrong-script responses."
-    ),
+    quiet: bool = QUIET_OPTION,
     as_json: bool = JSON_OPTION,
+    flags: FlagValues = NO_FLAGS,
 ) -> None:
     """Error labels, step judging and the MAPLE score for every solution of a run, by level and subject."""
     from mathlens.analyze.protocol import OutcomeDocument
     from mathlens.analyze.registry import run_one
 
-    if formula not in FORMULAS:
-        raise UserError(f"--formula must be one of {', '.join(FORMULAS)}, not {formula!r}")
-    if vr not in VR_SOURCES:
-        raise UserError(f"--vr must be one of {', '.join(VR_SOURCES)}, not {vr!r}")
-    if validity_mode not in ("share", "min"):
-        raise UserError(f"--validity must be share or min, not {validity_mode!r}")
-    if reflection not in ("loop", "single"):
-        raise UserError(f"--reflection must be loop or single, not {reflection!r}")
-    if label_procedure not in ("fixed", "paper"):
-        raise UserError(f"--label-procedure must be fixed or paper, not {label_procedure!r}")
-    if redundancy_mode not in ("share", "max"):
-        raise UserError(f"--redundancy must be share or max, not {redundancy_mode!r}")
-    if not 0 < floor <= 1:
-        raise UserError(f"--floor must lie in (0, 1], not {floor}")
-    discover_k = _discover(discover)
+    options = options_from(MapleOptions, flags)
+    if weight:
+        options = options.model_copy(update={"labels": _weighted(options.labels or default_labels(), weight)})
     store = RunStore(run_dir)
     store.manifest()  # a clear error before anything else when RUN is not a run
-    options = MapleOptions(
-        reflector=reflector,
-        labels=_labels(labels, weight),
-        formula=cast(Formula, formula),
-        vr_source=cast(VRSource, vr),
-        validity_mode=cast(ValidityMode, validity_mode),
-        redundancy_mode=cast(RedundancyMode, redundancy_mode),
-        reasoneval_path=str(reasoneval) if reasoneval else None,
-        step_judge=step_judge,
-        step_judge_options=parse_options(step_judge_option),
-        floor=floor,
-        discover=discover_k,
-        embedder=embedder,
-        reflect=not no_reflect,
-        reflection=cast(ReflectionMode, reflection),
-        reflect_rounds=reflect_rounds,
-        label_procedure=cast(LabelProcedure, label_procedure),
-        judge_correct=judge_correct,
-        judge_limit=judge_limit,
-        judge_tokens=max_tokens,
-        reflect_tokens=reflect_tokens,
-        include_degenerate=include_degenerate,
-        boot=BootstrapConfig(n_resamples=resamples),
-    )
     outcome = run_one(store, "maple", options.model_dump(), judge=judge, judge_options=parse_options(judge_option),
                       no_cache=no_cache)
     if as_json:
         emit_json(OutcomeDocument.of("maple", outcome))
+        return
+    if quiet:
         return
     doc = MAPLE.read(store.root)
     if doc is None:  # the analyzer writes the document or raises
@@ -244,7 +166,7 @@ def maple_audit(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Audit a judge: its first erroneous step vs human first-error labels (ProcessBench metrics)."""
-    label_set = _labels(labels, None)
+    label_set = load_label_set(labels) if labels else default_labels()
     samples = load_audit_data(data, limit=limit, seed=seed)
     model = get_model(judge, parse_options(judge_option), cache=None if no_cache else ResponseCache())
     start = time.perf_counter()

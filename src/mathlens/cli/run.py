@@ -4,68 +4,82 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
+from pydantic import ValidationError
 
-from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, user_errors
-from mathlens.cli.run_args import (
-    RunNumbers,
-    check_exam_mode,
-    check_model_options,
-    check_out_dir,
-    check_resume_dir,
-    check_resume_options,
-    check_url,
-    resolve_system_role,
-)
+from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, console, emit_json, escape, user_errors
+from mathlens.cli.options import NO_FLAGS, with_model_options
+from mathlens.cli.progress import Bar
+from mathlens.cli.run_args import check_model_options, check_out_dir, check_resume_dir, check_url, resolve_system_role
 from mathlens.cli.summary import print_summary, print_warning, run_summary
 from mathlens.errors import UserError
-from mathlens.items.loaders import ITEM_FORMATS
-from mathlens.models.admission import Concurrency, ReplicaStats
-from mathlens.models.base import GenerateConfig
+from mathlens.flags import FlagValues
+from mathlens.models.admission import Concurrency
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import RetryPolicy, closing_all
 from mathlens.models.options import split_options
-from mathlens.models.registry import DEFAULT_MODEL, get_model, parse_options, provider_class, split_spec
+from mathlens.models.registry import get_model, provider_class, split_spec
 from mathlens.runs.plan import estimate_prompt_tokens, load_exams, plan_tasks
-from mathlens.runs.records import ItemSource, Manifest, ModelEntry, RunRecord
+from mathlens.runs.records import Manifest, ModelEntry
 from mathlens.runs.runner import Progress as RunProgress
 from mathlens.runs.runner import RunResult, base_manifest, build_models, execute, now_utc, with_learned
 from mathlens.runs.snapshot import source_sha256
 from mathlens.runs.store import RunStore
-from mathlens.solve.prompts import DEFAULT_STOP, SYSTEM_ROLES
+from mathlens.study.load import PREFIX, is_study, load_study, study_from
+from mathlens.study.model import Execution as StudyExecution
+from mathlens.study.model import Study
+from mathlens.study.resolve import (
+    ablation_options,
+    configuration_options,
+    generate_config,
+    item_sources,
+    resolved,
+    save_study,
+    saved_study,
+)
 
 
-def _split_csv(values: list[str] | None) -> list[str]:
-    return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
-
-
-def _model_entries(models: list[str], options: dict[str, Any], base_urls: list[str] | None) -> list[ModelEntry]:
-    """One manifest entry per model, each with the `-M` options its backend declares (a key no
-    backend of the run declares is an error); `--base-url` goes to every HTTP backend, and several
-    of them make a pool of replicas for openai/ models (docs/replicas.md)."""
-    specs = list(models or [DEFAULT_MODEL])
-    per_model = split_options({spec: provider_class(split_spec(spec)[0]).Options for spec in specs}, options)
+def _model_entries(study: Study) -> list[ModelEntry]:
+    """One manifest entry per model of the study: its own options, with the options given for every
+    model (`-M`) that its backend declares (a key no backend of the run declares is an error);
+    `--base-url` goes to every HTTP backend, and several of them make a pool of replicas for openai/
+    models (docs/replicas.md)."""
+    specs = [m.spec for m in study.models]
+    check_model_options(study.model_options)
+    for m in study.models:
+        check_model_options(m.options)
+    for url in study.base_urls:
+        check_url("--base-url", url)
+    shared = split_options({spec: provider_class(split_spec(spec)[0]).Options for spec in specs},
+                           study.model_options)
     entries = []
     opened = []
-    for spec in specs:
-        opts = per_model[spec]
-        if base_urls:
-            if spec.startswith(("ollama/", "openai/")):
-                opts.update(server_options(spec, base_urls))
+    for ref in study.models:
+        opts = {**shared[ref.spec], **ref.options}
+        if study.base_urls:
+            if ref.spec.startswith(("ollama/", "openai/")):
+                opts.update(server_options(ref.spec, study.base_urls))
             elif len(specs) == 1:
-                raise UserError(f"--base-url is for openai/ and ollama/ models, not {spec}")
-        model = get_model(spec, opts)  # validates the spec and options now, not mid-run
+                raise UserError(f"--base-url is for openai/ and ollama/ models, not {ref.spec}")
+        model = get_model(ref.spec, opts)  # validates the spec and options now, not mid-run
         opened.append(model)
-        entries.append(ModelEntry(spec=spec, options=model.provider.recorded_options(), identity=model.identity()))
+        entries.append(ModelEntry(spec=ref.spec, options=model.provider.recorded_options(), identity=model.identity()))
     asyncio.run(closing_all(asyncio.sleep(0), opened))  # built to check them; the run builds its own
     return entries
+
+
+def _judge_entry(study: Study) -> ModelEntry | None:
+    """The judge recorded with the run (checked now, not when the first grading needs it)."""
+    if study.judge is None:
+        return None
+    check_model_options(study.judge.options)
+    model = get_model(study.judge.spec, dict(study.judge.options))
+    asyncio.run(closing_all(asyncio.sleep(0), [model]))
+    return ModelEntry(spec=study.judge.spec, options=model.provider.recorded_options(), identity=model.identity())
 
 
 def server_options(spec: str, base_urls: list[str]) -> dict[str, Any]:
@@ -94,103 +108,11 @@ def resume_servers(manifest: Manifest, base_urls: list[str]) -> Manifest:
     return manifest.model_copy(update={"models": entries})
 
 
-class _ProgressWithReplicas(Progress):
-    """A rich progress bar with a table of replica counters under it (models served by a pool)."""
-
-    replicas: dict[str, list[ReplicaStats]] = {}  # noqa: RUF012 - replaced per instance by _Bar
-
-    def get_renderables(self) -> Any:
-        yield from super().get_renderables()
-        if self.replicas:
-            yield replica_table(self.replicas)
-
-
-def replica_table(replicas: dict[str, list[ReplicaStats]], title: str | None = None) -> Table:
-    """Each replica's requests, errors (no answer, 5xx), 429s, current limit and in/out state."""
-    table = Table(title=title, box=None, pad_edge=False)
-    for col in ("model", "replica", "state", "requests", "ok", "errors", "429s", "in flight", "limit"):
-        table.add_column(col, justify="left" if col in ("model", "replica", "state") else "right")
-    for spec, stats in replicas.items():
-        for r in stats:
-            state = {"in": "[green]in[/]", "out": "[red]out[/]", "resting": "[yellow]resting[/]"}[r.state]
-            table.add_row(escape(spec), escape(r.url), state, str(r.requests), str(r.ok), str(r.errors),
-                          str(r.overloaded), str(r.in_flight), str(r.limit))
-    return table
-
-
-def _replica_line(replicas: dict[str, list[ReplicaStats]]) -> str:
-    return "; ".join(f"{r.url} {r.state} {r.requests} req {r.errors} err limit {r.limit}"
-                     for stats in replicas.values() for r in stats)
-
-
-class _Bar:
-    """Progress fed by the runner's callbacks: done/total, rate, ETA, tokens/s, errors.
-
-    On a terminal it is a rich progress bar (with a table of replica counters under it when a
-    model is served by a pool). When stderr is not a terminal (a log file, CI) and `lines` is set,
-    it prints one plain line every `LINE_EVERY` records or `LINE_SECONDS` seconds, whichever comes
-    first, so a log shows the run is alive, and a line of replica counters after it.
-    """
-
-    LINE_EVERY = 5
-    LINE_SECONDS = 60.0
-
-    def __init__(self, enabled: bool, lines: bool = False) -> None:
-        self.enabled = enabled
-        self.lines = lines and not enabled
-        self.total = 0
-        self.done = 0
-        self.last_line = time.perf_counter()
-        self.replicas: dict[str, list[ReplicaStats]] = {}
-        self.bar = _ProgressWithReplicas(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"), TextColumn("{task.fields[tps]} tok/s"),
-            TextColumn("[red]{task.fields[errors]} errors"), TimeElapsedColumn(), TimeRemainingColumn(),
-            console=console, disable=not enabled,
-        )
-        self.task: Any = None
-        self.start = time.perf_counter()
-        self.tokens = 0
-        self.errors = 0
-        self.count = 0
-
-    def on_start(self, total: int, done: int) -> None:
-        self.total, self.done = total, done
-        self.bar.start()
-        self.task = self.bar.add_task("requests", total=total, completed=done, rate="", tps="0", errors=0)
-        if self.lines:
-            print(f"[run] {done}/{total} requests done, {total - done} to send", file=sys.stderr, flush=True)
-
-    def on_record(self, rec: RunRecord) -> None:
-        self.count += 1
-        self.tokens += rec.usage.completion_tokens if not rec.cached else 0
-        self.errors += rec.status == "error"
-        elapsed = max(time.perf_counter() - self.start, 1e-9)
-        self.bar.update(self.task, advance=1, rate=f"{self.count / elapsed:.2f} req/s",
-                        tps=f"{self.tokens / elapsed:.1f}", errors=self.errors)
-        self.done += 1
-        now = time.perf_counter()
-        if self.lines and (self.count % self.LINE_EVERY == 0 or self.done == self.total
-                           or now - self.last_line >= self.LINE_SECONDS):
-            self.last_line = now
-            print(f"[run] {self.done}/{self.total} requests, {self.errors} errors, "
-                  f"{self.tokens / elapsed:.1f} tok/s, {elapsed:.0f} s elapsed", file=sys.stderr, flush=True)
-            if self.replicas:
-                print(f"[run] replicas: {_replica_line(self.replicas)}", file=sys.stderr, flush=True)
-
-    def on_replicas(self, spec: str, stats: list[ReplicaStats]) -> None:
-        self.replicas[spec] = stats
-        self.bar.replicas = self.replicas
-
-    def stop(self) -> None:
-        self.bar.stop()
-
-
 def _execute(store: RunStore, manifest: Manifest, concurrency: Concurrency, retry: RetryPolicy,
              quiet: bool) -> RunResult:
     cache = ResponseCache()
     models = build_models(manifest, cache, retry, concurrency)
-    bar = _Bar(enabled=not quiet and sys.stderr.isatty(), lines=not quiet)
+    bar = Bar(enabled=not quiet and sys.stderr.isatty(), lines=not quiet)
     try:
         result = asyncio.run(closing_all(execute(store, manifest, models, RunProgress(
             on_start=bar.on_start, on_record=bar.on_record, on_replicas=bar.on_replicas)), models.values()))
@@ -203,122 +125,117 @@ def _execute(store: RunStore, manifest: Manifest, concurrency: Concurrency, retr
 
 
 @user_errors
+@with_model_options(Study)
 def run(
-    sources: list[str] = typer.Argument(None, help="Exam names (see `mathlens list exams`) or files."),
-    model: list[str] = typer.Option(None, "--model", "-m", help=f"provider/model, repeatable [{DEFAULT_MODEL}]"),
-    model_option: list[str] = typer.Option(None, "-M", help="Model option key=value (all models)."),
-    base_url: list[str] = typer.Option(None, "--base-url", help="Server URL for openai/ollama models; repeat it "
-                                       "for a pool of openai/ replicas (with --resume: the servers to use now)."),
-    judge: str = typer.Option(None, "--judge", help="Judge model for later grading (stored in the manifest)."),
-    runs: int = typer.Option(1, "--runs", min=1, help="Repeat each question N times (seed + k)."),
-    limit: int = typer.Option(None, "--limit", min=1, help="First K questions of each source."),
-    sample: int = typer.Option(None, "--sample", min=1, help="A seeded random sample of N questions."),
-    seed: int = typer.Option(1234, "--seed", help="Generation seed (and sampling seed)."),
-    fmt: str = typer.Option("auto", "--format", help="auto|exam|math|gsm8k|jsonl"),
-    field: list[str] = typer.Option(None, "--field", help="Generic JSONL mapping field=source_key."),
-    configurations: list[str] = typer.Option(None, "--configuration", "--config",
-                                             help="Solving configurations: baseline,rag,contextual."),
-    kb: str = typer.Option(None, "--kb", help="Knowledge base for rag/contextual [calculus]."),
-    top_k: int = typer.Option(None, "--top-k", help="Retrieved chunks per question."),
-    configuration_option: list[str] = typer.Option(None, "--configuration-option", "-C",
-                                                   help="Configuration option key=value."),
-    ablate: str = typer.Option(None, "--ablate", help="Ablation variants: all, or element types a,b."),
-    pairs: bool = typer.Option(False, "--ablate-pairs", help="Also ablate pairs of elements."),
-    paraphrases: bool = typer.Option(False, "--paraphrases", help="Also send meaning-preserving paraphrases."),
-    max_tokens: int = typer.Option(512, "--max-tokens", help="Token cap per response."),
-    temperature: float = typer.Option(0.0, "--temperature"),
-    concurrency: str = typer.Option(None, "--concurrency", help="Requests in flight per model: N is a fixed "
-                                    "limit (at most N at once, over all of a model's servers); auto adapts to the "
-                                    "server (starts at 16 per server, grows while it answers well, backs off on "
-                                    "429/503, Retry-After, timeouts and rising latency; ceiling -M max_concurrency, "
-                                    "default 256). Default: auto for openai/, 2 for ollama/, 1 for embedded."),
-    timeout: float = typer.Option(300.0, "--timeout", help="Seconds per request before a retry."),
-    retries: int = typer.Option(4, "--attempts", help="Attempts per request on transient failures."),
-    system_role: str = typer.Option(None, "--system-role", help=f"A named system role ({', '.join(SYSTEM_ROLES)}) "
-                                    "or a text file replacing it (default: exam)."),
-    exam_mode: str = typer.Option(None, "--exam-mode", help="per-question (each question a request of its own, "
-                                  "the default) or sequential (an exam's questions in order in one conversation)."),
-    out: Path = typer.Option(None, "--out", help="Run directory [runs/<run id>]."),
-    resume: Path = typer.Option(None, "--resume", help="Continue an interrupted run in this directory."),
+    sources: list[str] = typer.Argument(None, metavar="STUDY|SOURCE",
+                                        help="A study file (STUDY.yaml, or study:NAME for a built-in one), "
+                                             "or exams (`mathlens list exams`) and item files."),
+    out: Path = typer.Option(None, "--out", help="Run directory (default runs/RUN_ID)."),
+    resume: Path = typer.Option(None, "--resume", help="Continue an interrupted run in this directory (its "
+                                                       "manifest and study; --base-url, --concurrency, --timeout "
+                                                       "and --attempts may change)."),
     retry_errors: bool = typer.Option(False, "--retry-errors",
                                       help="With --resume: send the requests that ended in an error again."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Count requests and prompt tokens; call nothing."),
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    quiet: bool = QUIET_OPTION,
     as_json: bool = JSON_OPTION,
+    flags: FlagValues = NO_FLAGS,
 ) -> None:
     """Run questions against models; every response is recorded in a run directory.
 
-    Exits 1 when the run holds no successful record (every request failed).
+    The run is a study: a study file names everything (`mathlens schema study`), and every option
+    below sets the field of the same name over the file's value. Without a study file the sources
+    are exams or item files and the options say the rest. Exits 1 when the run holds no successful
+    record (every request failed).
     """
-    numbers = RunNumbers(runs=runs, max_tokens=max_tokens, temperature=temperature, concurrency=concurrency,
-                         timeout=timeout, attempts=retries, top_k=top_k)
-    numbers.check()
-    for url in base_url or []:
-        check_url("--base-url", url)
-    model_opts = parse_options(model_option)
-    check_model_options(model_opts)
     check_out_dir(out)
     if retry_errors and resume is None:
         raise UserError("--retry-errors goes with --resume RUN_DIR")
-    how = Execution(retry=RetryPolicy(max_attempts=retries, timeout_s=timeout), concurrency=numbers.in_flight(),
-                    retry_errors=retry_errors, dry_run=dry_run, quiet=quiet, as_json=as_json)
     if resume is not None:
-        if sources:
-            raise UserError("--resume takes the run directory only; the sources are in its manifest")
-        check_resume_dir(resume)
-        check_resume_options(system_role, exam_mode)
-        store = RunStore(resume)
-        imported = store.manifest().imported
-        if imported is not None:
-            raise UserError(f"{resume} was imported from {imported.source} (mathlens import): it has no requests "
-                            "to send, so it cannot be resumed; import again into a new --out")
-        _start(store, resume_servers(store.manifest(), base_url) if base_url else store.manifest(), how,
-               resumed=True)
+        _resume(resume, sources, flags, Options(retry_errors=retry_errors, dry_run=dry_run, quiet=quiet,
+                                                as_json=as_json))
         return
-    if not sources:
-        raise UserError("name at least one exam or dataset (see `mathlens list exams`)")
-    if fmt not in ITEM_FORMATS:
-        raise UserError(f"--format must be one of {', '.join(ITEM_FORMATS)} (not {fmt!r})")
-    mapping = dict(f.split("=", 1) for f in field or [] if "=" in f) or None
-    conf_opts: dict[str, Any] = parse_options(configuration_option)
-    if kb:
-        conf_opts["kb"] = kb
-    if top_k:
-        conf_opts["top_k"] = top_k
-    ablation = {"elements": _split_csv([ablate]), "pairs": pairs, "paraphrases": paraphrases} if ablate else None
-    role_text, role_name = resolve_system_role(system_role)
-    mode = check_exam_mode(exam_mode)
+    study, base = _study(sources or [], flags)
+    study = resolved(study, base)
+    how = Options(retry_errors=False, dry_run=dry_run, quiet=quiet, as_json=as_json).carried_out(study.execution)
+    role_text, role_name = resolve_system_role(study.role)
     manifest = base_manifest(
-        items=[ItemSource(source=s, format=fmt, mapping=mapping, limit=limit, sample=sample, seed=seed)
-               for s in sources],
-        models=_model_entries(model, model_opts, base_url),
-        judge=_model_entries([judge], {}, None)[0] if judge else None,
-        configurations=_split_csv(configurations) or ["baseline"], configuration_options=conf_opts, runs=runs,
-        seed=seed, generate=GenerateConfig(temperature=temperature, seed=seed, max_tokens=max_tokens,
-                                           stop=DEFAULT_STOP),
-        system_role=role_text, system_role_name=role_name, exam_mode=mode,
-        ablation=ablation,
-    )
+        items=item_sources(study), models=_model_entries(study), judge=_judge_entry(study),
+        configurations=study.configurations, configuration_options=configuration_options(study), runs=study.repeats,
+        seed=study.generation.seed, generate=generate_config(study), system_role=role_text,
+        system_role_name=role_name, exam_mode=study.exam_mode, ablation=ablation_options(study), study=study.study)
     store = RunStore(out or Path("runs") / manifest.run_id)
     manifest = manifest.model_copy(update={"items": [s.model_copy(update={"sha256": source_sha256(s)})
                                                      for s in manifest.items]})
-    _start(store, manifest, how, resumed=False)
+    _start(store, manifest, how, resumed=False, study=study)
+
+
+def _study(sources: list[str], flags: FlagValues) -> tuple[Study, Path | None]:
+    """The study to run: a study file (with the flags over its fields), or one made of the sources
+    named and the flags. (The study, the folder its relative paths are read from.)"""
+    studies = [s for s in sources if is_study(s)]
+    if studies:
+        if len(sources) > 1:
+            raise UserError(f"{studies[0]} is a study: run it alone (its items are in the file), not with "
+                            f"{', '.join(s for s in sources if s != studies[0])}")
+        study, path = load_study(studies[0], flags)
+        return study, None if studies[0].startswith(PREFIX) else path.parent
+    if not sources:
+        raise UserError("name a study (STUDY.yaml or study:NAME) or at least one exam or dataset "
+                        "(see `mathlens list exams`)")
+    data: dict[str, Any] = {"study": "command-line", "items": [{"source": s} for s in sources]}
+    return study_from(data, "the command line", flags=flags), None
+
+
+def _resume(resume: Path, sources: list[str] | None, flags: FlagValues, options: Options) -> None:
+    """Continue the run in `resume` as its manifest (and study) say; only how requests are sent and
+    which servers answer may change."""
+    if sources:
+        raise UserError("--resume takes the run directory only; the sources are in its manifest")
+    fixed = [ff.name for ff, _ in flags.given if ff.path[0] not in ("execution", "base_urls")]
+    if fixed:
+        raise UserError(f"{fixed[0]} cannot change a run being resumed (--resume uses the one in its manifest)")
+    check_resume_dir(resume)
+    store = RunStore(resume)
+    manifest = store.manifest()
+    if manifest.imported is not None:
+        raise UserError(f"{resume} was imported from {manifest.imported.source} (mathlens import): it has no "
+                        "requests to send, so it cannot be resumed; import again into a new --out")
+    study = saved_study(store.root)
+    data: dict[str, Any] = {"execution": study.execution.model_dump() if study is not None else {}}
+    flags.apply(data)
+    try:
+        execution = StudyExecution.model_validate(data["execution"])
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise UserError(f"{flags.owner(('execution', *first['loc'])) or 'execution'}: {first['msg']}") from None
+    base_urls = [str(u) for u in data.get("base_urls") or []]
+    for url in base_urls:
+        check_url("--base-url", url)
+    _start(store, resume_servers(manifest, base_urls) if base_urls else manifest, options.carried_out(execution),
+           resumed=True, study=study)
 
 
 @dataclass(frozen=True)
-class Execution:
-    """How `mathlens run` carries out a planned run (the options that do not go into the manifest)."""
+class Options:
+    """How `mathlens run` carries out a planned run (what goes into no manifest)."""
 
-    retry: RetryPolicy
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
     concurrency: Concurrency = None
     retry_errors: bool = False
     dry_run: bool = False
     quiet: bool = False
     as_json: bool = False
 
+    def carried_out(self, execution: StudyExecution) -> Options:
+        """These options with the study's attempts, timeout and concurrency."""
+        return replace(self, retry=RetryPolicy(max_attempts=execution.attempts, timeout_s=execution.timeout),
+                       concurrency=execution.concurrency)
 
-def _start(store: RunStore, manifest: Manifest, how: Execution, *, resumed: bool) -> None:
-    """Plan the run of `manifest` in `store` and execute it (or, with `dry_run`, count it)."""
+
+def _start(store: RunStore, manifest: Manifest, how: Options, *, resumed: bool, study: Study | None) -> None:
+    """Plan the run of `manifest` in `store` and execute it (or, with `dry_run`, count it); then run
+    the study's analyses and write its report and tables."""
     exams = store.exams() if resumed else load_exams(manifest)
     tasks = plan_tasks(manifest, exams)
     manifest = manifest.model_copy(update={"total_tasks": len(tasks)})
@@ -335,6 +252,8 @@ def _start(store: RunStore, manifest: Manifest, how: Execution, *, resumed: bool
                 console.print(f"sending {dropped} failed request{'s' if dropped != 1 else ''} again", markup=False)
         if not resumed:
             store.write_items(exams)  # the run keeps its own copy of the questions
+            if study is not None:
+                save_study(store.root, study)
         store.write_manifest(manifest)
         result = _execute(store, manifest, how.concurrency, how.retry, how.quiet or how.as_json)
     finally:
@@ -342,13 +261,16 @@ def _start(store: RunStore, manifest: Manifest, how: Execution, *, resumed: bool
     doc = run_summary(store, result)
     if how.as_json:
         emit_json(doc)
+    if how.as_json or how.quiet:
         print_warning(doc)
     else:
         print_summary(doc)
     _fail_if_nothing_succeeded(store)
+    if study is not None:
+        after_run(store, study, quiet=how.quiet or how.as_json)
 
 
-def _print_dry_run(store: RunStore, manifest: Manifest, tasks: list[Any], exams: list[Any], how: Execution,
+def _print_dry_run(store: RunStore, manifest: Manifest, tasks: list[Any], exams: list[Any], how: Options,
                    resumed: bool) -> None:
     done = store.done_keys() if resumed else set()
     doc: dict[str, Any] = {
@@ -378,6 +300,32 @@ def _fail_if_nothing_succeeded(store: RunStore) -> None:
                       f"Fix the cause, then run: mathlens run --resume {store.root} --retry-errors",
                       markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(1)
+
+
+def after_run(store: RunStore, study: Study, *, quiet: bool) -> None:
+    """What a study asks for once its responses are in: its analyses (with their options; the
+    judge-based ones with the run's judge), then its HTML report and its tables."""
+    if study.analyses:
+        from mathlens.analyze.registry import get_analyzer, run_analyzers
+        from mathlens.cli.analyze import print_outcome
+
+        outcomes = run_analyzers(store, list(study.analyses), study.analyses)
+        if not quiet:
+            for name, outcome in outcomes.items():
+                print_outcome(name, get_analyzer(name).lines(outcome), outcome.status)
+    if study.report.html:
+        from mathlens.report import write_report
+
+        write_report([store.root], store.root / "report.html")
+        if not quiet:
+            console.print(f"[bold]report:[/] {escape(store.root / 'report.html')}")
+    if study.report.tables:
+        from mathlens.report.export import export_tables
+        from mathlens.report.loader import load_run
+
+        index = export_tables(load_run(store.root), store.root / "tables", tuple(study.report.tables))
+        if not quiet:
+            console.print(f"[bold]tables:[/] {escape(store.root / 'tables')} ({len(index.tables)} tables)")
 
 
 def register(app: typer.Typer) -> None:

@@ -8,60 +8,17 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast, get_args
+from typing import Any
 from urllib.parse import urlsplit
 
 from mathlens.errors import UnknownNameError, UserError
-from mathlens.models.admission import Concurrency, check_concurrency
-from mathlens.runs.records import ExamMode
 from mathlens.solve.prompts import DEFAULT_SYSTEM_ROLE, SYSTEM_ROLES, named_system_role
 
 #: Largest system-role file read (it is sent with every request).
 MAX_SYSTEM_ROLE_BYTES = 64 * 1024
 #: Model options that would put a credential into the manifest.
 _SECRET_OPTION = re.compile(r"(?i)(api_?key|token|secret|password|passwd|authorization)$")
-
-
-@dataclass(frozen=True)
-class RunNumbers:
-    """The numeric options of `mathlens run`, checked together."""
-
-    runs: int = 1
-    max_tokens: int = 512
-    temperature: float = 0.0
-    #: `--concurrency` as typed: a number, "auto", or None
-    concurrency: str | int | None = None
-    timeout: float = 300.0
-    attempts: int = 4
-    top_k: int | None = None
-
-    def check(self) -> None:
-        """Raise `UserError` for the first value out of range."""
-        _at_least("--runs", self.runs, 1)
-        _at_least("--max-tokens", self.max_tokens, 1)
-        _at_least("--attempts", self.attempts, 1)
-        self.in_flight()
-        if self.top_k is not None:
-            _at_least("--top-k", self.top_k, 1)
-        if not math.isfinite(self.temperature) or self.temperature < 0:
-            raise UserError(f"--temperature must be a finite number >= 0 (not {self.temperature})")
-        if not math.isfinite(self.timeout) or self.timeout <= 0:
-            raise UserError(f"--timeout must be a finite number of seconds > 0 (not {self.timeout})")
-
-
-    def in_flight(self) -> Concurrency:
-        """`--concurrency` checked: a fixed number, "auto", or None (each backend's default)."""
-        try:
-            return check_concurrency(self.concurrency)
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
-
-
-def _at_least(name: str, value: int, low: int) -> None:
-    if value < low:
-        raise UserError(f"{name} must be at least {low} (not {value})")
 
 
 def check_url(name: str, value: str) -> str:
@@ -141,23 +98,3 @@ def resolve_system_role(value: str | None) -> tuple[str, str | None]:
         except UnknownNameError as exc:
             raise UserError(f"--system-role: {exc} (or give the path of a text file)") from None
     return read_system_role(path), None
-
-
-#: The values `--exam-mode` takes.
-EXAM_MODES: tuple[str, ...] = get_args(ExamMode)
-
-
-def check_exam_mode(value: str | None) -> ExamMode:
-    """The `--exam-mode` given (`per-question` when none), else `UserError` naming the modes."""
-    if value is None:
-        return "per-question"
-    if value not in EXAM_MODES:
-        raise UserError(f"--exam-mode must be one of {', '.join(EXAM_MODES)} (not {value!r})")
-    return cast(ExamMode, value)
-
-
-def check_resume_options(system_role: str | None, exam_mode: str | None) -> None:
-    """`--resume` continues a run as its manifest says; a role or exam mode given with it is refused."""
-    for name, value in (("--system-role", system_role), ("--exam-mode", exam_mode)):
-        if value is not None:
-            raise UserError(f"{name} cannot change a run being resumed (--resume uses the one in its manifest)")

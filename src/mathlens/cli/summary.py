@@ -1,16 +1,14 @@
-"""The summary of a run that `mathlens run`, `import`, `tutor run` and `show` print (and `--json`).
-
-The counts, quality flags and analysis coverage come from `mathlens.analyze.overview` (which never
-analyses every response again); this module adds what the command line needs besides them (the
-grade tables, what this invocation did, an imported run's scorer audit) and prints the result.
-Kept light: `show` loads neither SymPy nor NumPy nor the grading code through it.
-"""
+"""What `mathlens run`, `show`, `import` and `tutor run` print about a run: its counts
+(`mathlens.analyze.overview`, which never analyses every response again), each analysis with the
+records it covers, its grading tables, and what this invocation did. Kept light: `show` loads
+neither SymPy nor NumPy nor the grading code through it."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
+from rich.table import Table
 
 from mathlens.analyze.grading.tables import GradeTables
 from mathlens.analyze.overview import RunOverview
@@ -22,6 +20,19 @@ from mathlens.runs.store import RunStore
 
 if TYPE_CHECKING:
     from mathlens.runs.runner import RunResult
+
+
+def replica_table(replicas: dict[str, list[ReplicaStats]], title: str | None = None) -> Table:
+    """Each replica's requests, errors (no answer, 5xx), 429s, current limit and in/out state."""
+    table = Table(title=title, box=None, pad_edge=False)
+    for col in ("model", "replica", "state", "requests", "ok", "errors", "429s", "in flight", "limit"):
+        table.add_column(col, justify="left" if col in ("model", "replica", "state") else "right")
+    for spec, stats in replicas.items():
+        for r in stats:
+            state = {"in": "[green]in[/]", "out": "[red]out[/]", "resting": "[yellow]resting[/]"}[r.state]
+            table.add_row(escape(spec), escape(r.url), state, str(r.requests), str(r.ok), str(r.errors),
+                          str(r.overloaded), str(r.in_flight), str(r.limit))
+    return table
 
 
 class Invocation(BaseModel):
@@ -82,15 +93,13 @@ def _flag_breakdown(quality: dict[str, int]) -> str:
 def print_summary(doc: RunSummary, *, footer: bool = True) -> None:
     """Print a run's summary as a table, then what is not up to date, ending with the
     degenerate-output warning if any. `footer` adds the run directory and the `show` command."""
-    from rich.table import Table
-
     table = Table(title=f"run {doc.run_id}")
     for col in ("model", "configuration", "records", "ok", "error", "truncated", "cached", "completion tokens",
                 "degenerate", "quality flags"):
         table.add_column(col, justify="left" if col in ("model", "configuration", "quality flags") else "right")
     for g in doc.groups:
         share = g.degenerate_share
-        known = g.degenerate is not None
+        known = g.degenerate is not None  # unknown per group when the flags come from a sample
         degenerate = f"{g.degenerate} ({share:.0%})" if known and share is not None else "–"
         table.add_row(g.model, g.configuration, str(g.records), str(g.ok), str(g.error), str(g.truncated),
                       str(g.cached), str(g.completion_tokens), degenerate,
@@ -104,8 +113,6 @@ def print_summary(doc: RunSummary, *, footer: bool = True) -> None:
         console.print(f"this invocation: {inv.written} new records, {inv.skipped} already done, "
                       f"{inv.model_calls} model calls, {inv.cache_hits} cache hits, {inv.errors} errors")
         if inv.replicas:
-            from mathlens.cli.run import replica_table
-
             console.print(replica_table(inv.replicas, title="replicas (this invocation)"))
     print_analysis_states(doc)
     if footer:
@@ -125,8 +132,6 @@ def print_analysis_states(doc: RunOverview) -> None:
 def print_replicas(doc: RunSummary) -> None:
     """The answered records of each replica (a run's records name the replica that answered; cache
     hits name none)."""
-    from rich.table import Table
-
     if not doc.replicas:
         return
     table = Table(title="records by replica")
@@ -142,5 +147,3 @@ def print_warning(doc: RunSummary) -> None:
     """Print the document's degenerate-output warning (to stderr), if it has one."""
     if doc.warning:
         console.print(f"[bold yellow]warning:[/] {escape(doc.warning)}", highlight=False, soft_wrap=True)
-
-

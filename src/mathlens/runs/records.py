@@ -150,3 +150,5 @@ class Manifest(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
     #: set for a run made by `mathlens import` from another tool's output (it cannot be resumed)
     imported: ImportedFrom | None = None
+    #: the name of the study this run ran (the resolved study is `RUN/study.yaml`); None before studies
+    study: str | None = None

@@ -13,7 +13,9 @@ wrong shape, the names of `MALFORMED`: `"usage-text"`, `"usage-huge"`, `"usage-n
 `trace(messages)` inline in `<think>…</think>` before the answer, in its own field
 (`reasoning_content` in OpenAI replies, `thinking` in Ollama's), or cut by the token cap (an
 unclosed `<think>` with no answer and `finish_reason` "length"). Embeddings (`/api/embed`,
-`/v1/embeddings`) are answered with hashed bag-of-words vectors (`testing/embeddings.py`). Used by
+`/v1/embeddings`) are answered with hashed bag-of-words vectors (`testing/embeddings.py`), and with
+`schema_replies` a request constrained to a JSON schema gets a small instance of it
+(`testing/schema_reply.py`), so judge-based analyses run against the stand-in. Used by
 the provider, fault, resume and retrieval tests and by the benchmarks. It binds to 127.0.0.1 only.
 
 Three load behaviours stand in for the servers an adaptive client meets: **healthy** (the
@@ -39,6 +41,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from mathlens.testing.embeddings import embedding_reply
+from mathlens.testing.schema_reply import instance, requested_schema
 
 #: Wrong-shape reply bodies (OpenAI protocol) by behaviour name; `%(text)s` is the normal reply text.
 MALFORMED: dict[str, str] = {
@@ -91,6 +94,8 @@ class StandinState:
     delay_s: float = 0.0
     timeout_sleep_s: float = 30.0
     reply: Callable[[list[dict[str, Any]]], str] = default_reply
+    #: answer a request that carries a JSON schema with a small instance of it (testing/schema_reply.py)
+    schema_replies: bool = False
     #: reasoning traces on every reply: None, "inline", "field" or "cut" (module notes)
     think: str | None = None
     trace: Callable[[list[dict[str, Any]]], str] = default_trace
@@ -249,7 +254,8 @@ class _Handler(BaseHTTPRequestHandler):
         if state.dead:  # killed while this request waited: no answer
             self._drop()
             return
-        text = state.reply(messages)
+        schema = requested_schema(body) if state.schema_replies else None
+        text = json.dumps(instance(schema)) if schema is not None else state.reply(messages)
         mode = action.removeprefix("think-") if action.startswith("think-") else state.think
         text, thinking, finish = _traced(mode, text, state.trace(messages) if mode else "")
         reasoning_field = {"reasoning_content": thinking} if thinking else {}
@@ -362,10 +368,12 @@ def main() -> None:
     parser.add_argument("--retry-after", type=float, default=1.0, help="the Retry-After of those 429s")
     parser.add_argument("--serve-at-once", type=int, default=None,
                         help="saturate: work on at most this many at once, queue the rest")
+    parser.add_argument("--schema-replies", action="store_true",
+                        help="answer a request constrained to a JSON schema with a small instance of it")
     parser.add_argument("--port-file", default=None)
     args = parser.parse_args()
     with StandinServer(delay_s=args.delay, capacity=args.capacity, retry_after_s=args.retry_after,
-                       serve_at_once=args.serve_at_once) as srv:
+                       serve_at_once=args.serve_at_once, schema_replies=args.schema_replies) as srv:
         if args.port_file:
             with open(args.port_file, "w") as fh:
                 fh.write(srv.url)

@@ -22,7 +22,13 @@ from typing import Literal
 from mathlens.analyze.grading.answers import FinalAnswer, choice_label, extract_final_answer
 from mathlens.analyze.grading.bases import compare_bases
 from mathlens.analyze.grading.bounds import MAX_ANSWER_CHARS, answer_bounds
-from mathlens.analyze.grading.forms import decimal_commas, degrees_to_radians, drop_names, prepare
+from mathlens.analyze.grading.forms import (
+    decimal_commas,
+    degrees_to_radians,
+    drop_names,
+    prepare,
+    without_constant,
+)
 from mathlens.analyze.grading.intervals import (
     differ_as_sets,
     is_inequality,
@@ -35,7 +41,7 @@ from mathlens.analyze.grading.normalize import answer_word, normalize_answer, st
 from mathlens.analyze.grading.numeric import NumberForm, numbers_equal, read_number
 from mathlens.analyze.grading.piecewise import compare_piecewise
 from mathlens.analyze.grading.quick import decide, exact, infinity, read
-from mathlens.analyze.grading.relations import compare_named, split_approximation
+from mathlens.analyze.grading.relations import compare_named, option_answer, split_approximation
 from mathlens.analyze.grading.statements import lhs_kind, split_equals
 from mathlens.analyze.grading.structures import compare_structures
 from mathlens.analyze.grading.symbolic import compare_answers
@@ -99,7 +105,7 @@ def equivalent(predicted: str, reference: str, config: EquivalenceConfig = DEFAU
     if refused:
         return EquivalenceResult(status="unparseable", method="none", error=refused)
     deadline = min(time.monotonic() + config.timeout_s, until or math.inf)
-    exact_pred, approximation = split_approximation(pred)
+    exact_pred, approximation = split_approximation(option_answer(pred, ref))
     result = _exact_part(exact_pred, split_approximation(ref)[0], config, deadline)
     if not result.equal and approximation is not None:
         printed = read_number(ref)
@@ -119,7 +125,7 @@ def _exact_part(pred: str, ref: str, config: EquivalenceConfig, deadline: float)
     piecewise = compare_piecewise(pred, ref, part)
     if piecewise is not None:  # before `prepare`, which reads a `cases` system as a list
         return EquivalenceResult(status=piecewise[0], method=piecewise[1], predicted_form=pred, reference_form=ref)
-    pred, ref = drop_names(*decimal_commas(prepare(pred), prepare(ref)))
+    pred, ref = drop_names(*decimal_commas(*without_constant(prepare(pred), prepare(ref))))
     named = compare_named(pred, ref, part)
     if named is not None:  # `\cos(x) = a` against `\sin(x) = a`: the names must agree too
         return EquivalenceResult(status=named, method="named", predicted_form=pred, reference_form=ref)

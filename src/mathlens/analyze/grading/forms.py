@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 
 from mathlens.analyze.grading.normalize import answer_word
+from mathlens.analyze.grading.numberwords import words_to_digits
+from mathlens.analyze.grading.numeric import read_number
 from mathlens.analyze.grading.setwords import sets_in_words
 from mathlens.analyze.grading.statements import (
     FUNCTION_NAMES,
@@ -41,13 +43,15 @@ _ENVS = r"(?:cases|aligned|align\*?|gathered)"
 _CASES = re.compile(r"\\begin\{" + _ENVS + r"\}(.*?)\\end\{" + _ENVS + r"\}", re.S)
 _TRAILING_TEXT = re.compile(r"\s*\\(?:text|textnormal|textrm|textit|textsf|mbox|mathrm|operatorname)\s*"
                             r"\{\s*(?!per\s*cent|pct)[A-Za-z][A-Za-z .^23/]*\}(?:\s*\^\s*\{?[23]\}?)?\s*$")
+_SQUARE_METRES = re.compile(r"\s+m\s*\^\s*\{?[23]\}?\s*$")
 _UNIT_TAIL = re.compile(r"(?:\s+[A-Za-z]{2,}\.?(?:\^?[23])?)+\s*$")
 _LETTER = re.compile(r"^\(\s*([A-Za-z])\s*\)$|^\\text\{\s*\(?([A-Za-z])\)?\s*\}$")
 _MIXED = re.compile(r"^(-?)(\d+)\s+(\d+)\s*/\s*(\d+)$")
 _DECIMAL_COMMA = re.compile(r"^-?\d+,(?!\d{3}$)\d+$")  # `0,25`; `1,000` is a thousand, `3, 5` a list
 _PM = re.compile(r"^(.*?)(?:±|\\pm|\+/-|\+-)\s*(.+)$")
+_PM_SIGN = re.compile(r"±|\\pm(?![A-Za-z])|\+/-")
 _RELATION = re.compile(r"<=|>=|≤|≥|\\[lg]eq?\b|\\[lg]t\b|(?<![-<])<(?![-=])|(?<![->])>(?!=)")
-_DEGREE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|°|\\degree)")
+_DEGREE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|°|\\degree|\s*degrees?\b)")
 _LEFT_RIGHT = re.compile(r"\\(?:left|right)(?=[()\[\]|.<>]|\\[{}])|\\displaystyle")
 _TWO_WORDS = re.compile(r"[A-Za-z]{3,}\s+[A-Za-z]{3,}")
 _DIGIT_OR_BRACE = re.compile(r"[\d}]")
@@ -55,13 +59,15 @@ _INFINITY_WORD = re.compile(r"(?i)^(?:infinity|infty|inf)$")
 
 
 def _unit_words_gone(s: str) -> str:
+    if (square := _SQUARE_METRES.search(s)) and re.search(r"\d\s*$", s[: square.start()]):
+        return s[: square.start()].rstrip()  # `25 m^2`: one letter with a power after a number is a unit
     m = _UNIT_TAIL.search(s)
     if not m:
         return s
     words = re.findall(r"[A-Za-z]+", m.group(0))
     head = s[: m.start()].rstrip()
-    if any(w.lower() in FUNCTION_NAMES or w.lower().startswith(("percent", "pct")) for w in words):
-        return s
+    if any(w.lower() in FUNCTION_NAMES or w.lower().startswith(("percent", "pct", "degree")) for w in words):
+        return s  # a percentage or an angle in degrees is read by the number and degree rules
     if not re.search(r"[\d)}\]]\s*$|pi\s*$", head):
         return s
     return head
@@ -78,11 +84,23 @@ def cases_as_list(s: str) -> str:
     return s[: m.start()] + ", ".join(rows) + s[m.end():]
 
 
+_DELIMITED = re.compile(r"^\$([^$]+)\$\s*([A-Za-z ]*)$")
+_RATIO = re.compile(r"(?i)^(\d+)\s+(?:in|out\s+of)\s+(\d+)$")
+_STRAY_BACKSLASH = re.compile(r"(?<!\\)\\(?=\d)")
 _THOUSANDS = re.compile(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))|(?<=\d)\\!\s*,\s*(?=\d{3}(?!\d))")
 def prepare(s: str) -> str:
     """The form an answer is compared in; see the module docstring."""
     t = s.strip()
     t = _THOUSANDS.sub(",", t)  # `11,\! 111,\! 100`: LaTeX's spacing inside a thousands separator
+    t = _STRAY_BACKSLASH.sub("", t)  # `\15` (a dollar sign lost its `$`): no LaTeX command starts with a digit
+    delimited = _DELIMITED.match(t)
+    if delimited:  # `$\frac{\pi}{4}$ radians`: the math, then its unit words
+        t = (delimited.group(1) + " " + delimited.group(2)).strip()
+    ratio = _RATIO.match(t)
+    if ratio:  # "1 in 6", "3 out of 8": a probability or a share
+        t = f"{ratio.group(1)}/{ratio.group(2)}"
+    if not re.search(r"\d", t) and (written := words_to_digits(t)) != t and read_number(written) is not None:
+        t = written  # "twelve", "twenty-five marbles"
     t = _ROMAN_CONST.sub(lambda m: m.group(1), t)
     t = _LATEX_SPACE.sub(" ", t)  # `2\,\frac{1}{2}`: a thin space, not a list comma
     t = _LEFT_RIGHT.sub("", t)
@@ -113,6 +131,20 @@ def decimal_commas(pred: str, ref: str) -> tuple[str, str]:
     return fix(pred, ref), fix(ref, pred)
 
 
+_CONSTANT_OF_INTEGRATION = re.compile(r"\s*\+\s*(?:C|K|c)(?:_\{?\d\}?)?\s*$")
+_CONSTANT_TERM = re.compile(r"(?:^|[+\-])\s*(?:C|K|c)(?:_\{?\d\}?)?\s*(?=$|[+\-])")
+
+
+def without_constant(pred: str, ref: str) -> tuple[str, str]:
+    """`\\frac{x^2}{2} + C` against `\\frac{x^2}{2}`: a constant of integration on one side only goes."""
+    p, r = _CONSTANT_OF_INTEGRATION.search(pred), _CONSTANT_OF_INTEGRATION.search(ref)
+    if p and not _CONSTANT_TERM.search(ref):
+        return pred[: p.start()], ref
+    if r and not _CONSTANT_TERM.search(pred):
+        return pred, ref[: r.start()]
+    return pred, ref
+
+
 def drop_names(pred: str, ref: str) -> tuple[str, str]:
     """`f'(2) = 12` against `12` is `12`: a left side that only names the value goes."""
     def value(s: str, other: str) -> str:
@@ -125,6 +157,9 @@ def drop_names(pred: str, ref: str) -> tuple[str, str]:
 
 def _expand_pm(s: str) -> list[str]:
     pm = _PM.match(s.strip())
+    if pm and _nested(pm.group(1)) and len(_PM_SIGN.findall(s)) == 1:
+        # `\frac{-b \pm \sqrt{D}}{2a}`: inside brackets the sign applies to the term after it only
+        return [_PM_SIGN.sub(lambda _: "+", s), _PM_SIGN.sub(lambda _: "-", s)]
     if not pm or "=" in pm.group(1):
         name = None
         if pm and len(sides := split_equals(pm.group(1))) == 2:
@@ -137,6 +172,14 @@ def _expand_pm(s: str) -> list[str]:
                 f"{name} = {head} - {tail}" if head else f"{name} = -{tail}"]
     head, tail = pm.group(1).strip().rstrip("+").strip(), pm.group(2).strip()
     return [f"{head} + {tail}" if head else tail, f"{head} - ({tail})" if head else f"-({tail})"]
+
+
+def _nested(head: str) -> bool:
+    """True when the end of `head` is inside brackets or braces."""
+    depth = 0
+    for ch in head:
+        depth += 1 if ch in "([{" else -1 if ch in ")]}" and depth else 0
+    return depth > 0
 
 
 def _set_body(s: str) -> str | None:

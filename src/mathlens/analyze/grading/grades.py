@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -38,6 +38,7 @@ from mathlens.analyze.grading.tables import GRADE_TABLES, GradeTables, grade_tab
 from mathlens.analyze.judging.entries import StepEvidence
 from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions, Outcome
 from mathlens.errors import UserError
+from mathlens.flags import Flag
 from mathlens.items.schema import Question
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import Model
@@ -101,15 +102,19 @@ HUMAN_GRADES = DocumentSpec("human_grades", 2, Grade, GradesSummary,
 class GradeOptions(AnalyzerOptions):
     """Options of the `grades` analyzer (`mathlens grade` flags)."""
 
-    rubric: str | None = Field(None, description="built-in rubric id or YAML file [the run's earlier rubric, "
-                                                 "else calculus]")
-    with_evidence: bool = Field(True, description="show the judge mathlens' answer check and invalid steps")
-    final_answer: FinalAnswerPolicy = Field("checker", description="who scores the final-answer criterion: the "
-                                            "answer checker where it is decisive, or the judge alone")
-    judge_runs: int = Field(1, ge=1, le=20, description="grade each record N times (judge self-agreement)")
-    max_tokens: int = Field(768, ge=16, description="token cap of each judge reply")
-    limit: int | None = Field(None, ge=1, description="grade only the first N records")
-    all_variants: bool = Field(False, description="grade ablation variants too (their own table rows)")
+    rubric: Annotated[str | None, Flag("--rubric")] = Field(
+        None, description="built-in rubric id or YAML file (default: the run's earlier rubric, else calculus)")
+    with_evidence: Annotated[bool, Flag("--with-evidence/--without-evidence")] = Field(
+        True, description="show the judge mathlens' answer check and invalid steps (default: shown)")
+    final_answer: Annotated[FinalAnswerPolicy, Flag("--final-answer")] = Field(
+        "checker", description="who scores the final-answer criterion: the answer checker where it is decisive, "
+                               "or the judge alone")
+    judge_runs: Annotated[int, Flag("--judge-runs")] = Field(
+        1, ge=1, le=20, description="grade each record N times (judge self-agreement)")
+    max_tokens: Annotated[int, Flag("--max-tokens")] = Field(768, ge=16, description="token cap of each judge reply")
+    limit: Annotated[int | None, Flag("--limit")] = Field(None, ge=1, description="grade only the first N records")
+    all_variants: Annotated[bool, Flag("--all-variants")] = Field(
+        False, description="grade ablation variants too (their own table rows)")
 
 
 @dataclass(frozen=True)

@@ -43,14 +43,16 @@ STATED: frozenset[str] = frozenset({"boxed", "answer_line", "answer_is", "theref
 
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _ANSWER_LINE = re.compile(
-    r"(?im)^[ \t>*_#-]*(?:final\s+answers?|answers?|ans\.?)[ \t*_]*[:：][ \t*_]*(?P<rest>.*)$"
+    r"(?im)^[ \t>*_#-]*(?:final\s+answers?|answers?|ans\.?)[ \t*_]*(?:[:：]|[ \t]+[-–—](?=[ \t]))[ \t*_]*(?P<rest>.*)$"
 )
 _GSM_LINE = re.compile(r"(?m)(?:^[ \t]*A:|####)[ \t]*(?P<rest>.+)$")
+# the rest of the line is taken in a lookahead, so a later "the answer is" on the same line is
+# found too ("The answer is 7. Wait, ... So the answer is 8.")
 ANSWER_IS = re.compile(
-    r"(?i)\b(?:the\s+)?(?:final\s+)?answer\s+(?:is|would\s+be|will\s+be)\s*:?\s*(?P<rest>[^\n]+)"
+    r"(?i)\b(?:the\s+)?(?:final\s+)?answer\s+(?:is|would\s+be|will\s+be)\s*:?\s*(?=(?P<rest>[^\n]+))"
 )
 _THEREFORE = re.compile(
-    r"(?im)(?:^|(?<=[.!?,;]\s)|(?<=\n))[ \t*]*(?:therefore|thus|hence|so|consequently|in\s+conclusion)\b"
+    r"(?im)(?:^|(?<=[.!?,;\])$]\s)|(?<=\n))[ \t*]*(?:therefore|thus|hence|so|consequently|in\s+conclusion)\b"
     r"[ \t,:]*(?P<rest>[^\n]+)"
 )
 NUMBER = re.compile(r"-?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?|-?\.\d+")
@@ -60,6 +62,7 @@ _SHORT_WORDS = re.compile(r"\(?[A-Za-z]\)?|[A-Za-z]+(?:\s[A-Za-z]+)?")
 _CLAUSE_BREAK = re.compile(r",\s+")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)\s+")
 _STATEMENT_BREAK = re.compile(r"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)\s+|\n")
+_DISPLAY = re.compile(r"\s*(?:\$\$|\\\[)\s*(.+?)\s*(?:\$\$|\\\])", re.S)  # a display block after "Answer:"
 _INLINE_PARTS = re.compile(r"\(\s*[a-hA-H]\s*\)")
 _ASIDE = re.compile(r"^\s*\(.*\)\s*[.!]?\s*$", re.S)
 _MATHY = re.compile(r"[\d=<>()\[\]{}^/*+\\√π∞≤≥≠-]")
@@ -273,9 +276,9 @@ def _locate(text: str, allow_whole: bool) -> Located:
     if lines:
         m = max(lines, key=lambda x: x.start())
         rest, start, end = m.group("rest")[:MAX_STATEMENT_CHARS], m.start("rest"), m.end("rest")
-        if not rest.strip("*_ "):  # "Final answer:" alone: the answer is on the next line
-            nxt = re.search(r"\S[^\n]*", text[m.end():])
-            rest, start, end = (nxt.group(0), m.end() + nxt.start(), m.end() + nxt.end()) if nxt else ("", 0, 0)
+        if not rest.strip("*_ "):  # "Final answer:" alone: the answer is on the next line, or display math
+            nxt = _DISPLAY.match(text, m.end()) or re.compile(r"\s*(\S[^\n]*)").match(text, m.end())
+            rest, start, end = (nxt.group(1), nxt.start(1), nxt.end(1)) if nxt else ("", 0, 0)
         if rest.strip("*_ "):
             reduced = answer_line(rest)
             return Located(reduced.text, "answer_line", start, end, reduced.subject)
@@ -285,7 +288,8 @@ def _locate(text: str, allow_whole: bool) -> Located:
         reduced = reduce_statement_named(first_sentence(m.group("rest")[:MAX_STATEMENT_CHARS]))
         return Located(reduced.text, "answer_is", m.start("rest"), m.end("rest"), reduced.subject)
     closing = list(_THEREFORE.finditer(text))
-    if closing and not _later_statement(text, closing[-1].end()):
+    if closing and not _later_statement(
+            text, closing[-1].start("rest") + len(first_sentence(closing[-1].group("rest")))):
         m = closing[-1]
         reduced = reduce_statement_named(first_sentence(m.group("rest")[:MAX_STATEMENT_CHARS]))
         return Located(reduced.text, "therefore", m.start("rest"), m.end("rest"), reduced.subject)
@@ -333,11 +337,34 @@ def _closing(text: str, allow_whole: bool) -> Located:
     math_tail = _prose_then_math(text)
     if math_tail is not None:
         return Located(math_tail, "last_statement", text.rfind("\n") + 1, len(text))
+    quantity = _stated_quantity(sentences)
+    if quantity is not None:
+        return quantity
     stripped = text.strip()
     if (allow_whole and stripped and "\n" not in stripped and len(stripped) <= 40
             and (_MATHY.search(stripped) or answer_word(stripped)) and prose_words(stripped) <= 2):
         at = text.find(stripped)
         return Located(stripped, "whole", at, at + len(stripped))
+    return _last_number(text)
+
+
+def _stated_quantity(sentences: list[tuple[int, str]]) -> Located | None:
+    """"In the end, Priya saves 45 dollars over 3 months.": the quantity the last sentence states
+    (`statements.last_quantity`), as the number alone, the way the last-number step gives it."""
+    if not sentences:
+        return None
+    pos, sentence = sentences[-1]
+    closing = first_sentence(sentence.strip())
+    quantity = last_quantity(closing) if prose_words(closing) >= 2 else closing
+    number = NUMBER.match(quantity) if quantity != closing else None
+    if number is None:
+        return None
+    whole = _MIXED_NUMBER.match(quantity)  # `2 1/2`
+    return Located((whole or number).group(0), "last_number", pos, pos + len(sentence))
+
+
+def _last_number(text: str) -> Located:
+    """The last number of `text` (a mixed number whole), or nothing found."""
     numbers = list(NUMBER.finditer(text))
     if numbers:
         last = numbers[-1]

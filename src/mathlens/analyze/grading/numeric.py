@@ -7,7 +7,8 @@
 * a decimal printed with at least `min_digits` significant digits matches any value within one
   unit of its last printed place (`1.414214` and `1.414213` are `sqrt(2)` rounded and cut);
   a shorter decimal must be exact (`0.333` is not `1/3`, `1.41` is not `sqrt(2)`);
-* `25%`, `25 pct`, `25 percent`, `25\\%` equal `25` and `0.25`.
+* `25%`, `25 pct`, `25 percent`, `25\\%` equal `25` and `0.25`;
+* a repeating decimal (`0.\\overline{3}`, `1.2\\overline{34}`, `0.\\dot{6}`) is its exact fraction.
 
     >>> read_number("1.234,5").value
     Fraction(2469, 2)
@@ -32,6 +33,7 @@ _GROUPED_SPACES = re.compile(r"^[-+−]?\d{1,3}(?:(?: |\\,|\u2009|\u202f)\d{3})+
 _DECIMAL_COMMA = re.compile(r"^[-+−]?\d+,\d+$")
 _DOT_THOUSANDS = re.compile(r"^[-+−]?\d{1,3}(?:\.\d{3})+,\d+$")
 _DECIMAL = re.compile(r"[-+−]?(\d*)\.(\d+)")
+_REPEATING = re.compile(r"^([-−])?(\d*)\.(\d*)\\(?:overline|dot)\s*\{(\d{1,12})\}$")
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,12 @@ def read_number(text: str, decimal_comma: bool = True) -> NumberForm | None:
     t = _PERCENT.sub("", t).strip()
     t = _CURRENCY.sub("", t).strip()
     t = t.replace("{,}", ",").replace("\\!", "").replace("−", "-")
+    repeating = _REPEATING.match(t)
+    if repeating:  # `0.\overline{3}`, `1.2\overline{34}`, `0.\dot{6}`: exact
+        sign, whole, fixed, cycle = repeating.groups()
+        value = int(whole or 0) + Fraction(int(fixed or 0), 10 ** len(fixed)) + Fraction(
+            int(cycle), (10 ** len(cycle) - 1) * 10 ** len(fixed))
+        return NumberForm(-value if sign else value, None, 0, percent)
     mixed = _MIXED.match(t)
     if mixed:
         sign, whole, num, den = mixed.groups()

@@ -68,11 +68,12 @@ _NESTED = re.compile(r"^\s*\[\s*\[.*\]\s*\]\s*$", re.S)
 _UNION = re.compile(r"\s+U\s+|∪|\\cup")
 _RELATION_WORDS = re.compile(r"(?i)\b(?:or|and)\b|<|>|≤|≥|≠|\\(?:[lg]eq?|neq?|lor|[lg]t)(?![A-Za-z])")
 # `\sin x`, `\ln 2`, `\cos \theta`, `\ln|x|`: a bare argument Math-Verify applies the function
-# to, when nothing that could extend the argument follows it.
+# to, when nothing that could extend the argument follows it (the end of a brace group ends it).
 _BARE_CALL = re.compile(
     r"\\(sin|cos|tan|sec|csc|cot|ln|sinh|cosh|tanh)\s*"
-    r"(\d+|[a-zA-Z](?![A-Za-z0-9])|\\(?:theta|alpha|beta|phi|pi)(?![A-Za-z])|\|[^|{}\\]{1,20}\|)"
-    r"(?=\s*(?:$|[-+=)]|\\(?:sin|cos|tan|sec|csc|cot|ln|sinh|cosh|tanh)(?![A-Za-z])))")
+    r"(\d+|[a-zA-Z](?![A-Za-z0-9])|\\(?:theta|alpha|beta|phi|pi)(?![A-Za-z])|\|[^|{}\\]{1,20}\||"
+    r"\\[dt]?frac\{[^{}]{1,20}\}\{[^{}]{1,20}\})"
+    r"(?=\s*(?:$|[-+=)}]|\\(?:sin|cos|tan|sec|csc|cot|ln|sinh|cosh|tanh)(?![A-Za-z])))")
 _SPACING = re.compile(r"\\[,;:! ]")
 _ROOT_INDEX = re.compile(r"\\sqrt\[\d+\]")
 _MIXED_LATEX = re.compile(r"^([-+]?)(\d+)\s*\\[dt]?frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}$")
@@ -827,8 +828,13 @@ def _decide(a: Reading, b: Reading, rel_tol: float, min_digits: int) -> Decided 
     names_p, names_r = a.names, b.names
     if any(n.lower() == "i" for n in names_p | names_r):
         # The worker tries `i` as a variable, then as the imaginary unit: for numbers in `i` the
-        # second decides (an identity in a variable `i` also holds for the unit).
-        if not names_p | names_r <= {"i"} or len(p) != 1 or len(r) != 1:
+        # second decides (an identity in a variable `i` also holds for the unit). A `z =` before
+        # one side goes first, as the worker's alignment drops it.
+        p, r = _align(p, r)
+        left: set[str] = set()
+        for side in (*p, *r):
+            _names(side, left)
+        if not left <= {"i"} or len(p) != 1 or len(r) != 1:
             return None
         same = _gaussian(p[0]) == _gaussian(r[0])
         return ("equal" if same else "different"), "imaginary_unit", shown(a), shown(b)

@@ -4,6 +4,8 @@ given with the name of what it is.
 * `split_approximation`: in `x = \\frac{1}{3} \\approx 0.33` (also `≈`, `\\simeq`, "approximately",
   "or about") the exact part is the answer; the approximation is kept aside, and is compared only
   with a reference that is itself a decimal (`0.33`).
+* `option_answer`: `(D) 42` names option D and its value: against a reference that is an option
+  letter the label is compared, against anything else the value;
 * `compare_named`: `\\cos(x) = \\frac{42}{59}` and `\\sin(x) = \\frac{42}{59}` state the same value
   of two different things. When both sides are equations and at least one left side only names
   the value (`\\cos(x)`, `f(2)`, `P(A)`, `\\angle ABC`, `AB`), they are equal only when the names
@@ -52,6 +54,21 @@ def split_approximation(s: str) -> tuple[str, str | None]:
     if _BARE_NAME.match(head):
         return tail, None  # "x ≈ 0.33": no exact value was given
     return head, tail
+
+
+_OPTION = re.compile(r"^\s*(?:\\(?:text(?:bf)?|mathbf|textrm)\s*\{\s*)?\(\s*([A-Ea-e])\s*\)\s*\}?[\s~]*"
+                     r"(?:\\[ ,;:!]\s*)*(?P<rest>.*)$", re.S)
+_LETTER_ONLY = re.compile(r"^\s*(?:\\(?:text(?:bf)?|mathbf|textrm)\s*\{\s*)?\(?\s*([A-Ea-e])\s*\)?\s*\}?\s*$")
+
+
+def option_answer(pred: str, ref: str) -> str:
+    """`(D) 42` or `\\textbf{(C)}\\ 12` names an option and its value: against a reference that is
+    an option letter the label is the answer (`D`), against anything else the value (`42`)."""
+    m = _OPTION.match(pred)
+    if m is None or not m.group("rest").strip():
+        return pred
+    letter = _LETTER_ONLY.match(ref)
+    return m.group(1) if letter else m.group("rest").strip()
 
 
 def _same_name(a: str, b: str) -> bool:

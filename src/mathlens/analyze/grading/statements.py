@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from mathlens.analyze.grading.inline import closing_run
 from mathlens.analyze.grading.normalize import answer_word
+from mathlens.analyze.grading.numberwords import words_to_digits
 from mathlens.analyze.grading.setwords import set_phrase
 
 MATH_WORDS = frozenset({"infinity", "odd", "even", "neither", "none", "undefined", "diverges", "converges",
@@ -36,13 +37,17 @@ FUNCTION_NAMES = frozenset({"sin", "cos", "tan", "sec", "csc", "cot", "arcsin", 
 
 LINK = re.compile(r"(?i)\b(?:is|are|equals|gives|becomes|get|obtain|was|will\s+be)\b")
 _TRAILING_PROSE = re.compile(
-    r"(?i)(?:,\s*|\s+)(?:because|since|as\s+(?=[a-z])|which|where|so\s+that|due\s+to|given\s+that|"
-    r"using|by\s+the|from\s+the|for\s+(?:all|every|the)|when\s+(?=[a-z]))\b.*$")
+    r"(?i)(?:,\s*|\s+)(?:(?:because|since|which|where|so\s+that|due\s+to|given\s+that|using|by\s+the|from\s+the|"
+    r"for\s+(?:all|every|the)|but|however|although|though)\b|as\s+(?=[a-z])|when\s+(?=[a-z$\\])|"
+    r"for\s+(?=\$|\\\(|[a-z]\s*=)).*$|"
+    # a participle or a place after the value: ", attained at $x = 2$", ", at $x = 1$"
+    r",\s*(?:(?:which\s+is\s+)?(?:attained|achieved|reached|obtained|occurring|taken|found)\b|"
+    r"at\s+(?=\$|\\\(|[a-z]\s*=)).*$")
 _TRAILING_PAREN_WORDS = re.compile(r"\s*\((?:[A-Za-z]{2,}[\s,-]*){1,6}\)\s*$")
 _STEP_LABEL = re.compile(r"(?i)^\s*(?:step\s*\d+\s*[:.)]?|\d+[.)](?=\s))\s*")
 _SUBJECT_LEAD = re.compile(r"(?i)^all\s+(?:real\s+)?(?:numbers\s+)?[a-z]\s+(?:with|such\s+that|where|satisfying)\s+")
 _MATHY = re.compile(r"[\d=<>()\[\]{}^/*+\\√π∞≤≥≠-]")
-_VARIABLE = re.compile(r"^(?:\\?[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?|\\[a-z]+)'*$")
+_VARIABLE = re.compile(r"^(?:\\?[A-Za-z]|\\[a-z]+)(?:_\{?[A-Za-z0-9]+\}?)?'*$")
 _DERIVATIVE_NAME = re.compile(r"^(?:d\^?\d*[A-Za-z]?\s*/\s*d[A-Za-z]\^?\d*|"
                               r"\\frac\{d\^?\{?\d*\}?[A-Za-z]?\}\{d[A-Za-z]\^?\{?\d*\}?\})")
 _OPERATION = re.compile(r"^(?:\\(?:sum|int|iint|prod|lim|oint)(?![A-Za-z])|(?:lim|sum|int|integral|limit)\b|"
@@ -53,6 +58,7 @@ _LETTER = re.compile(r"[A-Za-z]")
 _SUBSCRIPT_NAME = re.compile(r"^[A-Za-z]_\{[^{}]*=[^{}]*\}$")
 _EXPRESSION = re.compile(r"[+\-*/^]|\d[A-Za-z]|[A-Za-z]\s*\(.*\)\s*[A-Za-z(]")
 _CALL_ARGUMENTS = re.compile(r"\([^()]*\)")
+_FUNCTION_MARKS = re.compile(r"(?<=[A-Za-z'])\^\{?(?:-1|\(\d+\)|\\prime+)\}?(?=\s*\()")
 _ONE_LETTER = re.compile(r"\(?[A-Za-z]\)?")
 _OPEN, _CLOSE = "([{", ")]}"
 # LaTeX commands, function names and constants: what is left of a value once they go is no letter
@@ -164,8 +170,9 @@ def lhs_kind(lhs: str) -> str:
 
 
 def _strip_calls(t: str) -> str:
-    """`f'(x)` -> `f'` so that a function's argument is not read as an expression."""
-    return _CALL_ARGUMENTS.sub("", t)
+    """`f'(x)` -> `f'`, `f^{-1}(x)` -> `f`: a function's argument and the marks of its inverse or
+    derivative are not read as an expression."""
+    return _CALL_ARGUMENTS.sub("", _FUNCTION_MARKS.sub("", t))
 
 
 @dataclass(frozen=True)
@@ -206,8 +213,10 @@ def reduce_equation(s: str) -> str:
 def cut_trailing_prose(s: str) -> str:
     """`42 because ...` -> `42`; `3/4 (three quarters)` -> `3/4`."""
     m = _TRAILING_PROSE.search(s)
-    if m and m.start() > 0 and s[: m.start()].strip():
-        s = s[: m.start()]
+    head = s[: m.start()] if m else ""
+    # only after a value: "The inequality holds for $x < -1$" keeps what follows "for"
+    if m and head.strip() and (_MATHY.search(head) or answer_word(head)):
+        s = head
     return _TRAILING_PAREN_WORDS.sub("", s).strip()
 
 
@@ -249,7 +258,7 @@ def reduce_statement_named(s: str) -> Reduced:
         return Reduced(piecewise)
     if set_phrase(s):
         return Reduced(s.strip().rstrip("."))  # "all real numbers greater than 5": the words are the set
-    s = cut_trailing_prose(drop_leading_clause(s.strip()))
+    s = cut_trailing_prose(drop_leading_clause(restated(s.strip())))
     run = closing_run(s)
     if run is not None and not answer_word(s[run[1]:]):
         s = run[2]
@@ -276,14 +285,18 @@ def reduce_statement(s: str) -> str:
 _QUANTITY = re.compile(r"(?:\\?\$|€|£|¥)?-?\d[\d,]*(?:\.\d+)?(?:\s+\d+/\d+|\s*/\s*\d+)?"
                        r"(?:\s*(?:\\?%|percent\b|pct\b))?")
 _LEADING_SHARE = re.compile(r"^\s*(?P<q>(?:\\?\$)?-?\d[\d,]*(?:\.\d+)?(?:\s*(?:\\?%|percent|pct))?)\s+(?:out\s+)?of\b")
-_UNIT_AFTER = re.compile(r"\s*(?:[A-Za-z]{2,}\.?(?:\^?[23])?\s*){0,2}$")
+_UNIT_AFTER = re.compile(r"(?:\s*(?!(?:as|my|the|an|of|in|on|for|to|at|by|with|and|or|is|are|was|were|it|its|this|"
+                         r"that|so|per|each|over|from|than)\b)[A-Za-z]{2,}\.?(?:\^?[23])?){0,2}", re.I)
+_CONDITION = re.compile(r"(?i)\b(?:in|over|for|per|after|within|every|each|at|on|by|from|to|with|than)\s+"
+                        r"(?:the\s+|a\s+)?$")
 
 
 def last_quantity(s: str) -> str:
-    """A sentence in words holding several numbers states its last one, with the unit words after
-    it ("for 8 hours he earns 120 USD" -> `120 USD`); "47 of the first 100 ..." and "35 percent
-    of the students ..." state their first. Anything with an equation, a relation or brackets is
-    left alone, as is a sentence with one number.
+    """The quantity a sentence in words states, with the unit words after it: its last number not
+    set as a condition by a preposition ("for 8 hours he earns 120 USD" -> `120 USD`; "a total
+    of 34 hours in 4 weeks" -> `34 hours`); "47 of the first 100 ..." and "35 percent of the
+    students ..." state their first. Anything with an equation, a relation or brackets is left
+    alone, as is a short phrase with one number ("27 marbles left").
     """
     words = re.findall(r"(?<![\\A-Za-z])[A-Za-z]{2,}(?![A-Za-z])", s)
     if (len(words) < 2 or _prose_words(s) < 1 or re.search(r"[=<>≤≥()\[\]{}\\^]", s)
@@ -293,11 +306,39 @@ def last_quantity(s: str) -> str:
     if share:
         return share.group("q")
     numbers = list(_QUANTITY.finditer(s))
-    if len(numbers) < 2:
-        return s
-    last = numbers[-1]
+    if not numbers:
+        written = words_to_digits(s)  # "she has three apples left"
+        return last_quantity(written) if written != s and _QUANTITY.search(written) else s
+    if len(numbers) == 1:
+        unit = _UNIT_AFTER.match(s, numbers[0].end())
+        after = s[unit.end():] if unit else s[numbers[0].end():]
+        before = len(re.findall(r"(?<![\\A-Za-z])[A-Za-z]{2,}", s[:numbers[0].start()]))
+        if before < 2 and _prose_words(after) < 2:
+            return s  # one number with at most a word around its units: "36pi cubic centimeters"
+    # a number after "in", "over", "for"... sets a condition ("in 4 weeks", "at 6 pm"), not the result
+    stated = [m for m in numbers if not _CONDITION.search(s, 0, m.start())] or numbers
+    last = stated[-1]
     unit = _UNIT_AFTER.match(s, last.end())
     return (last.group(0) + (unit.group(0) if unit else "")).strip()
+
+
+_RESTATED = re.compile(r"(?i),?\s*\(?\b(?:i\.e\.|that\s+is|or\s+equivalently)\s*,?\s*")
+_APPROXIMATE = re.compile(r"(?i)≈|\\approx|\b(?:about|approximately|roughly|nearly)\b")
+
+
+def restated(s: str) -> str:
+    """"$\\frac{5}{36}$, i.e. about 13.9%" -> the exact value with the approximation after it;
+    "about 31.4 cm, i.e. $10\\pi$" -> `$10\\pi$`: of a value and its restatement, the exact one
+    (two exact forms are left as they are)."""
+    m = _RESTATED.search(s)
+    if m is None or m.start() == 0:
+        return s
+    left, right = s[: m.start()].strip(), s[m.end():].strip().rstrip(").")
+    if _APPROXIMATE.search(right) and not _APPROXIMATE.search(left):
+        return f"{left} \\approx {_APPROXIMATE.sub(' ', right).strip()}"
+    if _APPROXIMATE.search(left) and not _APPROXIMATE.search(right):
+        return right
+    return s
 
 
 _LEADING_CLAUSE = re.compile(r"(?i)^\s*(?:since|because|as|given(?:\s+that)?|for|when|if|using|by|after|with|from|"

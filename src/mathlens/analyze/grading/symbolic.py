@@ -188,9 +188,11 @@ def plain_symbols(value: Any, fold_case: bool = False) -> Any:
 
 
 def _dependent(lhs: Any) -> bool:
-    """`y`, `f(x)`, `f'(x)`, `dy/dx`: a left side that names a function, not an unknown."""
-    return (isinstance(lhs, (sympy.Function, sympy.Derivative, sympy.core.function.AppliedUndef))
-            or (isinstance(lhs, sympy.Symbol) and lhs.name == "y"))
+    """`y`, `f(x)`, `f'(x)`, `dy/dx`: a left side that names a function of a variable, not an
+    unknown; not a known function (`cos(x)`) nor a function at a point (`f(2)`)."""
+    if isinstance(lhs, sympy.core.function.AppliedUndef):
+        return all(isinstance(arg, sympy.Symbol) for arg in lhs.args)
+    return isinstance(lhs, sympy.Derivative) or (isinstance(lhs, sympy.Symbol) and lhs.name == "y")
 
 
 def _assignment_first(v: Any) -> Any:

@@ -16,11 +16,12 @@ import csv
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from mathlens.analyze.maple.results import Figure, FigurePoint, GroupBy, GroupRow, SolutionMaple
+from mathlens.flags import Flag
 from mathlens.runs.documents import RecordRef
 from mathlens.stats.bootstrap import bootstrap_ci
 
@@ -42,7 +43,7 @@ class BootstrapConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    n_resamples: int = Field(2000, ge=1)
+    n_resamples: Annotated[int, Flag("--resamples")] = Field(2000, ge=1, description="bootstrap resamples per CI")
     confidence: float = Field(0.95, gt=0, lt=1)
     seed: int = 0
 

@@ -4,10 +4,11 @@ Stages (seed 001_c607caa65db8a290.txt, sections 3.1-3.3), for every solution of 
 
 1. The final answer is checked against the reference (grading's `check_answer`); a correct answer
    scores MAPLE = 0 and is not judged (unless `judge_correct`), as the seed labels wrong ones only.
-2. Each wrong solution's model reflects on it, shown the reference solution (`reflect`).
-3. Optional label discovery clusters the reflections into a draft label set (`discover`); judging
-   in the same run still uses the given label set, because cluster labels need a human to name
-   and weigh them first (re-run with `--labels` on the edited draft).
+2. Each wrong solution's model reflects on it in the seed's multi-turn loop (`reflection.py`:
+   self-check against the correct answer, then one failing point per round), or in one request.
+3. The labels are settled (`procedure.py`): the fixed label set, optionally with a discovery that
+   clusters the failing points into a draft to review; or, under the paper's procedure, a label
+   set compiled from those clusters (`naming.py`), which the judge then applies.
 4. The judge labels the erroneous steps of the solution as segmented by the flow analysis; judge-free
    detectors add "incoherent output" and "no solution".
 5. e, v, r and MAPLE are computed and stored, with the label counts, per solution.
@@ -29,7 +30,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -50,6 +51,7 @@ from mathlens.analyze.maple.vr import VR, RedundancyMode, ValidityMode, VRSource
 from mathlens.analyze.protocol import AnalyzerOptions
 from mathlens.analyze.quality import DEGENERATE_FLAGS, record_quality
 from mathlens.errors import UserError
+from mathlens.flags import Flag
 from mathlens.items.schema import Question
 from mathlens.models.base import GenerateConfig
 from mathlens.models.cache import ResponseCache
@@ -69,29 +71,47 @@ class MapleOptions(AnalyzerOptions):
     the run's recorded judge) and hands it to the analyzer.
     """
 
-    reflector: str | None = Field(None, description="model that reflects on wrong answers [the solver]")
-    labels: LabelSet | None = Field(None, description="label set, or the path of a label set file [the defaults]")
-    formula: Formula = Field("printed", description="printed: tanh(e·v/r); prose: tanh(e·r/v)")
-    vr_source: VRSource = "flow"
-    validity_mode: ValidityMode = Field("share", description="flow v: share of decidable steps valid, or min")
-    redundancy_mode: RedundancyMode = Field("share", description="flow r: share of steps off the path, or max")
-    reasoneval_path: str | None = None
-    floor: float = Field(DEFAULT_FLOOR, gt=0, le=1, description="lower bound of the divisor (r or v)")
-    discover: int | Literal["auto"] | None = Field(None, description="cluster reflections: K, or 'auto'")
-    embedder: str | None = None
-    reflect: bool = True
-    reflection: ReflectionMode = Field("loop", description="loop: the seed's multi-turn reflection; single: one")
-    reflect_rounds: int = Field(3, ge=1, le=10, description="most rounds of a reflection loop")
-    label_procedure: LabelProcedure = Field(
+    reflector: Annotated[str | None, Flag("--reflector")] = Field(
+        None, description="model that reflects on wrong answers (default: the solver)")
+    labels: Annotated[LabelSet | None, Flag("--labels", metavar="FILE")] = Field(
+        None, description="label set, or the path of a label set file (YAML/JSON; default: the seven defaults)")
+    formula: Annotated[Formula, Flag("--formula", "--variant")] = Field(
+        "printed", description="printed: tanh(e·v/r); prose: tanh(e·r/v)")
+    vr_source: Annotated[VRSource, Flag("--vr")] = Field("flow", description="source of v and r")
+    validity_mode: Annotated[ValidityMode, Flag("--validity")] = Field(
+        "share", description="flow v: share of decidable steps valid, or min")
+    redundancy_mode: Annotated[RedundancyMode, Flag("--redundancy")] = Field(
+        "share", description="flow r: share of steps off the path, or max (min/max: ReasonEval's rule)")
+    reasoneval_path: Annotated[str | None, Flag("--reasoneval")] = Field(
+        None, description="local ReasonEval checkpoint folder (--vr reasoneval)")
+    floor: Annotated[float, Flag("--floor")] = Field(DEFAULT_FLOOR, gt=0, le=1,
+                                                     description="lower bound of the divisor (r or v)")
+    discover: Annotated[int | Literal["auto"] | None, Flag("--discover-labels", metavar="K|auto")] = Field(
+        None, description="cluster reflections: K clusters, or 'auto'")
+    embedder: Annotated[str | None, Flag("--embedder")] = Field(
+        None, description="embedder for label discovery (default: local MiniLM)")
+    reflect: Annotated[bool, Flag("--no-reflect", invert=True)] = Field(
+        True, description="skip the self-reflection stage")
+    reflection: Annotated[ReflectionMode, Flag("--reflection")] = Field(
+        "loop", description="loop: the seed's multi-turn reflection; single: one request")
+    reflect_rounds: Annotated[int, Flag("--reflect-rounds")] = Field(
+        3, ge=1, le=10, description="most rounds of a reflection loop")
+    label_procedure: Annotated[LabelProcedure, Flag("--label-procedure")] = Field(
         "fixed", description="fixed: the given label set; paper: labels compiled from the clustered reflections")
-    judge_correct: bool = False
-    judge_limit: int | None = Field(None, ge=0)
-    judge_tokens: int = Field(384, ge=1)
-    reflect_tokens: int = Field(160, ge=1)
-    include_degenerate: bool = False
+    judge_correct: Annotated[bool, Flag("--judge-correct")] = Field(
+        False, description="also judge solutions with a right answer")
+    judge_limit: Annotated[int | None, Flag("--judge-limit")] = Field(
+        None, ge=0, description="judge at most N solutions (the rest: unjudged)")
+    judge_tokens: Annotated[int, Flag("--max-tokens")] = Field(384, ge=1, description="token cap of each judge reply")
+    reflect_tokens: Annotated[int, Flag("--reflect-tokens")] = Field(
+        160, ge=1, description="token cap of each reflection")
+    include_degenerate: Annotated[bool, Flag("--include-degenerate")] = Field(
+        False, description="also score empty, echoed, looping or wrong-script responses")
     #: a judge for the steps SymPy cannot decide: v then comes from the hybrid step check
-    step_judge: str | None = None
-    step_judge_options: dict[str, Any] = Field(default_factory=dict)
+    step_judge: Annotated[str | None, Flag("--step-judge")] = Field(
+        None, description="judge for the steps SymPy cannot decide (v from the hybrid check)")
+    step_judge_options: Annotated[dict[str, Any], Flag("--step-judge-option", "-S", merge=True)] = Field(
+        default_factory=dict, description="step judge model option key=value")
     boot: BootstrapConfig = Field(default_factory=BootstrapConfig)
     incoherence: IncoherenceConfig = Field(default_factory=IncoherenceConfig)
 

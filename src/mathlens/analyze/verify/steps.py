@@ -50,12 +50,20 @@ from mathlens.analyze.verify.pieces import (
 )
 from mathlens.analyze.verify.reading import DEFAULT_READING, Reading
 from mathlens.analyze.verify.results import (
+    MAX_SPANS_PER_SOLUTION,
+    SOLUTION_BUDGET_S,
+    STEP_TIMEOUT_S,
     ClaimCheck,
     StepMath,
+    StepStatus,
     VerifyConfig,
 )
 from mathlens.analyze.verify.signs import PlusMinus
 from mathlens.analyze.verify.text import split_relations
+
+# Kept importable from here, where they were defined before `results.py`.
+__all__ = ["MAX_SPANS_PER_SOLUTION", "SOLUTION_BUDGET_S", "STEP_TIMEOUT_S", "ClaimCheck", "StepMath", "StepStatus",
+           "VerifyConfig", "analyze_step", "context_from_question", "verify_steps"]
 
 # Less than this left of the solution's budget: the remaining steps are skipped.
 _MIN_STEP_S = 0.05

@@ -1,0 +1,1 @@
+"""Study files: a run described once, in YAML (`mathlens run STUDY.yaml`, `mathlens schema study`)."""

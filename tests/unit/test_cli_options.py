@@ -1,0 +1,32 @@
+"""Options the same on every command: `-q` is always `--quiet`, and a switch shows no `<bool>`."""
+
+from __future__ import annotations
+
+import click
+import pytest
+from typer.testing import CliRunner
+
+from mathlens.cli.main import COMMANDS, app, load_module_commands
+
+
+def _commands() -> list[tuple[str, click.Command]]:
+    out: list[tuple[str, click.Command]] = []
+    for module in sorted({m for m, _ in COMMANDS.values()}):
+        for name, cmd in load_module_commands(module).items():
+            subs = getattr(cmd, "commands", None)
+            out.extend((f"{name} {sub}", c) for sub, c in subs.items()) if subs else out.append((name, cmd))
+    return out
+
+
+def test_q_means_quiet_everywhere() -> None:
+    for name, cmd in _commands():
+        for param in cmd.params:
+            if "-q" in getattr(param, "opts", []):
+                assert "--quiet" in param.opts, f"mathlens {name}: -q is {param.opts}"
+
+
+@pytest.mark.parametrize("name", ["run", "grade", "maple", "analyze", "import", "report", "compare"])
+def test_switches_show_no_type_in_help(name: str) -> None:
+    res = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "<bool>" not in res.output and "--help" in res.output

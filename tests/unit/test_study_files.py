@@ -1,0 +1,150 @@
+"""Study files: `mathlens run STUDY.yaml` and `study:NAME`, the schema, flags over fields, bad files.
+
+Every built-in study runs end to end on the mock model (`--model mock/echo`, one question), and
+the run keeps the resolved study and names it in its manifest. The bad-file table
+(`tests/cases/study/bad_files.yaml`) holds files that must be refused with exit 2 and one line
+naming the file, the line and the field, with no traceback and no run directory.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from mathlens.cli.main import app
+from mathlens.runs.store import RunStore
+from mathlens.study.load import builtin_studies, load_study, study_schema
+from mathlens.study.model import Study
+from mathlens.study.resolve import STUDY_FILE
+
+CASES = Path(__file__).resolve().parents[1] / "cases" / "study" / "bad_files.yaml"
+BAD: dict[str, list[dict[str, Any]]] = yaml.safe_load(CASES.read_text(encoding="utf-8"))
+
+
+def _invoke(*args: str) -> tuple[int, str]:
+    """Exit code and output (stdout alone with --json, else stdout and stderr)."""
+    res = CliRunner().invoke(app, list(args))
+    return res.exit_code, res.stdout if "--json" in args else res.output
+
+
+#: the papers' studies call a judge and an Ollama embedder and read MATH500: they run against the
+#: stand-in server in tests/integration/test_study_files_papers.py
+PAPERS = {"calculus", "maple"}
+
+
+@pytest.mark.parametrize("name", [n for n in builtin_studies() if n not in PAPERS])
+def test_every_built_in_study_runs(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MATHLENS_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    code, output = _invoke("run", f"study:{name}", "--model", "mock/echo", "--limit", "1", "--out", str(out), "-q")
+    assert code == 0, output
+    study, _ = load_study(f"study:{name}")
+    store = RunStore(out)
+    manifest = store.manifest()
+    assert manifest.study == study.study and [m.spec for m in manifest.models] == ["mock/echo"]
+    saved = Study.model_validate(yaml.safe_load((out / STUDY_FILE).read_text(encoding="utf-8")))
+    assert saved.models[0].spec == "mock/echo" and all(s.limit == 1 for s in saved.items)
+    assert manifest.configurations == study.configurations and manifest.runs == study.repeats
+    for analysis in study.analyses:
+        assert (out / "analysis" / f"{analysis}.jsonl").is_file(), analysis
+    assert (out / "report.html").is_file() == study.report.html
+    assert (out / "tables" / "index.json").is_file() == bool(study.report.tables)
+
+
+def test_a_study_file_of_ones_own_with_flags_over_its_fields(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MATHLENS_CACHE_DIR", str(tmp_path / "cache"))
+    exam = tmp_path / "items" / "tiny.yaml"
+    exam.parent.mkdir()
+    exam.write_text(yaml.safe_dump({"id": "tiny", "name": "Tiny", "questions": [
+        {"id": "q1", "text": "What is 2 + 3?", "answers": ["5"]},
+        {"id": "q2", "text": "What is 4 * 6?", "answers": ["24"]}]}), encoding="utf-8")
+    study = tmp_path / "study.yaml"
+    study.write_text(yaml.safe_dump({
+        "study": "mine", "items": [{"source": "items/tiny.yaml"}],  # relative to the study file
+        "models": [{"spec": "mock/echo"}], "repeats": 2, "generation": {"max_tokens": 64},
+        "analyses": {"answers": {}}}), encoding="utf-8")
+    out = tmp_path / "run"
+    code, output = _invoke("run", str(study), "--runs", "1", "--max-tokens", "32", "--limit", "1",
+                           "--model", "mock/a", "--model", "mock/b", "--out", str(out), "--json")
+    assert code == 0, output
+    manifest = RunStore(out).manifest()
+    assert manifest.runs == 1 and manifest.generate.max_tokens == 32  # the flags win
+    assert [m.spec for m in manifest.models] == ["mock/a", "mock/b"]
+    assert manifest.items[0].source == str(exam) and manifest.items[0].limit == 1
+    assert json.loads(output)["total_tasks"] == 2  # one question, two models, one repeat
+    assert (out / "analysis" / "answers.jsonl").is_file()
+
+
+def test_sources_and_flags_alone_make_a_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MATHLENS_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    code, output = _invoke("run", "calc3-exam1", "--model", "mock/echo", "--limit", "2", "--config", "baseline",
+                           "--exam-mode", "sequential", "--out", str(out), "-q")
+    assert code == 0, output
+    saved = yaml.safe_load((out / STUDY_FILE).read_text(encoding="utf-8"))
+    assert saved["study"] == "command-line" and saved["exam_mode"] == "sequential"
+    assert saved["items"] == [{"source": "calc3-exam1", "format": "auto", "fields": None, "limit": 2,
+                               "sample": None}]
+
+
+@pytest.mark.parametrize(("case",), [pytest.param(c, id=f"{group}: {c['name']}")
+                                     for group, cases in BAD.items() for c in cases])
+def test_a_bad_study_file_is_refused_with_file_line_and_field(case: dict[str, Any], tmp_path: Path) -> None:
+    path = tmp_path / "study.yaml"
+    path.write_text(case["text"], encoding="utf-8")
+    out = tmp_path / "run"
+    code, output = _invoke("run", str(path), "--out", str(out))
+    message = " ".join(output.split())
+    assert code == 2, output
+    assert f"{path}:{case['line']}:" in message, message
+    if "field" in case:
+        assert f"field '{case['field']}'" in message, message
+    for words in case["says"]:
+        assert words in message, message
+    assert "Traceback" not in output and not out.exists()
+
+
+def test_a_bad_flag_over_a_study_names_the_flag(tmp_path: Path) -> None:
+    code, output = _invoke("run", "study:quickstart", "--limit", "0", "--out", str(tmp_path / "run"))
+    assert code == 2 and "--limit: Input should be greater than or equal to 1" in " ".join(output.split())
+    code, output = _invoke("run", "study:quickstart", "--exam-mode", "all", "--out", str(tmp_path / "run"))
+    assert code == 2 and "all" in output
+    code, output = _invoke("run", "study:nope")
+    assert code == 2 and "quickstart" in output  # the known studies are listed
+    code, output = _invoke("run", "study:quickstart", "calc3-exam1")
+    assert code == 2 and "run it alone" in output
+    assert not (tmp_path / "run").exists()
+
+
+def test_resume_keeps_the_study_and_refuses_to_change_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MATHLENS_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    assert _invoke("run", "study:quickstart", "--model", "mock/echo", "--limit", "1", "--out", str(out), "-q")[0] == 0
+    code, output = _invoke("run", "--resume", str(out), "--max-tokens", "9")
+    assert code == 2 and "--max-tokens cannot change a run being resumed" in output
+    code, output = _invoke("run", "--resume", str(out), "--attempts", "2", "--json")
+    assert code == 0 and json.loads(output)["this_invocation"]["skipped"] == 1
+
+
+def test_the_schema_describes_every_field_and_each_analysis_options() -> None:
+    code, output = _invoke("schema", "study")
+    assert code == 0
+    schema = json.loads(output)
+    assert set(schema["properties"]) == set(Study.model_fields)
+    assert schema["required"] == ["study", "items"]
+    analyses = schema["properties"]["analyses"]
+    assert analyses["additionalProperties"] is False and "threads" in analyses["properties"]["flow"]["properties"]
+    assert {"type": "string", "minLength": 1, "description": "provider/model"} in schema["$defs"]["ModelRef"]["anyOf"]
+
+
+def test_every_built_in_study_validates_against_the_schema() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = study_schema()
+    for name in builtin_studies():
+        path = Path(load_study(f"study:{name}")[1])
+        jsonschema.validate(yaml.safe_load(path.read_text(encoding="utf-8")), schema)
