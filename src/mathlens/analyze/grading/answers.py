@@ -59,7 +59,8 @@ _EMPHASIS = re.compile(r"\*\*|__|`")
 _FACTORIAL_END = re.compile(r"[\d)}]!$")
 _LETTER_IN_BRACKETS = re.compile(r"\(([A-Za-z])\)")
 # "150 minutes (2.5 hours)", "96 (the width 8 was intermediate)": a remark after the answer
-_REMARK = re.compile(r"(?<=\S)\s+\((?P<c>[^()]*(?:[A-Za-z]{3,}|≈|\\approx)[^()]*)\)\s*$")
+_REMARK = re.compile(r"(?<=\S)\s+\((?P<c>(?:or\s|i\.e\.|=)[^()]*|[^()]*(?:[A-Za-z]{3,}|≈|\\approx)[^()]*)\)\s*$")
+_RESTATEMENT = re.compile(r"^(?:or\s|i\.e\.|=)")  # `3/8 (or 0.375)`: the same value again
 _APPROX_REMARK = re.compile(r"^\s*(?:≈|\\approx|approx\.?|approximately|about|roughly|~)\s*")
 
 
@@ -164,13 +165,14 @@ def clean_answer(text: str) -> str:
 
 
 def _without_remark(s: str) -> str:
-    """`150 minutes (2.5 hours)` -> `150 minutes`; `1/3 (≈ 0.333)` -> `1/3 \\approx 0.333`: a
-    parenthesised remark in words after an answer goes, an approximation in brackets is kept as one."""
+    """`150 minutes (2.5 hours)` -> `150 minutes`; `3/8 (or 0.375)` -> `3/8`; `1/3 (≈ 0.333)` ->
+    `1/3 \\approx 0.333`: a parenthesised remark or restatement after an answer goes, an
+    approximation in brackets is kept as one."""
     m = _REMARK.search(s)
     if m is None or not re.search(r"[\d\\]", s[: m.start()]):
         return s
     approx = _APPROX_REMARK.match(m.group("c"))
-    if approx is None and prose_words(m.group("c")) == 0:
+    if approx is None and prose_words(m.group("c")) == 0 and not _RESTATEMENT.match(m.group("c")):
         return s  # `(3, \infty)`, `(x + 1)`: math, not a remark
     head = s[: m.start()].rstrip()
     return f"{head} \\approx {m.group('c')[approx.end():].strip()}" if approx else head

@@ -43,7 +43,8 @@ STATED: frozenset[str] = frozenset({"boxed", "answer_line", "answer_is", "theref
 
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _ANSWER_LINE = re.compile(
-    r"(?im)^[ \t>*_#-]*(?:final\s+answers?|answers?|ans\.?)[ \t*_]*(?:[:：]|[ \t]+[-–—](?=[ \t]))[ \t*_]*(?P<rest>.*)$"
+    r"(?im)^[ \t>*_#-]*(?:final\s+answers?|answers?|ans\.?|(?:final\s+)?result)[ \t*_]*"
+    r"(?:[:：]|[ \t]+[-–—](?=[ \t]))[ \t*_]*(?P<rest>.*)$"
 )
 _GSM_LINE = re.compile(r"(?m)(?:^[ \t]*A:|####)[ \t]*(?P<rest>.+)$")
 # the rest of the line is taken in a lookahead, so a later "the answer is" on the same line is
@@ -63,6 +64,12 @@ _CLAUSE_BREAK = re.compile(r",\s+")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)\s+")
 _STATEMENT_BREAK = re.compile(r"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)\s+|\n")
 _DISPLAY = re.compile(r"\s*(?:\$\$|\\\[)\s*(.+?)\s*(?:\$\$|\\\])", re.S)  # a display block after "Answer:"
+# a closing check of the answer, on a line of its own: "Check: 40 - 13 = 27", "**Verification:** ..."
+_CHECK = re.compile(r"(?im)^[ \t>*_#-]*(?:let(?:'s|\s+me|\s+us)\s+)?(?:double[- ]?)?"
+                    r"(?:check(?:ing)?|verif(?:y|ication|ying)|sanity\s+check)\b[^\n]*:")
+# a conclusion after a check ("Checking each case: ... So x = 2."): the check was part of the work
+_CONCLUSION = re.compile(r"(?im)^[ \t>*_#-]*(?:so|thus|therefore|hence|the\s+(?:final\s+)?"
+                         r"(?:answer|solution|result|value)s?)\b")
 _INLINE_PARTS = re.compile(r"\(\s*[a-hA-H]\s*\)")
 _ASIDE = re.compile(r"^\s*\(.*\)\s*[.!]?\s*$", re.S)
 _MATHY = re.compile(r"[\d=<>()\[\]{}^/*+\\√π∞≤≥≠-]")
@@ -305,10 +312,25 @@ def _locate(text: str, allow_whole: bool) -> Located:
 
 def _from_sentences(full: str, allow_whole: bool) -> Located:
     """The steps that read the closing sentences, then the shape of the text, then the last number
-    (in the last `SENTENCE_WINDOW` characters; spans are offsets into `full`)."""
+    (in the last `SENTENCE_WINDOW` characters before a closing check of the answer; spans are
+    offsets into `full`)."""
+    full = _before_check(full)
     shift = max(0, len(full) - SENTENCE_WINDOW)
     found = _closing(full[shift:], allow_whole and shift == 0)
     return Located(found.raw, found.how, found.start + shift, found.end + shift, found.subject)
+
+
+def _before_check(text: str) -> str:
+    """The text before a closing check of the answer ("Check: 40 - 13 = 27 ✓" verifies the value
+    stated before it, and its numbers are not the answer): cut at the last check heading when
+    numbers come before it and no conclusion follows it."""
+    checks = list(_CHECK.finditer(text, max(0, len(text) - SENTENCE_WINDOW)))
+    if not checks:
+        return text
+    at = checks[-1].start()
+    if at == 0 or not re.search(r"\d", text[:at]) or _CONCLUSION.search(text, checks[-1].end()):
+        return text
+    return text[:at]
 
 
 def _closing(text: str, allow_whole: bool) -> Located:

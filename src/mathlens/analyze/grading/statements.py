@@ -44,7 +44,7 @@ _TRAILING_PROSE = re.compile(
     r",\s*(?:(?:which\s+is\s+)?(?:attained|achieved|reached|obtained|occurring|taken|found)\b|"
     r"at\s+(?=\$|\\\(|[a-z]\s*=)).*$")
 _TRAILING_PAREN_WORDS = re.compile(r"\s*\((?:[A-Za-z]{2,}[\s,-]*){1,6}\)\s*$")
-_STEP_LABEL = re.compile(r"(?i)^\s*(?:step\s*\d+\s*[:.)]?|\d+[.)](?=\s))\s*")
+_STEP_LABEL = re.compile(r"(?i)^\s*(?:[-*•]\s*)?(?:step\s*\d+\s*[:.)]?|\d+[.)](?=\s))\s*")
 _SUBJECT_LEAD = re.compile(r"(?i)^all\s+(?:real\s+)?(?:numbers\s+)?[a-z]\s+(?:with|such\s+that|where|satisfying)\s+")
 _MATHY = re.compile(r"[\d=<>()\[\]{}^/*+\\√π∞≤≥≠-]")
 _VARIABLE = re.compile(r"^(?:\\?[A-Za-z]|\\[a-z]+)(?:_\{?[A-Za-z0-9]+\}?)?'*$")
@@ -59,6 +59,7 @@ _SUBSCRIPT_NAME = re.compile(r"^[A-Za-z]_\{[^{}]*=[^{}]*\}$")
 _EXPRESSION = re.compile(r"[+\-*/^]|\d[A-Za-z]|[A-Za-z]\s*\(.*\)\s*[A-Za-z(]")
 _CALL_ARGUMENTS = re.compile(r"\([^()]*\)")
 _FUNCTION_MARKS = re.compile(r"(?<=[A-Za-z'])\^\{?(?:-1|\(\d+\)|\\prime+)\}?(?=\s*\()")
+_NAME_WORD = re.compile(r"[A-Z][a-z]{2,}")
 _ONE_LETTER = re.compile(r"\(?[A-Za-z]\)?")
 _OPEN, _CLOSE = "([{", ")]}"
 # LaTeX commands, function names and constants: what is left of a value once they go is no letter
@@ -228,7 +229,8 @@ def answerish(s: str) -> bool:
     if _MATHY.search(t) or answer_word(t):
         return True
     low = t.lower()
-    return low in MATH_WORDS or bool(_ONE_LETTER.fullmatch(t))
+    # a single capitalised word names the answer: "Tuesday", "Maria"
+    return low in MATH_WORDS or bool(_ONE_LETTER.fullmatch(t)) or bool(_NAME_WORD.fullmatch(t))
 
 
 _PIECEWISE_HINT = re.compile(r"(?i)\b(?:if|for|when)\b[^.]*[<>≤≥=]|\\begin\{cases\}")
