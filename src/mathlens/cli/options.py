@@ -44,7 +44,8 @@ def _option(ff: FlagField) -> tuple[Any, Any]:
     if get_origin(ff.kind) is dict or ff.kind is dict or ff.flag.merge:
         return list[str], typer.Option(None, *names, help=ff.help, metavar=ff.flag.metavar or "KEY=VALUE",
                                        show_default=False)
-    base: Any = ff.kind if ff.kind in (int, float, str) else str
+    # A split field takes comma-separated text (`--conditions 1,4`); the model reads each part.
+    base: Any = ff.kind if ff.kind in (int, float, str) and not ff.flag.split else str
     choices = ff.choices
     if choices:  # typer offers choices through an Enum; its values are read back in `gather`
         base = enum.Enum(ff.dest, {c: c for c in choices}, type=str)  # type: ignore[misc,no-redef]
@@ -142,5 +143,6 @@ def options_from(model: type[M], flags: FlagValues, data: dict[str, Any] | None 
         return model.model_validate(values)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = flags.owner(tuple(first["loc"])) or ".".join(str(p) for p in first["loc"]) or model.__name__
-        raise UserError(f"{where}: {first['msg']}") from None
+        where = flags.owner(tuple(first["loc"])) or ".".join(str(p) for p in first["loc"])
+        message = str(first["msg"]).removeprefix("Value error, ")  # a validator's own message reads alone
+        raise UserError(f"{where}: {message}" if where else message) from None
