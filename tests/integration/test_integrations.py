@@ -86,6 +86,8 @@ def test_the_inspect_scorers_run_in_a_real_task(inspect_log: Path) -> None:
         else:
             assert step["value"] in ("C", "N") and step["metadata"]["invalid_steps"] == 0
     assert scores["add"]["mathlens_answer"]["answer"] == "12.0"
+    span = scores["add"]["mathlens_answer"]["metadata"]["span"]
+    assert "7 + 5 = 12.0"[span["start"]:span["end"]] == "12.0"
     metrics = {s["name"]: s["metrics"]["accuracy"]["value"] for s in log["results"]["scores"]}
     assert metrics["mathlens_answer"] == pytest.approx(4 / 6)
 

@@ -73,3 +73,14 @@ def test_load_json_refuses_depth_and_non_finite_numbers() -> None:
         with pytest.raises(JsonLimitError, match="finite"):
             load_json(text, 10, finite=True)
     assert load_json(b'{"a": [1.5, "NaN"]}', 10, finite=True) == {"a": [1.5, "NaN"]}
+
+
+def test_reading_holds_the_values_for_one_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mathlens.items.limits import reading
+
+    monkeypatch.setenv("MATHLENS_LIMIT_SOURCE_ROWS", "7")
+    with reading() as held:
+        assert held["source_rows"] == SOURCE_ROWS.value == 7
+        monkeypatch.setenv("MATHLENS_LIMIT_SOURCE_ROWS", "9")  # read once: the file keeps its limits
+        assert SOURCE_ROWS.value == 7
+    assert SOURCE_ROWS.value == 9

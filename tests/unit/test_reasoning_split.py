@@ -107,8 +107,7 @@ async def test_llamacpp_inline_trace(tmp_path: Path, monkeypatch: pytest.MonkeyP
     model = get_model(f"llamacpp/{gguf}", {"chat_format": "chatml", "n_threads": 1}, retry=FAST)
     provider = model.provider
     assert isinstance(provider, llamacpp.LlamaCppProvider)
-    key = (str(provider.path), provider.n_ctx, provider.n_threads, provider.chat_format)
-    monkeypatch.setitem(llamacpp._LOADED, key, _FakeLlama(content, finish))
+    monkeypatch.setitem(llamacpp._LOADED, provider.load_key, _FakeLlama(content, finish))
     out = await model.generate(MSGS, GenerateConfig())
     assert (out.reasoning, out.text) == (reasoning, text)
     assert out.finish_reason == finish

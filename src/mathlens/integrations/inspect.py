@@ -9,9 +9,10 @@
 (`mathlens.check_answer`: numbers, fractions, LaTeX, symbolic expressions, sets, intervals, words;
 several targets are several accepted answers; a sample with choices is multiple choice): the value
 is `C` (correct) or `I`; `answer` is the answer read; `metadata` holds mathlens's verdict word
-(`correct`, `incorrect`, `unparseable`, `unverifiable`, `no_reference`) and how the two answers were
-compared. `steps()` checks every step of the output (`mathlens.verify_steps`, with the sample's
-input as the question, whose definitions the steps may use): `I` when a step states something
+(`correct`, `incorrect`, `unparseable`, `unverifiable`, `no_reference`), how the two answers were
+compared and where in the output the answer was read (`span`: offsets and text). `steps()`
+checks every step of the output (`mathlens.verify_steps`, with the sample's input as the question,
+whose definitions the steps may use): `I` when a step states something
 false, `C` when some step was checked and none is false, `N` when nothing could be checked; its
 `metadata` holds every step's verdict, claims (with what a false claim's left side really is) and
 confidence, and the index of the first false step. Both run the symbolic work in mathlens's
@@ -54,7 +55,9 @@ def answer(timeout_s: float = 3.0) -> Scorer:
                      explanation=f"{verdict.status}: read {verdict.predicted!r}, reference {verdict.reference!r}"
                                  + (f" ({method})" if method else ""),
                      metadata={"status": verdict.status, "how": verdict.how, "method": method,
-                               "reference": verdict.reference, "note": verdict.note or None})
+                               "reference": verdict.reference, "note": verdict.note or None,
+                               # where in the output the answer was read (character offsets)
+                               "span": verdict.span.model_dump(mode="json") if verdict.span else None})
 
     return score
 

@@ -8,13 +8,18 @@ raised for one command by an environment variable, `MATHLENS_LIMIT_<NAME>=N`:
     MATHLENS_LIMIT_SOURCE_BYTES=1073741824 mathlens import big.eval --out runs/big
 
 The values are read when they are used (so a test or a notebook can set the variable at any
-time); a value that is not a whole number >= 1 is itself an error naming the variable.
+time), or once for a whole file inside `reading()`, which the import wraps around each source (a
+per-row check then costs a lookup, not an environment read); a value that is not a whole number
+>= 1 is itself an error naming the variable.
 docs/limits.md lists the table with what each limit guards against.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from mathlens.errors import UserError
@@ -39,6 +44,9 @@ class ReaderLimit:
     @property
     def value(self) -> int:
         """The limit in force: the environment variable's value when it is set, else the default."""
+        held = _HELD.get()
+        if held is not None and self.name in held:
+            return held[self.name]
         raw = os.environ.get(self.env)
         if raw is None or not raw.strip():
             return self.default
@@ -60,6 +68,8 @@ class ReaderLimit:
 
 
 _CACHE: dict[str, int] = {}
+#: the values `reading()` holds for the file being read (None outside it)
+_HELD: ContextVar[dict[str, int] | None] = ContextVar("mathlens_reader_limits", default=None)
 
 
 def _parse(env: str, raw: str) -> int:
@@ -100,3 +110,17 @@ LIMITS: dict[str, ReaderLimit] = {lim.name: lim for lim in (
     ITEM_YAML_BYTES, ITEM_JSONL_BYTES, ITEM_RECORD_BYTES, ITEM_RECORDS, ITEM_TEXT_CHARS, ITEM_NESTING, YAML_VALUES,
     SOURCE_BYTES, SOURCE_LINE_BYTES, SOURCE_ROWS, SOURCE_TEXT_CHARS, SOURCE_MESSAGES, SOURCE_NESTING,
     MEMBER_BYTES, UNPACKED_BYTES, ARCHIVE_MEMBERS)}
+
+
+@contextmanager
+def reading() -> Iterator[dict[str, int]]:
+    """Hold every limit's value for the body (one file's reading): read once, looked up cheaply."""
+    if _HELD.get() is not None:  # already inside: keep the outer values
+        yield _HELD.get() or {}
+        return
+    values = {name: limit.value for name, limit in LIMITS.items()}
+    token = _HELD.set(values)
+    try:
+        yield values
+    finally:
+        _HELD.reset(token)

@@ -155,9 +155,14 @@ class LlamaCppProvider(Provider):
                             f"(-M chat_handler={self.chat_handler}); choose another handler")
         return cls(clip_model_path=str(self.mmproj), verbose=False)
 
+    @property
+    def load_key(self) -> tuple[str, int, int, str | None, str | None]:
+        """What identifies one loaded model in this process: models with the same key share it."""
+        return (str(self.path), self.n_ctx, self.n_threads, self.chat_format,
+                f"{self.mmproj}:{self.chat_handler}" if self.mmproj is not None else None)
+
     def _llm(self) -> Any:
-        key = (str(self.path), self.n_ctx, self.n_threads, self.chat_format,
-               f"{self.mmproj}:{self.chat_handler}" if self.mmproj is not None else None)
+        key = self.load_key
         with _LOAD_LOCK:
             if key not in _LOADED:
                 try:

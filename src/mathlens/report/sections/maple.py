@@ -105,6 +105,9 @@ def build(ctx: ReportContext) -> MapleData | None:
         s = doc.summary
         sfx = f" · {run.label}" if ctx.multi_run else ""
         settings += [(f"judge{sfx}", s.judge), (f"reflector{sfx}", s.reflector),
+                     (f"reflection{sfx}", s.reflection + (f", up to {s.reflect_rounds} rounds"
+                                                          if s.reflection == "loop" else "")),
+                     (f"labels{sfx}", f"{s.label_procedure}: {s.labels_note}" if s.labels_note else s.label_procedure),
                      (f"formula{sfx}", s.formula), (f"v/r source{sfx}", s.vr_source),
                      (f"floor{sfx}", f"{s.floor:g}"),
                      (f"degenerate responses{sfx}", "included" if s.include_degenerate else

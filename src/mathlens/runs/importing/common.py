@@ -300,8 +300,9 @@ def source_score(scorer: str, value: Any, answer: Any = None) -> SourceScore:
     else:
         kept = json.dumps(value, default=str)[:200]
     text = answer if isinstance(answer, str) else None if answer is None else str(answer)
-    return SourceScore(scorer=scorer[:200], value=kept, correct=read_correct(value),
-                       answer=text[:MAX_METADATA_CHARS] if text is not None else None)
+    # every field is checked above: no validation needed (this runs once per imported row)
+    return SourceScore.model_construct(scorer=scorer[:200], value=kept, correct=read_correct(value),
+                                       answer=text[:MAX_METADATA_CHARS] if text is not None else None)
 
 
 def scalar_metadata(value: Any, skip: frozenset[str] = frozenset()) -> tuple[tuple[str, Scalar], ...]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from mathlens.errors import UserError
+from mathlens.items.limits import reading
 from mathlens.items.loaders import load_items
 from mathlens.models.base import GenerateConfig, Message
 from mathlens.models.cache import content_hash, request_hash
@@ -141,6 +142,11 @@ def read_source(request: ImportRequest, fmt: ImportFormat) -> SourceLog:
 
 def import_run(request: ImportRequest) -> ImportResult:
     """Read, match and write; see the module notes. Raises `UserError` before writing anything."""
+    with reading():  # the limits are read once for the whole import
+        return _import(request)
+
+
+def _import(request: ImportRequest) -> ImportResult:
     out = request.out
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UserError(f"{out} already exists and is not empty: choose another --out")

@@ -147,6 +147,8 @@ def _lookup(obj: dict[str, Any], key: str) -> Any:
     exists as it is, dots and brackets included, wins."""
     if key in obj:
         return obj[key]
+    if "." not in key and "[" not in key:  # a plain key that is not there (most default keys)
+        return _MISSING
     parsed = key_path(key)
     if parsed is None:
         return _MISSING
@@ -189,6 +191,7 @@ class _Mapping:
         self.required = set(_PRESET_REQUIRED.get(preset or "", ())) - set(mapping)
         keys = {**self.preset, **self.given}
         self.star = [f for f, k in keys.items() if None in (key_path(k) or ())]
+        self.mapped = frozenset(keys)
 
     def key(self, name: str) -> str:
         return self.given.get(name) or self.preset.get(name) or name
@@ -206,17 +209,29 @@ class _Mapping:
                     return None
                 how = f"mapped with -F {name}={key}" if source is self.given else f"the layout reads {name} from it"
                 raise SourceError(path, where, key, f"is missing ({how})")
+        return self._default(obj, name)
+
+    @staticmethod
+    def _default(obj: dict[str, Any], name: str) -> Any:
         for key in DEFAULT_KEYS[name]:
-            value = _lookup(obj, key)
+            value = obj.get(key)
+            if value is None and ("." in key or "[" in key):
+                value = _lookup(obj, key)
             if value is not _MISSING and value is not None:
                 return value
         return None
+
+    def values(self, path: Path, where: str, obj: dict[str, Any], record_key: str | None) -> dict[str, Any]:
+        """Every field's value in one row (a field neither mapped nor laid out: its default keys)."""
+        mapped = self.mapped
+        return {name: self.value(path, where, obj, name, record_key) if name in mapped else self._default(obj, name)
+                for name in FIELDS}
 
 
 def _expand(path: Path, where: str, obj: dict[str, Any], m: _Mapping, record_key: str | None,
             csv: bool) -> Iterator[tuple[str, dict[str, Any], int | None]]:
     """(where, field values, element index) per row, one per element when fields use [*]."""
-    values = {name: m.value(path, where, obj, name, record_key) for name in FIELDS}
+    values = m.values(path, where, obj, record_key)
     if csv:
         values = {k: None if v == "" else v for k, v in values.items()}
     if not m.star:

@@ -1,0 +1,62 @@
+"""The scorer audit on third-party data: GSM8K model solutions whose human `is_correct` labels are
+imported as the source's verdicts (`-F score=MODEL.is_correct`).
+
+The `source-agreement` analysis then measures mathlens's answer check against people. Its 2x2
+table must be exactly what the labels and the answers analysis give when counted here directly,
+and the agreement high. (The answer checker was developed against this file: the figure is
+in-sample.)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mathlens.analyze.grading.answer_records import ANSWERS
+from mathlens.analyze.source_agreement.models import SOURCE_AGREEMENT
+from mathlens.cli.main import app
+from mathlens.runs.store import RunStore
+
+ROWS = 300
+MODELS = ("6b_verification", "175b_finetuning")
+
+
+def _cli(*args: str) -> str:
+    res = CliRunner().invoke(app, list(args), catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", MODELS)
+def test_the_audit_of_human_labels_counts_what_the_labels_say(model: str, shared_data: Path, tmp_path: Path) -> None:
+    rows = [json.loads(line) for line in
+            (shared_data / "gsm8k_model_solutions.jsonl").read_text(encoding="utf-8").splitlines()[:ROWS]]
+    source = tmp_path / "solutions.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    items = tmp_path / "gsm8k.jsonl"
+    items.write_text("".join(line + "\n" for line in
+                             (shared_data / "gsm8k_test.jsonl").read_text(encoding="utf-8").splitlines()[:ROWS]),
+                     encoding="utf-8")
+    run = tmp_path / "run"
+    _cli("import", str(source), "--format", "jsonl", "--items", str(items), "--items-format", "gsm8k",
+         "-F", "question=question", "-F", f"response={model}.solution", "-F", f"score={model}.is_correct",
+         "--model", model, "--out", str(run))
+    _cli("analyze", str(run), "--only", "answers,source-agreement")
+    questions = RunStore(run).questions()
+    label = {r["question"]: r[model]["is_correct"] for r in rows}
+    counts = [0, 0, 0, 0]  # both correct, only the people say correct, only mathlens, neither
+    for entry in ANSWERS.entries(run):
+        human = label[questions[(entry.record.exam_id, entry.record.question_id)].prompt_text()]
+        mine = entry.status == "correct"
+        counts[0 if human and mine else 1 if human else 2 if mine else 3] += 1
+    doc = SOURCE_AGREEMENT.read(run)
+    assert doc is not None
+    (row,) = doc.summary.rows
+    assert [row.both_correct, row.source_only, row.mathlens_only, row.both_incorrect] == counts
+    assert row.compared == ROWS and not row.left_out
+    assert row.agreement.estimate is not None and row.agreement.estimate >= 0.97
+    assert row.kappa.estimate is not None and row.kappa.low is not None and row.kappa.low > 0.9
