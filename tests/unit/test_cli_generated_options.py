@@ -1,7 +1,6 @@
-"""Options generated from the models they fill: `tutor run`, `tutor score` and `kb build` (and `kb
-query`'s embedder) take their flags from `StudyOptions`, `ScoreOptions`, `BuildSettings` and
-`EmbedderChoice`, so a field is declared once; `-q` is the same switch on every command that
-shows progress."""
+"""Options generated from the models they fill: `tutor score` and `kb build` (and `kb query`'s
+embedder) take their flags from `ScoreOptions`, `BuildSettings` and `EmbedderChoice`, so a field
+is declared once; `-q` is the same switch on every command that shows progress."""
 
 from __future__ import annotations
 
@@ -17,10 +16,8 @@ from typer.core import TyperOption
 from typer.testing import CliRunner
 
 from mathlens.analyze.adaptivity.analyzer import ScoreOptions
-from mathlens.analyze.adaptivity.study import StudyOptions
 from mathlens.cli.main import app, load_module_commands
 from mathlens.flags import flag_fields
-from mathlens.runs.store import RunStore
 from mathlens.solve.retrieval.build import BuildSettings, EmbedderChoice
 
 runner = CliRunner()
@@ -39,7 +36,6 @@ def _names(cmd: Any) -> set[str]:
 
 #: the options each command declares itself (what its model cannot hold)
 OWN = {
-    "tutor run": ({"--out", "--resume", "--dry-run", "--no-cache", "--quiet", "-q", "--json"}, StudyOptions),
     "tutor score": ({"--judge", "-j", "-J", "--no-cache", "--quiet", "-q", "--json"}, ScoreOptions),
     "kb build": ({"--name", "--quiet", "-q", "--json"}, BuildSettings),
     "kb query": ({"--mode", "--contextual", "--top-k", "-k", "--json"}, EmbedderChoice),
@@ -54,8 +50,7 @@ def test_every_other_option_is_a_model_field(path: str) -> None:
     assert _names(_command(path)) == own | flagged
 
 
-@pytest.mark.parametrize("path", ["run", "grade", "maple", "analyze", "import", "tutor run", "tutor score",
-                                  "kb build"])
+@pytest.mark.parametrize("path", ["run", "grade", "maple", "analyze", "import", "tutor score", "kb build"])
 def test_commands_that_show_progress_take_quiet(path: str) -> None:
     opts = [getattr(p, "opts", []) for p in _command(path).params]
     assert ["--quiet", "-q"] in opts or ["-q", "--quiet"] in opts, f"mathlens {path}: {opts}"
@@ -66,39 +61,11 @@ def _invoke(*args: str) -> tuple[int, str]:
     return res.exit_code, res.output
 
 
-def test_tutor_run_flags_fill_the_design(tmp_path: Path) -> None:
+def test_tutor_score_flags_reach_the_analyzer_and_quiet_prints_nothing(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    code, out = _invoke("tutor", "run", "tutoring", "-m", "mock/echo", "-c", "4,1", "--limit", "1", "--all-grades",
-                        "--images", "describe", "--max-tokens", "64", "-M", "vision=false", "--out", str(run),
-                        "--json", "--no-cache")
+    code, out = _invoke("tutor", "run", "tutoring", "--model", "mock/echo", "--conditions", "2", "--limit", "1",
+                        "--out", str(run), "--no-cache", "--json")
     assert code == 0, out
-    manifest = RunStore(run).manifest()
-    assert manifest.tutor is not None
-    assert manifest.tutor.conditions == (1, 4) and not manifest.tutor.match_grade
-    assert manifest.tutor.image_mode == "describe"
-    assert [m.spec for m in manifest.models] == ["mock/echo"] and manifest.models[0].options == {"vision": False}
-    assert manifest.generate.max_tokens == 64
-    # the design is the manifest's: a resumed run refuses a flag that would change it, by name
-    code, out = _invoke("tutor", "run", "--resume", str(run), "--model", "mock/other")
-    assert code == 2 and "--model cannot change a run being resumed" in out
-
-
-@pytest.mark.parametrize(("args", "expected"), [
-    (["-c", "7"], "--conditions: unknown context condition '7'"),
-    (["-c", "1,1"], "--conditions: context condition 1 is listed twice"),
-    (["--max-tokens", "0"], "--max-tokens: Input should be greater than or equal to 1"),
-    (["--limit", "0"], "--limit: Input should be greater than or equal to 1"),
-])
-def test_tutor_run_bad_flags_are_named(args: list[str], expected: str) -> None:
-    code, out = _invoke("tutor", "run", "tutoring", "-m", "mock/echo", "--dry-run", *args)
-    assert code == 2 and expected in " ".join(out.split()), out
-
-
-def test_quiet_tutor_run_and_score_print_nothing(tmp_path: Path) -> None:
-    run = tmp_path / "run"
-    code, out = _invoke("tutor", "run", "tutoring", "-m", "mock/echo", "-c", "2", "--limit", "1", "--out", str(run),
-                        "--no-cache", "-q")
-    assert code == 0 and out == ""
     yes = json.dumps({"rationale": "fine", "rating": "yes"})
     code, out = _invoke("tutor", "score", str(run), "--judge", "mock/j", "-J", f"responses=[{json.dumps(yes)}]",
                         "--items", "Q1,Q13", "--limit", "2", "--no-cache", "-q")

@@ -44,7 +44,7 @@ def _option(ff: FlagField) -> tuple[Any, Any]:
     if get_origin(ff.kind) is dict or ff.kind is dict or ff.flag.merge:
         return list[str], typer.Option(None, *names, help=ff.help, metavar=ff.flag.metavar or "KEY=VALUE",
                                        show_default=False)
-    # A split field takes comma-separated text (`--conditions 1,4`); the model reads each part.
+    # a comma-separated list is read as text and split before its field checks the values
     base: Any = ff.kind if ff.kind in (int, float, str) and not ff.flag.split else str
     choices = ff.choices
     if choices:  # typer offers choices through an Enum; its values are read back in `gather`

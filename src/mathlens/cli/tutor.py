@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from mathlens.analyze.adaptivity.analyzer import ScoreOptions, listening
+from mathlens.analyze.adaptivity.conditions import IMAGE_MODES, parse_conditions
 from mathlens.analyze.adaptivity.design import design_of
 from mathlens.analyze.adaptivity.study import (
     StudyOptions,
@@ -38,7 +39,7 @@ from mathlens.errors import UserError
 from mathlens.flags import FlagValues
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import RetryPolicy, closing_all
-from mathlens.models.registry import parse_options
+from mathlens.models.registry import DEFAULT_MODEL, parse_options
 from mathlens.runs.records import RunRecord
 from mathlens.runs.runner import Progress as RunProgress
 from mathlens.runs.runner import build_models, now_utc
@@ -61,30 +62,39 @@ def _csv(values: list[str] | None) -> list[str]:
 
 @tutor_app.command("run")
 @user_errors
-@with_model_options(StudyOptions)
 def run_cmd(
     items: list[str] = typer.Argument(None, help="Item files, or 'tutoring' for the built-in items."),
+    profiles: str = typer.Option("default", "--profiles", "-p",
+                                 help="default | balanced[:PER_CELL[:SEED]] | a profile YAML file."),
+    conditions: str = typer.Option("1,2,3,4", "--conditions", "-c", help="Context conditions to run (1-4)."),
+    model: list[str] = typer.Option(None, "--model", "-m", help=f"provider/model, repeatable ({DEFAULT_MODEL})"),
+    model_option: list[str] = typer.Option(None, "-M", help="Model option key=value (all models)."),
+    images: str = typer.Option("auto", "--images", help="auto | send | describe: how diagrams reach models."),
+    max_tokens: int = typer.Option(512, "--max-tokens", min=1, help="Token cap per tutoring response."),
+    limit: int = typer.Option(None, "--limit", min=1, help="First K items of each file."),
+    all_grades: bool = typer.Option(False, "--all-grades", help="Pair every learner with every item."),
     out: Path = typer.Option(None, "--out", help="Run directory (default runs/RUN_ID)."),
     resume: Path = typer.Option(None, "--resume", help="Continue a tutoring run in this directory."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Count the requests; call nothing."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the response cache."),
-    quiet: bool = QUIET_OPTION,
     as_json: bool = JSON_OPTION,
-    flags: FlagValues = NO_FLAGS,
 ) -> None:
     """Ask models to tutor each learner profile on each item under each context condition."""
+    if images not in IMAGE_MODES:
+        raise UserError(f"--images must be one of {', '.join(IMAGE_MODES)} (not {images!r})")
     if resume is not None:
         if items:
             raise UserError("--resume takes the run directory only; the design is in its manifest")
-        if flags.given:
-            raise UserError(f"{flags.given[0][0].name} cannot change a run being resumed (--resume uses the design "
-                            "in its manifest)")
         store = RunStore(resume)
         manifest = store.manifest()
     else:
         if not items:
             raise UserError("name at least one item file, or 'tutoring' for the built-in items")
-        manifest = new_manifest(options_from(StudyOptions, flags, {"items": list(items)}))
+        opts = StudyOptions(items=list(items), models=list(model or [DEFAULT_MODEL]), profiles=profiles,
+                            conditions=parse_conditions(conditions), model_options=parse_options(model_option),
+                            image_mode=images, max_tokens=max_tokens, limit=limit,
+                            match_grade=not all_grades)
+        manifest = new_manifest(opts)
         store = RunStore(out or Path("runs") / manifest.run_id)
         if store.records_path.exists() and store.records_path.stat().st_size > 0:
             raise UserError(f"{store.root} already holds a run: use --resume {store.root} or another --out")
@@ -100,12 +110,9 @@ def run_cmd(
                                    "total_requests": len(tasks), "already_done": len(done),
                                    "models": [m.spec for m in manifest.models],
                                    "conditions": manifest.configurations}
-            if as_json:
-                emit_json(doc)
-            elif not quiet:
-                console.print(f"{doc['requests']} requests to send")
+            emit_json(doc) if as_json else console.print(f"{doc['requests']} requests to send")
             return
-        bar = _bar(not (as_json or quiet) and sys.stderr.isatty(), "tutoring")
+        bar = _bar(not as_json and sys.stderr.isatty(), "tutoring")
         task_id: Any = None
 
         def on_start(total: int, done: int) -> None:
@@ -126,10 +133,7 @@ def run_cmd(
         if cache is not None:
             cache.close()
     summary = run_summary(store, result)
-    if as_json:
-        emit_json(summary)
-    elif not quiet:
-        print_summary(summary)
+    emit_json(summary) if as_json else print_summary(summary)
 
 
 @tutor_app.command("score")

@@ -13,15 +13,12 @@ Scores, statistics and agreement are read and written only through their documen
 
 from __future__ import annotations
 
-from typing import Annotated, Any
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from dataclasses import dataclass, field
+from typing import Any
 
 from mathlens.errors import UserError
-from mathlens.flags import Flag
 from mathlens.items.schema import Exam
 from mathlens.models.model import Model
-from mathlens.models.registry import DEFAULT_MODEL
 from mathlens.runs.documents import DocumentVersionError
 from mathlens.runs.plan import plan_tasks
 from mathlens.runs.records import ItemSource, Manifest, ModelEntry, Task
@@ -31,7 +28,6 @@ from mathlens.runs.store import RunStore
 from mathlens.solve.tutoring import CONDITIONS, ImageMode, TutorDesign, condition_label
 
 from .agreement import TUTOR_AGREEMENT, AgreementOptions, AgreementReport, agreement_report
-from .conditions import parse_conditions
 from .design import Cell, cells_of, design_of, load_tutor_exams, resolve_items, tutor_generate_config
 from .judge import TUTOR_SCORES, ScoreSet
 from .profiles import grade_objectives, load_profiles
@@ -40,41 +36,20 @@ from .tables import TUTOR_STATS, DimensionScore, TutorStats, TutorStatsSummary, 
 from .worksheet import load_human
 
 
-class StudyOptions(BaseModel):
-    """Everything `mathlens tutor run` decides before the first request (its options are generated
-    from the fields marked with a `Flag`)."""
+@dataclass(frozen=True)
+class StudyOptions:
+    """Everything `mathlens tutor run` decides before the first request."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    items: list[str] = Field(default_factory=list, description="item files, or 'tutoring' for the built-in items")
-    models: Annotated[list[str], Flag("--model", "-m")] = Field(
-        default_factory=lambda: [DEFAULT_MODEL], min_length=1, description="provider/model, repeatable")
-    model_options: Annotated[dict[str, Any], Flag("-M", merge=True, metavar="KEY=VALUE")] = Field(
-        default_factory=dict, description="model option key=value (all models)")
-    profiles: Annotated[str, Flag("--profiles", "-p")] = Field(
-        "default", min_length=1, description="default | balanced[:PER_CELL[:SEED]] | a profile YAML file")
-    conditions: Annotated[list[int], Flag("--conditions", "-c", split=True)] = Field(
-        default_factory=lambda: [1, 2, 3, 4], min_length=1, description="context conditions to run (1-4)")
-    image_mode: Annotated[ImageMode, Flag("--images")] = Field(
-        "auto", description="how diagrams reach the models: auto, send (models that read images), describe (a "
-                            "written description)")
-    max_tokens: Annotated[int, Flag("--max-tokens")] = Field(512, ge=1, description="token cap per tutoring response")
-    limit: Annotated[int | None, Flag("--limit")] = Field(None, ge=1, description="the first K items of each file")
-    match_grade: Annotated[bool, Flag("--all-grades", invert=True, help="pair every learner with every item")] = Field(
-        True, description="pair a learner only with items of their grade")
+    items: list[str]
+    models: list[str]
+    profiles: str = "default"
+    conditions: list[int] = field(default_factory=lambda: [1, 2, 3, 4])
+    model_options: dict[str, Any] = field(default_factory=dict)
+    image_mode: ImageMode = "auto"
+    max_tokens: int = 512
+    limit: int | None = None
+    match_grade: bool = True
     run_id: str | None = None
-
-    @field_validator("conditions", mode="before")
-    @classmethod
-    def _conditions(cls, value: Any) -> Any:
-        """Known condition numbers, each once, in order (`"4,1"` and `["4", "1"]` are `[1, 4]`)."""
-        if isinstance(value, str | list | tuple):
-            text = value if isinstance(value, str) else ",".join(str(v) for v in value)
-            try:
-                return parse_conditions(text)
-            except UserError as exc:
-                raise ValueError(str(exc)) from None
-        return value
 
 
 def _objectives(grades: set[int]) -> dict[int, tuple[str, ...]]:
