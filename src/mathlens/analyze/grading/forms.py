@@ -45,7 +45,7 @@ _TRAILING_TEXT = re.compile(r"\s*\\(?:text|textnormal|textrm|textit|textsf|mbox|
                             r"\{\s*(?!per\s*cent|pct)[A-Za-z][A-Za-z .^23/]*\}(?:\s*\^\s*\{?[23]\}?)?\s*$")
 _SQUARE_METRES = re.compile(r"\s+m\s*\^\s*\{?[23]\}?\s*$")
 _UNIT_TAIL = re.compile(r"(?:\s+[A-Za-z]{2,}\.?(?:\^?[23])?)+\s*$")
-_LETTER = re.compile(r"^\(\s*([A-Za-z])\s*\)$|^\\text\{\s*\(?([A-Za-z])\)?\s*\}$")
+_LETTER = re.compile(r"^\(\s*([A-Za-z])\s*\)$|^\\text\{\s*\(?([A-Za-z])\)?\s*\}$|^([A-Z])\)$")
 _MIXED = re.compile(r"^(-?)(\d+)\s+(\d+)\s*/\s*(\d+)$")
 _DECIMAL_COMMA = re.compile(r"^-?\d+,(?!\d{3}$)\d+$")  # `0,25`; `1,000` is a thousand, `3, 5` a list
 _PM = re.compile(r"^(.*?)(?:±|\\pm|\+/-|\+-)\s*(.+)$")
@@ -55,7 +55,7 @@ _DEGREE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|°|\\degree|
 _LEFT_RIGHT = re.compile(r"\\(?:left|right)(?=[()\[\]|.<>]|\\[{}])|\\displaystyle")
 _TWO_WORDS = re.compile(r"[A-Za-z]{3,}\s+[A-Za-z]{3,}")
 _DIGIT_OR_BRACE = re.compile(r"[\d}]")
-_INFINITY_WORD = re.compile(r"(?i)^(?:infinity|infty|inf)$")
+_INFINITY_WORD = re.compile(r"(?i)^(?:infinity|infty|inf|infinite)$")
 
 
 def _unit_words_gone(s: str) -> str:
@@ -85,6 +85,7 @@ def cases_as_list(s: str) -> str:
 
 
 _DELIMITED = re.compile(r"^\$([^$]+)\$\s*([A-Za-z ]*)$")
+_PLAIN_ROOT = re.compile(r"(?<![\\A-Za-z])sqrt\s*(\d+(?:\.\d+)?)")
 _RATIO = re.compile(r"(?i)^(\d+)\s+(?:in|out\s+of)\s+(\d+)$")
 _STRAY_BACKSLASH = re.compile(r"(?<!\\)\\(?=\d)")
 _THOUSANDS = re.compile(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))|(?<=\d)\\!\s*,\s*(?=\d{3}(?!\d))")
@@ -96,6 +97,7 @@ def prepare(s: str) -> str:
     delimited = _DELIMITED.match(t)
     if delimited:  # `$\frac{\pi}{4}$ radians`: the math, then its unit words
         t = (delimited.group(1) + " " + delimited.group(2)).strip()
+    t = _PLAIN_ROOT.sub(r"sqrt(\1)", t)  # `sqrt2`, `3sqrt5`: keyboard roots of a number
     ratio = _RATIO.match(t)
     if ratio:  # "1 in 6", "3 out of 8": a probability or a share
         t = f"{ratio.group(1)}/{ratio.group(2)}"
@@ -113,7 +115,7 @@ def prepare(s: str) -> str:
         t = f"{sign}{int(whole) * int(den) + int(num)}/{den}"
     letter = _LETTER.match(t)
     if letter:
-        return letter.group(1) or letter.group(2)
+        return letter.group(1) or letter.group(2) or letter.group(3)
     t = _TRAILING_TEXT.sub("", t) if _DIGIT_OR_BRACE.search(_TRAILING_TEXT.sub("", t)) else t
     t = _unit_words_gone(t)
     return _INFINITY_WORD.sub("oo", t.strip())
