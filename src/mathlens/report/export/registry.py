@@ -60,12 +60,13 @@ def build_tables(run: RunData, builders: tuple[TableBuilder, ...] = BUILDERS) ->
     skipped: list[Skipped] = []
     for b in builders:
         name = b.spec.name
-        if run.document(b.spec) is None:
+        doc = run.document(b.spec)
+        if doc is None:
             why = (f"analysis/{name}.jsonl could not be read (see the notes)" if b.spec.exists(run.root)
                    else f"no {name} analysis in the run; `{b.spec.rerun}` writes it")
             skipped.append(Skipped(b.id, b.title, name, why))
             continue
-        built = [t for t in b.build(run) if t.rows]
+        built = [t for t in b.build(run, doc) if t.rows]
         if not built:
             skipped.append(Skipped(b.id, b.title, name, f"analysis/{name}.jsonl has no rows for this table"))
         tables += built
