@@ -44,7 +44,8 @@ def _option(ff: FlagField) -> tuple[Any, Any]:
     if get_origin(ff.kind) is dict or ff.kind is dict or ff.flag.merge:
         return list[str], typer.Option(None, *names, help=ff.help, metavar=ff.flag.metavar or "KEY=VALUE",
                                        show_default=False)
-    base: Any = ff.kind if ff.kind in (int, float, str) else str
+    # a comma-separated list is read as text and split before its field checks the values
+    base: Any = ff.kind if ff.kind in (int, float, str) and not ff.flag.split else str
     choices = ff.choices
     if choices:  # typer offers choices through an Enum; its values are read back in `gather`
         base = enum.Enum(ff.dest, {c: c for c in choices}, type=str)  # type: ignore[misc,no-redef]
@@ -81,14 +82,22 @@ def gather(fields: list[FlagField], values: dict[str, Any]) -> FlagValues:
     return FlagValues(tuple(given))
 
 
-def with_model_options(model: type[BaseModel],
-                       skip: tuple[str, ...] = ()) -> Callable[[Callable[P, R]], Callable[..., R]]:
-    """Add the options of `model`'s flagged fields (but those named in `skip`) to a command.
+def _within(ff: FlagField, parts: tuple[str, ...]) -> bool:
+    """The field lies at or under one of `parts` (dotted paths, `*` for a list's elements)."""
+    path = ".".join(ff.path)
+    return any(path == p or path.startswith(p + ".") for p in parts)
+
+
+def with_model_options(model: type[BaseModel], skip: tuple[str, ...] = (),
+                       only: tuple[str, ...] | None = None) -> Callable[[Callable[P, R]], Callable[..., R]]:
+    """Add the options of `model`'s flagged fields (but those named in `skip`) to a command; with
+    `only`, just those of the fields at or under these dotted paths (`tutoring`, `items.*.limit`), for a
+    command that fills a part of the model and decides the rest itself.
 
     The command declares a parameter named `flags` (a `FlagValues`); every other parameter is kept
     as written. Two options with one name are refused when the command is built.
     """
-    fields = [ff for ff in flag_fields(model) if ff.name not in skip]
+    fields = [ff for ff in flag_fields(model) if ff.name not in skip and (only is None or _within(ff, only))]
 
     def decorate(fn: Callable[P, R]) -> Callable[..., R]:
         own = inspect.signature(fn, eval_str=True)
