@@ -1,26 +1,27 @@
 """mathlens against Math-Verify on the project's own answer-checking cases, in one run.
 
 Cases (all written for this project, in tests/cases/answers/): the answer pairs of
-`equivalence.yaml` and `equivalence_phenomena.yaml` ([predicted, reference, equal?]) and the whole
-responses of `plain_calculus.yaml` and `extraction_phenomena.yaml` (a response, a reference, and
-whether the response's answer is that reference; an extraction case's `not` is a wrong reference).
+`equivalence.yaml`, `equivalence_phenomena.yaml` and `pairs_comparing.yaml` ([predicted, reference,
+equal?]), the whole responses of `plain_calculus.yaml` and `extraction_phenomena.yaml` (a response, a
+reference, and whether the response's answer is that reference; an extraction case's `not` is a
+wrong reference), and the whole responses of `responses_reading.yaml` and `responses_comparing.yaml`
+(category `whole/`: each response against every reference it must equal and every one it must not).
 
 For each case both checkers give a verdict: mathlens with `equivalent` (pairs) or `check_answer`
 (responses), Math-Verify 0.9 with `verify(parse(reference), parse(predicted))`, its defaults, and
 once more with pairs wrapped in `$...$` (responses are passed as they are). Prints agreement with
 the expected verdict per category and overall, the total time of each checker, the speed ratio
-(mathlens time / Math-Verify time; the goal is <= 1.0) and the slowest mathlens case against its
-budget (`EquivalenceConfig.timeout_s`). These are in-sample figures: the rules were written
+(mathlens time / Math-Verify time; the goal is <= 1.0), the five slowest mathlens cases and those
+over the budget (`EquivalenceConfig.timeout_s`). These are in-sample figures: the rules were written
 against these cases. The worker is started before timing (its start-up is not counted).
 
-Measured on 2 shared cores (load 4-6 from other work), 592 cases, 3 runs: mathlens 0.31-0.40 s
-against Math-Verify 1.46-1.83 s, ratio median 0.22x (0.21-0.22x); slowest mathlens case
-0.05-0.06 s (`x = 3` against `y = 3`, one of the few pairs still sent to the worker); none over
-the 3 s budget. Agreement with the expected verdicts: mathlens 592/592, Math-Verify 331/592
-(55.9%), 408/592 with `$...$`. On the earlier 516 cases, before the verdicts reached in the
-calling process (`grading.quick`, `grading.structures`, unions in `grading.intervals`), 3 runs
-gave a median of 1.90x (1.69-2.61x) with the slowest case about 0.1 s; after them 0.25x (5 runs,
-0.23-0.28x).
+Measured on 2 shared cores, 1,605 cases: on a quiet machine (load 1-2), 3 runs, mathlens 1.32-1.35 s
+against Math-Verify 3.45-3.54 s, ratio 0.37-0.39x; slowest mathlens case 0.25-0.31 s; none over the
+1.5 s budget. Under load 8-13 from other work: 0.53-0.60x, and two cases ran past the budget by about
+0.1 s (a worker comparison killed at the budget). Agreement with the expected verdicts: mathlens
+1604/1605 (the one miss is a documented limitation), Math-Verify 1012/1605 (63.1%), 1123/1605 with
+`$...$`; on the 1,013 cases of the three newest tables (741 whole responses) mathlens 1012, Math-Verify
+681 (67.2%). Earlier rounds: 592 cases 0.22x (mathlens 592/592, Math-Verify 331/592).
 
     .venv/bin/python bench/bench_answers_vs_mathverify.py [--show-misses]
 """
@@ -139,10 +140,13 @@ def main() -> int:
     t_wrap = sum(results["math-verify $..$"][1])
     print(f"\ntime: Math-Verify with $...$ {t_wrap:.2f} s; mathlens ratio to it {t_ml / t_wrap:.2f}x")
     slowest = max(range(len(cases)), key=lambda i: results["mathlens"][1][i])
+    ranked = sorted(range(len(cases)), key=lambda i: -results["mathlens"][1][i])[:5]
+    print("slowest mathlens cases: " + "; ".join(f"{results['mathlens'][1][i]:.2f} s {cases[i].response[:40]!r}"
+                                                 for i in ranked))
     over = sum(t > DEFAULT_CONFIG.timeout_s for t in results["mathlens"][1])
     print(f"\ntime: mathlens {t_ml:.2f} s, Math-Verify {t_mv:.2f} s; ratio {t_ml / t_mv:.2f}x (goal <= 1.0)")
     print(f"slowest mathlens case: {results['mathlens'][1][slowest]:.3f} s ({cases[slowest].response[:60]!r}); "
-          f"over the {DEFAULT_CONFIG.timeout_s:.0f} s budget: {over}")
+          f"over the {DEFAULT_CONFIG.timeout_s:.1f} s budget: {over}")
     if "--show-misses" in sys.argv:
         for i, case in enumerate(cases):
             if results["mathlens"][0][i] != case.expected:

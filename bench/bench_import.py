@@ -1,4 +1,4 @@
-"""Speed of `mathlens import` on a 10,000-sample file, against plain `json.loads` of the same file.
+"""Speed of `mathlens import` (with the summary it prints) and of `mathlens show` on the imported run.
 
 Writes N (default 10,000) samples over a set of 500 questions (20 repeats each), in two formats:
 
@@ -10,14 +10,24 @@ Writes N (default 10,000) samples over a set of 500 questions (20 repeats each),
 
 For each it times the whole import (read, check, match, build the records, write the run) and the
 baseline: `json.loads` of every line of the same file. Prints seconds, records/s and the ratio of
-import time to baseline time (how many times the bare parse the import costs). Asserts nothing.
+import time to baseline time (how many times the bare parse the import costs).
+
+Then, as a user sees them, fresh processes of the command line (interleaved, median of the repeats):
+`mathlens import ... --json` (the import and the summary it prints after it; goal >= 5,000 rows/s)
+and `mathlens show RUN` on the imported run (the first one after the import, and again; goal
+<= 0.5 s at any run size), beside `mathlens --help` measured in the same run as the cost of
+starting Python and the command line at all. Asserts nothing; the machine is shared, so read the
+ratios, not the seconds.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -79,10 +89,38 @@ def run_import(source: Path, items: Path | None, out: Path, model: str | None) -
     return time.perf_counter() - t, result.imported.records
 
 
+def _timed(args: list[str]) -> float:
+    """Wall seconds of one fresh `mathlens` process (its output discarded; it must succeed)."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "mathlens.cli.main", *args], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, env={**os.environ, "MATHLENS_CACHE_DIR": os.devnull})
+    return time.perf_counter() - start
+
+
+def command_line(root: Path, source: Path, items: Path, n: int, repeat: int) -> None:
+    """`mathlens import` (with its summary) and `mathlens show`, each beside `mathlens --help`."""
+    imports, shows_first, shows_again, helps = [], [], [], []
+    for k in range(repeat):
+        out = root / f"cli-run-{k}"
+        helps.append(_timed(["--help"]))
+        imports.append(_timed(["import", str(source), "--items", str(items), "--out", str(out), "--json"]))
+        shows_first.append(_timed(["show", str(out)]))
+        shows_again.append(_timed(["show", str(out)]))
+    base, imp = statistics.median(helps), statistics.median(imports)
+    first, again = statistics.median(shows_first), statistics.median(shows_again)
+    print(f"\ncommand line, {n:,} rows (median of {repeat}, fresh processes, interleaved)")
+    print(f"  mathlens --help (start-up)      {base:7.2f} s")
+    print(f"  mathlens import --json          {imp:7.2f} s  {n / imp:>9,.0f} rows/s  (goal >= 5,000 rows/s; "
+          f"{n / max(imp - base, 1e-9):,.0f} rows/s after start-up)")
+    print(f"  mathlens show (first)           {first:7.2f} s  {first / base:5.2f}x start-up  (goal <= 0.5 s)")
+    print(f"  mathlens show (again)           {again:7.2f} s  {again / base:5.2f}x start-up")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=10_000, help="samples in each file")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of each (the median is printed)")
+    parser.add_argument("--cli-rows", type=int, default=20_000, help="rows of the command-line measurement")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -105,6 +143,9 @@ def main() -> None:
             took = statistics.median(times)
             print(f"{name:<9} {path.stat().st_size / 1e6:>6.1f} {base:>13.3f} {took:>9.2f} {count / took:>10,.0f} "
                   f"{took / base:>15.1f}x")
+        cli_source = root / "cli-outputs.jsonl"
+        write_jsonl(cli_source, args.cli_rows)
+        command_line(root, cli_source, items, args.cli_rows, args.repeat)
 
 
 if __name__ == "__main__":

@@ -43,3 +43,21 @@ def test_gsm8k_loader_references_check_as_correct(shared_data: Path) -> None:
         assert q.solution is not None
         # the reference solution, ended with its own answer line, must check as correct
         assert check_answer(f"{q.solution}\nFinal answer: {q.answers[0]}", q).status == "correct", q.id
+
+
+def test_processbench_solutions_agree_with_their_final_answer_labels(shared_data: Path) -> None:
+    # Real solutions by open models (ProcessBench) whose problem is a GSM8K test question: the
+    # verdict on the whole solution against GSM8K's answer agrees with `final_answer_correct`.
+    refs = {json.loads(line)["question"].strip(): json.loads(line)["answer"].split("####")[-1].strip()
+            for line in (shared_data / "gsm8k_test.jsonl").read_text(encoding="utf-8").splitlines()}
+    rows = json.loads((shared_data / "processbench_gsm8k.json").read_text(encoding="utf-8"))
+    agree = total = 0
+    for row in rows[:200]:
+        reference = refs.get(row["problem"].strip())
+        if reference is None:
+            continue
+        total += 1
+        verdict = check_answer("\n\n".join(row["steps"]), Question(id=row["id"], text=row["problem"],
+                                                                  answers=[reference]))
+        agree += (verdict.status == "correct") == bool(row["final_answer_correct"])
+    assert total >= 150 and agree / total >= 0.97, (agree, total)

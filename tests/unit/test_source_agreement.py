@@ -53,6 +53,7 @@ def test_the_audit_lists_exactly_the_samples_the_scorer_got_wrong(audited: Path)
         ("match", 6, 2, 1, 2, 1)
     assert row.agreement.estimate == pytest.approx(0.5)
     assert doc.summary.records_without_source == 1  # the sample that failed has no score
+    assert doc.summary.disagreements == len(MATCH_WRONG) and row.left_out_total == 0
 
 
 def test_kappa_and_agreement_match_the_project_statistics(audited: Path) -> None:

@@ -33,12 +33,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, SerializeAsAny
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
 from mathlens.analyze.executor import Executor, ExecutorOptions, open_executor
 from mathlens.models.options import parse_provider_options
 from mathlens.runs.coverage import RecordsSnapshot
-from mathlens.runs.documents import DocumentSpec
+from mathlens.runs.documents import DocumentSpec, DocumentState
 from mathlens.runs.records import ModelEntry
 from mathlens.runs.store import RunStore
 
@@ -164,11 +164,15 @@ class OutcomesDocument(BaseModel):
 
     run: str
     analyzers: dict[str, OutcomeDocument]
+    #: the run's analysis documents that cover fewer or other records than it holds now
+    stale: list[DocumentState] = Field(default_factory=list)
 
     @classmethod
-    def of(cls, run: Path, outcomes: dict[str, Outcome[Any]]) -> OutcomesDocument:
+    def of(cls, run: Path, outcomes: dict[str, Outcome[Any]],
+           stale: list[DocumentState] | None = None) -> OutcomesDocument:
         """The document of `outcomes` (as `run_analyzers` returns them) over `run`."""
-        return cls(run=str(run), analyzers={name: OutcomeDocument.of(name, o) for name, o in outcomes.items()})
+        return cls(run=str(run), analyzers={name: OutcomeDocument.of(name, o) for name, o in outcomes.items()},
+                   stale=list(stale or []))
 
 
 def no_lines(summary: BaseModel) -> list[str]:

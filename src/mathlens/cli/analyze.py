@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, emit_json, escape, out_console, user_errors
+from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, console, emit_json, escape, out_console, user_errors
 from mathlens.errors import UserError
 
 MAX_INPUT_BYTES = 5_000_000
@@ -81,7 +81,7 @@ def register(app: typer.Typer) -> None:
                                        help="judge model for the steps SymPy cannot decide (flow analysis; "
                                             "cached model calls)"),
         judge: str = typer.Option(None, "--judge", help="judge model of judge-based analyzers named in --only "
-                                                        "(grades, maple, tutor_scores) [the run's judge]"),
+                                                        "(grades, maple, tutor_scores); default: the run's judge"),
         judge_option: list[str] = typer.Option(None, "--judge-option", "-J",
                                                help="option of the step judge or judge KEY=VALUE (repeatable)"),
         no_cache: bool = typer.Option(False, "--no-cache", help="do not reuse cached judge replies"),
@@ -89,10 +89,10 @@ def register(app: typer.Typer) -> None:
                                      help="where per-record work runs: local (threads) or ray (Ray tasks)"),
         address: str = typer.Option(None, "--address",
                                     help="Ray cluster to join: ray://HOST:PORT, HOST:PORT or auto "
-                                         "[start a local one]"),
+                                         "(default: start a local one)"),
         workers: int = typer.Option(None, "--workers", min=1, max=1024,
                                     help="threads (local) or CPUs of the local Ray cluster [2 threads for flow]"),
-        batch: int = typer.Option(None, "--batch", min=1, max=100_000, help="records per task [per analyzer]"),
+        batch: int = typer.Option(None, "--batch", min=1, max=100_000, help="records per task (default: per analyzer)"),
         quiet: bool = QUIET_OPTION,
         json_out: bool = JSON_OPTION,
     ) -> None:
@@ -101,6 +101,7 @@ def register(app: typer.Typer) -> None:
         from mathlens.analyze.protocol import OutcomesDocument
         from mathlens.analyze.registry import get_analyzer, plan, run_analyzers, select
         from mathlens.models.registry import parse_options
+        from mathlens.runs.documents import document_states
         from mathlens.runs.store import RunStore
 
         if not run.is_dir():
@@ -119,13 +120,18 @@ def register(app: typer.Typer) -> None:
                                     workers=workers, batch=batch)
         outcomes = run_analyzers(RunStore(run), names, options, judge=judge, judge_options=judge_options,
                                  no_cache=no_cache, executor=placement)
+        stale = [s for s in document_states(run) if s.stale]  # what this call left out of date
         if json_out:
-            emit_json(OutcomesDocument.of(run, outcomes))
+            emit_json(OutcomesDocument.of(run, outcomes, stale))
             return
         for name, outcome in outcomes.items():
             if quiet and outcome.status != "error":
                 continue
             print_outcome(name, get_analyzer(name).lines(outcome), outcome.status)
+        for state in stale:  # said even with --quiet: a figure from them describes fewer records
+            label = "unreadable" if state.status == "unreadable" else "stale"
+            console.print(f"[yellow]{label}[/] analysis/{escape(state.name)}.jsonl: {escape(state.note)}",
+                          highlight=False, soft_wrap=True)
 
     @app.command("flow")
     @user_errors

@@ -78,6 +78,8 @@ def _print_one(c: Comparison, opts: CompareOptions) -> None:
                       _p(m.p_value), _p(m.p_adjusted) + sig)
     table.caption = f"* significant at alpha {opts.alpha} after correction"
     out_console.print(table)
+    for note in dict.fromkeys(n for m in c.metrics for n in m.stale):
+        console.print(f"  [yellow]not up to date:[/] {escape(note)}", highlight=False, soft_wrap=True)
     if any(m.missing for m in c.metrics if m.status == "ok"):
         console.print("  n+k?: k paired items lack a value on a side (e.g. an answer that could not be checked)")
     for m in gone:
@@ -92,6 +94,21 @@ def _print_one(c: Comparison, opts: CompareOptions) -> None:
             changed.add_row(ch.item, ch.direction.replace("_", " "), ch.predicted_a or ch.status_a,
                             ch.predicted_b or ch.status_b, ch.record.key, ch.record_b.key)
         out_console.print(changed)
+
+
+def no_pairs_reason(report: CompareReport) -> str:
+    """Why a comparison has nothing to test: no item is on both sides (with a few ids of each)."""
+    c = report.comparisons[0]
+    p = c.pairing
+
+    def some(ids: list[str], count: int) -> str:
+        shown = ", ".join(ids[:3])
+        return f"{count} item(s)" + (f", e.g. {shown}" if shown else "")
+
+    more = f" (and in the {len(report.comparisons) - 1} other comparison(s))" if len(report.comparisons) > 1 else ""
+    return (f"nothing to compare: no item is in both {c.a.label} and {c.b.label}{more}. Items pair on "
+            f"{', '.join(p.key)}; A holds {some(p.only_a_ids, p.only_a)} and B holds "
+            f"{some(p.only_b_ids, p.only_b)}. Compare runs of the same questions, or use --by within one run")
 
 
 def _write_rows(path: Path, columns: tuple[str, ...], rows: Iterable[tuple[Cell, ...]]) -> int:
@@ -170,6 +187,8 @@ def compare(
     if len(runs) > 2:
         raise UserError(f"compare takes one or two runs, not {len(runs)}")
     report = compare_runs([load_run_values(r) for r in runs], opts)
+    if report.comparisons and all(c.pairing.paired == 0 for c in report.comparisons):
+        raise UserError(no_pairs_reason(report))
     written = []
     if csv_path is not None:
         write_csv(report, csv_path)

@@ -20,6 +20,7 @@ from mathlens.analyze.grading.tables import GRADE_TABLES, ExamScore, GradeChange
 from mathlens.analyze.grading.worksheet import export_worksheet, import_worksheets
 from mathlens.analyze.registry import run_one
 from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, console, emit_json, escape, out_console, user_errors
+from mathlens.cli.grade_tables import pct, print_changes, print_tables
 from mathlens.cli.options import NO_FLAGS, options_from, with_model_options
 from mathlens.errors import UserError
 from mathlens.flags import FlagValues
@@ -39,45 +40,6 @@ def _changes(store: RunStore) -> list[GradeChange]:
     return doc.summary.changes if doc is not None else []
 
 
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{x:.1f}"
-
-
-def print_tables(rows: list[ExamScore]) -> None:
-    """Tables 6 and 7 of the calculus study, from this run's grades (one row per configuration and
-    prompt variant; Table 7 compares configurations on the original prompts)."""
-    t6 = Table(title="Exam scores (as in Table 6 of the calculus study)")
-    variants = any(not r.original for r in rows)
-    repeated = any(len(r.run_scores) > 1 for r in rows)
-    cols = ("exam", "model", "configuration", *(("variant",) if variants else ()), "grader", "score", "%",
-            *(("% per run", "mean ± sd %", "changed") if repeated else ()), "class avg", "diff", "ungraded",
-            "judge vs checker")
-    for col in cols:
-        t6.add_column(col)
-    for r in rows:
-        per_run = (" · ".join(_pct(s.percent) for s in r.run_scores),
-                   f"{_pct(r.mean_percent)} ± {_pct(r.sd_percent)}", str(r.changed)) if repeated else ()
-        t6.add_row(r.exam_name, r.model, r.configuration, *((r.variant,) if variants else ()), r.grader,
-                   f"{r.score:g}/{r.total:g}", _pct(r.percent), *per_run, _pct(r.cohort.class_average),
-                   _pct(r.cohort.difference), str(r.ungraded), _judge_mark(r.decisive, r.disagreements,
-                                                                           r.judge_unreliable))
-    out_console.print(t6)
-    t7 = Table(title="Across configurations (as in Table 7 of the calculus study)")
-    for col in ("exam", "configuration", "model", "grader", "score %", "judge vs checker"):
-        t7.add_column(col)
-    for row7 in table7(rows):
-        t7.add_row(row7.exam, row7.configuration, row7.model, row7.grader, _pct(row7.percent),
-                   _judge_mark(row7.decisive, row7.disagreements, row7.judge_unreliable))
-    out_console.print(t7)
-
-
-def _judge_mark(decisive: int, disagreements: int, unreliable: bool) -> str:
-    """`2/4 disagree`, with `UNRELIABLE` when the judge contradicts the checker on over a fifth."""
-    if not decisive:
-        return "-"
-    return f"{disagreements}/{decisive} disagree" + (" UNRELIABLE" if unreliable else "")
-
-
 def print_reliability(reliability: JudgeReliability | None) -> None:
     """The judge's agreement with mathlens' checks, and every disagreement, one per line."""
     if reliability is None:
@@ -90,20 +52,6 @@ def print_reliability(reliability: JudgeReliability | None) -> None:
         console.print("final-answer points: the checker's where it is decisive, else the judge's")
     for d in reliability.listed:
         console.print(f"  {escape(d.exam_id)} · {escape(d.question_id)} ({escape(d.record)}): {escape(d.why)}")
-
-
-def print_changes(changes: list[GradeChange]) -> None:
-    """The questions whose grade changed between repeated runs (nothing when none did)."""
-    if not changes:
-        return
-    table = Table(title="Questions whose grade changed between runs")
-    for col in ("exam", "question", "model", "configuration", "variant", "grader", "grade per run", "spread"):
-        table.add_column(col)
-    for c in changes:
-        per_run = " · ".join("-" if g.total is None else f"{g.total:g}" for g in c.grades)
-        table.add_row(c.exam_id, c.question_id, c.model, c.configuration, c.variant, c.grader,
-                      f"{per_run} (of {c.max_total:g})", f"{c.spread:g}")
-    out_console.print(table)
 
 
 def _split(values: list[Path] | None) -> list[Path]:
@@ -216,7 +164,7 @@ def _print_agreement(report: AgreementReport) -> None:
             selves.add_column(col)
         for s in report.self_agreement:
             selves.add_row(s.grader, str(s.runs), s.scope, str(s.units), s.alpha.format(),
-                           _pct(None if s.identical_share is None else 100 * s.identical_share))
+                           pct(None if s.identical_share is None else 100 * s.identical_share))
         out_console.print(selves)
 
 

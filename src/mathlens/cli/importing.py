@@ -126,11 +126,10 @@ SHOWN_DISAGREEMENTS = 50
 def print_source_agreement(audit: SourceAudit, shown: int = SHOWN_DISAGREEMENTS) -> None:
     """The scorer audit of an imported run: a line per scorer, then the disagreements."""
     for row in audit.rows:
-        left = sum(row.left_out.values())
         console.print(f"[bold]scorer audit[/] {escape(row.model)} · {escape(row.configuration)} · source scorer "
                       f"{escape(row.scorer)}: {row.compared} compared, agreement {row.agreement.format(3)}, "
                       f"kappa {row.kappa.format(3)}; {row.source_only} correct only for the source, "
-                      f"{row.mathlens_only} only for mathlens; {left} left out", soft_wrap=True)
+                      f"{row.mathlens_only} only for mathlens; {row.left_out_total} left out", soft_wrap=True)
     listed = audit.disagreements
     for e in listed[:shown]:
         ref = e.record

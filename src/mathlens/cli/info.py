@@ -7,28 +7,27 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.table import Table
 
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
-from mathlens.cli.summary import print_summary, run_summary
 from mathlens.errors import UnknownNameError
-from mathlens.items.loaders import builtin_exams, load_items
-from mathlens.items.schema import Exam, Question
-from mathlens.models.registry import DEFAULT_MODEL, PROVIDERS
 from mathlens.runs.store import RunStore
 
-SCHEMAS: dict[str, type[Any]] = {"exam": Exam, "question": Question}
+#: schema name -> "module:class" (imported only when asked for, so `show` loads no item code)
+SCHEMAS: dict[str, str] = {"exam": "mathlens.items.schema:Exam", "question": "mathlens.items.schema:Question"}
 
 
 @user_errors
 def show(run_dir: Path = typer.Argument(..., help="A run directory."), as_json: bool = JSON_OPTION) -> None:
-    """Summarise a run: records per model and configuration, errors, truncations, analyses present."""
+    """Summarise a run: records per model and configuration, errors, truncations, analyses present
+    and whether each covers the run's records as they are now."""
+    from mathlens.cli.summary import print_summary, run_summary
+
     store = RunStore(run_dir)
     doc = run_summary(store)
     if as_json:
         emit_json(doc)
         return
-    print_summary(doc)
+    print_summary(doc, footer=False)
     if doc.imported is not None:
         from mathlens.cli.importing import print_imported, print_source_agreement
 
@@ -39,14 +38,19 @@ def show(run_dir: Path = typer.Argument(..., help="A run directory."), as_json: 
         console.print(f"reasoning traces: {doc.with_trace} records, {doc.trace_truncated} cut by the token cap "
                       "before a visible answer")
     if doc.analyses:
-        console.print("analyses: " + ", ".join(doc.analyses))
+        state = {s.name: s.status for s in doc.analysis_states}
+        console.print("analyses: " + ", ".join(n if state.get(n) == "current" else f"{n} ({state.get(n)})"
+                                               for n in doc.analyses), highlight=False, markup=False)
     if doc.grade_tables is not None and doc.grade_tables.table6:
-        from mathlens.cli.grade import print_tables
+        from mathlens.cli.grade_tables import print_tables
 
         print_tables(doc.grade_tables.table6)
 
 
 def _list_doc(what: str) -> dict[str, Any]:
+    from mathlens.items.loaders import builtin_exams, load_items
+    from mathlens.models.registry import DEFAULT_MODEL, PROVIDERS
+
     if what == "models":
         from mathlens.models.embedded import EMBEDDED_MODELS
 
@@ -97,6 +101,8 @@ def list_(what: str = typer.Argument(..., help="models | exams | datasets | anal
         return
     for k, v in doc.items():
         if isinstance(v, list) and v and isinstance(v[0], dict):
+            from rich.table import Table
+
             table = Table(title=k if len(doc) > 1 else None)
             for col in v[0]:
                 table.add_column(col)
@@ -117,7 +123,11 @@ def schema(name: str = typer.Argument("exam", help="exam | question | study")) -
         return
     if name not in SCHEMAS:
         raise UnknownNameError("schema", name, [*SCHEMAS, "study"])
-    print(json.dumps(SCHEMAS[name].model_json_schema(), indent=2))
+    import importlib
+
+    module, _, attr = SCHEMAS[name].partition(":")
+    model = getattr(importlib.import_module(module), attr)
+    print(json.dumps(model.model_json_schema(), indent=2))
 
 
 def register(app: typer.Typer) -> None:

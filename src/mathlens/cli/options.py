@@ -151,5 +151,6 @@ def options_from(model: type[M], flags: FlagValues, data: dict[str, Any] | None 
         return model.model_validate(values)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = flags.owner(tuple(first["loc"])) or ".".join(str(p) for p in first["loc"]) or model.__name__
-        raise UserError(f"{where}: {first['msg']}") from None
+        where = flags.owner(tuple(first["loc"])) or ".".join(str(p) for p in first["loc"])
+        message = str(first["msg"]).removeprefix("Value error, ")  # a validator's own message reads alone
+        raise UserError(f"{where}: {message}" if where else message) from None

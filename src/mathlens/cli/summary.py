@@ -1,7 +1,11 @@
 """What `mathlens run`, `show`, `import` and `tutor run` print about a run: its counts
-(`mathlens.analyze.overview`), its grading tables, and what this invocation did."""
+(`mathlens.analyze.overview`, which never analyses every response again), each analysis with the
+records it covers, its grading tables, and what this invocation did. Kept light: `show` loads
+neither SymPy nor NumPy nor the grading code through it."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 from rich.table import Table
@@ -12,8 +16,10 @@ from mathlens.analyze.source_agreement.models import SOURCE_AGREEMENT, ScorerAgr
 from mathlens.cli.common import console, escape
 from mathlens.models.admission import ReplicaStats
 from mathlens.runs.records import ImportedFrom
-from mathlens.runs.runner import RunResult
 from mathlens.runs.store import RunStore
+
+if TYPE_CHECKING:
+    from mathlens.runs.runner import RunResult
 
 
 def replica_table(replicas: dict[str, list[ReplicaStats]], title: str | None = None) -> Table:
@@ -84,18 +90,23 @@ def _flag_breakdown(quality: dict[str, int]) -> str:
     return ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in quality.items() if v) or "none"
 
 
-def print_summary(doc: RunSummary) -> None:
-    """Print a run's summary as a table, ending with the degenerate-output warning if any."""
+def print_summary(doc: RunSummary, *, footer: bool = True) -> None:
+    """Print a run's summary as a table, then what is not up to date, ending with the
+    degenerate-output warning if any. `footer` adds the run directory and the `show` command."""
     table = Table(title=f"run {doc.run_id}")
     for col in ("model", "configuration", "records", "ok", "error", "truncated", "cached", "completion tokens",
                 "degenerate", "quality flags"):
         table.add_column(col, justify="left" if col in ("model", "configuration", "quality flags") else "right")
     for g in doc.groups:
         share = g.degenerate_share
-        degenerate = f"{g.degenerate} ({share:.0%})" if share is not None else "–"
+        known = g.degenerate is not None  # unknown per group when the flags come from a sample
+        degenerate = f"{g.degenerate} ({share:.0%})" if known and share is not None else "–"
         table.add_row(g.model, g.configuration, str(g.records), str(g.ok), str(g.error), str(g.truncated),
-                      str(g.cached), str(g.completion_tokens), degenerate, _flag_breakdown(g.quality))
+                      str(g.cached), str(g.completion_tokens), degenerate,
+                      _flag_breakdown(g.quality) if known else "–")
     console.print(table)
+    if doc.quality.note:
+        console.print(f"quality flags: {escape(doc.quality.note)}", highlight=False, soft_wrap=True)
     print_replicas(doc)
     inv = doc.this_invocation
     if inv is not None:
@@ -103,9 +114,19 @@ def print_summary(doc: RunSummary) -> None:
                       f"{inv.model_calls} model calls, {inv.cache_hits} cache hits, {inv.errors} errors")
         if inv.replicas:
             console.print(replica_table(inv.replicas, title="replicas (this invocation)"))
-    console.print(f"[bold]run directory:[/] {escape(doc.run_dir)}\n[bold]summary:[/] mathlens show "
-                  f"{escape(doc.run_dir)}")
+    print_analysis_states(doc)
+    if footer:
+        console.print(f"[bold]run directory:[/] {escape(doc.run_dir)}\n[bold]summary:[/] mathlens show "
+                      f"{escape(doc.run_dir)}")
     print_warning(doc)
+
+
+def print_analysis_states(doc: RunOverview) -> None:
+    """One line per analysis document that does not cover the run's records as they are now."""
+    for state in doc.stale:
+        label = "unreadable" if state.status == "unreadable" else "stale"
+        console.print(f"[yellow]{label}[/] analysis/{escape(state.name)}.jsonl: {escape(state.note)}",
+                      highlight=False, soft_wrap=True)
 
 
 def print_replicas(doc: RunSummary) -> None:

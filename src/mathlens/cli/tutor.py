@@ -10,7 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from mathlens.analyze.adaptivity.analyzer import listening
+from mathlens.analyze.adaptivity.analyzer import ScoreOptions, listening
 from mathlens.analyze.adaptivity.design import design_of
 from mathlens.analyze.adaptivity.statistics import StatsOptions
 from mathlens.analyze.adaptivity.study import compute_agreement, load_cells, load_scores, rubric_of
@@ -88,34 +88,35 @@ def run_cmd(
 
 @tutor_app.command("score")
 @user_errors
+@with_model_options(ScoreOptions)
 def score_cmd(
     run_dir: Path = typer.Argument(..., help="A tutoring run directory."),
-    judge: str | None = typer.Option(None, "--judge", "-j", help="Judge model [the judge recorded in the run]."),
+    judge: str | None = typer.Option(None, "--judge", "-j",
+                                     help="Judge model (default: the judge recorded in the run)."),
     judge_option: list[str] = typer.Option(None, "-J", help="Judge model option key=value."),
-    items: list[str] = typer.Option(None, "--items", help="Rubric items to score (ids or codes) [all 19]."),
-    limit: int = typer.Option(None, "--limit", min=1, help="Score only the first N responses."),
-    max_tokens: int = typer.Option(160, "--max-tokens", min=16, help="Token cap per judge reply."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the response cache."),
+    quiet: bool = QUIET_OPTION,
     as_json: bool = JSON_OPTION,
+    flags: FlagValues = NO_FLAGS,
 ) -> None:
     """Score every response item by item with a judge model (analysis/tutor_scores.jsonl).
 
     The judge is --judge, else the judge recorded with the run; without either the command stops
     and says how to name one."""
+    options = options_from(ScoreOptions, flags)
     store = RunStore(run_dir)
-    bar = _bar(not as_json and sys.stderr.isatty(), "judging")
+    bar = _bar(not (as_json or quiet) and sys.stderr.isatty(), "judging")
     task_id = bar.add_task("j", total=None)
 
     def on_score(_: Judgement) -> None:
         bar.update(task_id, advance=1)
 
-    options: dict[str, Any] = {"items": _csv(items), "limit": limit, "max_tokens": max_tokens}
     with bar, listening(on_score):
-        outcome = run_one(store, "tutor_scores", options, judge=judge, judge_options=parse_options(judge_option),
-                          no_cache=no_cache)
+        outcome = run_one(store, "tutor_scores", options.model_dump(), judge=judge,
+                          judge_options=parse_options(judge_option), no_cache=no_cache)
     if as_json:
         emit_json(OutcomeDocument.of("tutor_scores", outcome))
-    else:
+    elif not quiet or outcome.status == "error":
         for line in get_analyzer("tutor_scores").lines(outcome):
             console.print(line, markup=False, highlight=False)
 
@@ -202,7 +203,7 @@ def _json_row(row: AgreementRow) -> dict[str, Any]:
 def worksheet_export(
     run_dir: Path = typer.Argument(..., help="A tutoring run directory."),
     output: Path = typer.Option(..., "--output", "-o", help="CSV file to write."),
-    items: list[str] = typer.Option(None, "--items", help="Rubric items to include [all 19]."),
+    items: list[str] = typer.Option(None, "--items", help="Rubric items to include (default: all 19)."),
     with_judge: bool = typer.Option(False, "--with-judge", help="Fill in the judge's scores and rationales."),
     as_json: bool = JSON_OPTION,
 ) -> None:

@@ -16,18 +16,29 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 # Everything but quotes and brackets is dropped before counting; escaped backslashes and escaped
 # quotes are removed first, so every quote left opens or closes a string.
 _NOT_COUNTED = bytes(b for b in range(256) if b not in b'"[]{}')
-_STEP = np.zeros(256, dtype=np.int8)
-_STEP[list(b"[{")] = 1
-_STEP[list(b"]}")] = -1
 _QUOTE = ord('"')
 _BLOCK = 1 << 22
+
+
+@cache
+def _steps() -> np.ndarray:
+    """+1 for an opening bracket, -1 for a closing one, 0 for any other byte (NumPy is imported on
+    first use: the item readers are loaded by light commands such as `show`, which read no JSON)."""
+    import numpy as np
+
+    step = np.zeros(256, dtype=np.int8)
+    step[list(b"[{")] = 1
+    step[list(b"]}")] = -1
+    return step
 
 
 class JsonLimitError(ValueError):
@@ -47,6 +58,8 @@ def nesting_depth(raw: bytes | str) -> int:
     >>> nesting_depth(b'{"a": [1, [2, "]]]"]], "b": {}}')
     3
     """
+    import numpy as np
+
     data = raw.encode("utf-8") if isinstance(raw, str) else raw
     kept = data.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_COUNTED)
     depth, deepest, inside = 0, 0, 0
@@ -54,7 +67,7 @@ def nesting_depth(raw: bytes | str) -> int:
         chars = np.frombuffer(kept, dtype=np.uint8, count=min(_BLOCK, len(kept) - start), offset=start)
         # parity of the quotes seen so far: 1 inside a string (uint8 wraps, parity survives)
         strings = (np.cumsum(chars == _QUOTE, dtype=np.uint8) + inside) & 1
-        steps = np.where(strings == 1, 0, _STEP[chars]).astype(np.int64)
+        steps = np.where(strings == 1, 0, _steps()[chars]).astype(np.int64)
         running = np.cumsum(steps) + depth
         deepest = max(deepest, int(running.max()))
         depth, inside = int(running[-1]), int(strings[-1])

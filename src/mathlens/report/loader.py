@@ -23,7 +23,8 @@ from mathlens.analyze.quality import QualityFlags, run_flags
 from mathlens.analyze.questions import QuestionCounts, question_counts
 from mathlens.errors import UserError
 from mathlens.items.schema import Exam, Question
-from mathlens.runs.documents import Document, DocumentError, DocumentSpec
+from mathlens.runs.coverage import RecordsSnapshot
+from mathlens.runs.documents import Document, DocumentError, DocumentSpec, DocumentState, document_states
 from mathlens.runs.records import Manifest, RunRecord
 from mathlens.runs.store import RunStore
 
@@ -41,8 +42,23 @@ class RunData:
     exams: dict[str, Exam]
     label: str
     notes: list[str] = field(default_factory=list)
+    #: the records this report read (their count, bytes and digest)
+    snapshot: RecordsSnapshot | None = None
     _documents: dict[str, Document[Any] | None] = field(default_factory=dict, repr=False)
     _indexes: dict[str, dict[str, list[int]]] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def document_states(self) -> dict[str, DocumentState]:
+        """Each analysis document present, by name, with the records it covers against the records
+        this report read (`mathlens.runs.coverage`)."""
+        return {s.name: s for s in document_states(self.root, self.snapshot)}
+
+    def stale_notes(self, names: tuple[str, ...]) -> list[str]:
+        """For each of the documents `names` that does not cover exactly the records this report
+        shows: "analysis/NAME.jsonl covers ...", with the command that updates it."""
+        states = self.document_states
+        return [f"analysis/{n}.jsonl {states[n].note}" for n in names if n in states and states[n].stale
+                and states[n].status != "unreadable"]
 
     @cached_property
     def analysis_names(self) -> list[str]:
@@ -122,7 +138,10 @@ class RunData:
     @cached_property
     def overview(self) -> RunOverview:
         """The counts of this run's records (`mathlens.analyze.overview`, as `mathlens show` prints them)."""
-        return run_overview(RunStore(self.root), self.records, self.quality)
+        store = RunStore(self.root)
+        if self.snapshot is not None:
+            store.freeze(self.snapshot)  # the records this report read
+        return run_overview(store, self.records, self.quality)
 
     @cached_property
     def questions(self) -> list[QuestionCounts]:
@@ -188,6 +207,7 @@ def load_run(path: Path | str, label: str | None = None) -> RunData:
     """Read a run directory (raises `UserError` when it is not one)."""
     store = RunStore(path)
     manifest = store.manifest()
+    snapshot = store.freeze()  # a run still being written: read, and compare with, these records only
     records = list(store.records())
     notes: list[str] = []
     exams: dict[str, Exam] = {}
@@ -197,7 +217,7 @@ def load_run(path: Path | str, label: str | None = None) -> RunData:
         # the item files may have moved since the run; the records still hold every prompt
         notes.append(f"questions could not be loaded ({exc}); prompts are taken from records")
     return RunData(root=Path(path), manifest=manifest, records=records, exams=exams,
-                   label=label or manifest.run_id, notes=notes)
+                   label=label or manifest.run_id, notes=notes, snapshot=snapshot)
 
 
 def load_runs(paths: list[Path]) -> list[RunData]:

@@ -51,6 +51,8 @@ class Rendered:
     title: str
     template: str
     data: Any
+    #: analyses this section shows that do not cover every record the report shows (one line each)
+    stale: tuple[str, ...] = ()
 
 
 @dataclass
@@ -94,6 +96,8 @@ class Report:
     max_chars: int = 20_000
     #: shown in a banner at the top of the page (runs whose responses are mostly degenerate)
     warnings: list[str] = field(default_factory=list)
+    #: analyses that cover fewer or other records than their run holds (shown at the top of the page)
+    stale: list[str] = field(default_factory=list)
     #: the questions not on the main page, in files of their own (empty for a run of modest size)
     pages: list[QuestionPage] = field(default_factory=list)
     #: questions in all (on the main page and in the question pages)
@@ -161,6 +165,7 @@ class Report:
             "question_pages": [p.file_name for p in self.pages],
             "notes": self.notes,
             "warnings": self.warnings,
+            "stale": self.stale,
         }
 
 
@@ -225,7 +230,7 @@ def build_report(runs: list[RunData], options: ReportOptions | None = None,
             if data is None:
                 skipped.append((s.id, _skip_reason(s, runs)))
             else:
-                rendered.append(Rendered(s.id, s.title, s.template, data))
+                rendered.append(Rendered(s.id, s.title, s.template, data, _stale(s, runs)))
     q_sections = [s for s in chosen if isinstance(s, QuestionSection)]
     used: dict[str, bool] = {s.id: False for s in q_sections}
 
@@ -250,7 +255,19 @@ def build_report(runs: list[RunData], options: ReportOptions | None = None,
     return Report(title=title, runs=runs, sections=rendered, questions=blocks, skipped=skipped,
                   generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), notes=notes,
                   max_chars=options.max_response_chars, warnings=quality_warnings(runs), pages=pages,
-                  total_questions=len(ctx.views), pages_dir=options.pages_dir, _builder=question_parts)
+                  total_questions=len(ctx.views), pages_dir=options.pages_dir, _builder=question_parts,
+                  stale=[note for r in runs for note in _run_stale(r, len(runs) > 1)])
+
+
+def _stale(section: Section, runs: list[RunData]) -> tuple[str, ...]:
+    """The staleness notes of the analyses `section` shows, for every run of the report."""
+    many = len(runs) > 1
+    return tuple(f"{r.label}: {n}" if many else n for r in runs for n in r.stale_notes(section.analyses))
+
+
+def _run_stale(run: RunData, many: bool) -> list[str]:
+    notes = run.stale_notes(tuple(run.document_states))
+    return [f"{run.label}: {n}" if many else n for n in notes]
 
 
 def quality_warnings(runs: list[RunData]) -> list[str]:

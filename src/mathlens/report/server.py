@@ -6,19 +6,29 @@ runs folder can be named in a URL; nothing else on disk is reachable: a run dire
 manifest or records) that is a symbolic link leading outside the runs folder is not served.
 Requests whose `Host` header is not this server's own address (127.0.0.1 or localhost, with its
 port) are refused, so a web page cannot reach the viewer through DNS rebinding.
+
+It holds under load: the kernel queues up to `BACKLOG` connections, a fixed pool of `WORKERS`
+threads answers them, at most `QUEUED` more wait for a thread, and any connection beyond that is
+answered `503 Service Unavailable` (with `Retry-After`) at once rather than left hanging; a
+connection that sends nothing is dropped after `CONNECTION_TIMEOUT_S`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import secrets
+import socket
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+from pydantic import BaseModel, Field
 
 from mathlens.errors import MathlensError
 from mathlens.report import make_report
@@ -27,6 +37,26 @@ from mathlens.report.render import environment
 from mathlens.runs.store import RunStore
 
 HOST = "127.0.0.1"
+#: connections the kernel queues before they are accepted (the system's somaxconn caps it)
+BACKLOG = 1024
+#: threads answering requests
+WORKERS = 8
+#: accepted requests that may wait for a thread; a connection beyond them is answered 503 at once
+QUEUED = 256
+#: seconds a connection may take to send its request (and to take its answer)
+CONNECTION_TIMEOUT_S = 15.0
+_BUSY = (b"HTTP/1.0 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain; charset=utf-8\r\n"
+         b"Content-Length: 40\r\nConnection: close\r\n\r\nthe viewer is busy: try again in a second")
+
+
+class ViewOptions(BaseModel):
+    """How `mathlens view` serves (checked before anything listens)."""
+
+    port: int = Field(8765, ge=0, le=65535, description="port on 127.0.0.1 (0: any free port)")
+    lifetime: float | None = Field(None, gt=0, le=10**7, allow_inf_nan=False,
+                                   description="stop after this many seconds (default: until Ctrl-C)")
+    workers: int = Field(WORKERS, ge=1, le=256, description="threads answering requests")
+    queued: int = Field(QUEUED, ge=0, le=65536, description="requests waiting for a thread before 503")
 
 
 def csp(nonce: str) -> str:
@@ -104,6 +134,7 @@ class ViewState:
 
 class _Handler(BaseHTTPRequestHandler):
     server: ViewServer
+    timeout = CONNECTION_TIMEOUT_S
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: the CLI prints the URL once
         return
@@ -175,18 +206,64 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(HTTPStatus.NOT_FOUND, body, nonce)
 
 
-class ViewServer(ThreadingHTTPServer):
-    """The HTTP server behind `mathlens view` (bound to 127.0.0.1 only)."""
+class ViewServer(HTTPServer):
+    """The HTTP server behind `mathlens view` (bound to 127.0.0.1 only; see the module notes)."""
 
-    daemon_threads = True
+    request_queue_size = BACKLOG
 
-    def __init__(self, state: ViewState, port: int = 0) -> None:
-        super().__init__((HOST, port), _Handler)
+    def __init__(self, state: ViewState, port: int = 0, options: ViewOptions | None = None) -> None:
+        opts = options or ViewOptions(port=port)
+        self._pool = ThreadPoolExecutor(max_workers=opts.workers, thread_name_prefix="mathlens-view")
+        self._slots = threading.BoundedSemaphore(opts.workers + opts.queued)
+        try:
+            super().__init__((HOST, opts.port), _Handler)
+        except BaseException:
+            self._pool.shutdown(wait=False)
+            raise
         self.state = state
 
     @property
     def url(self) -> str:
         return f"http://{HOST}:{self.server_address[1]}/"
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Hand the connection to the pool, or answer 503 at once when every slot is taken."""
+        if not self._slots.acquire(blocking=False):
+            self._refuse(request)
+            return
+        try:
+            self._pool.submit(self._answer, request, client_address)
+        except RuntimeError:  # the pool is shut down: the server is closing
+            self._slots.release()
+            self.shutdown_request(request)
+
+    def _answer(self, request: Any, client_address: Any) -> None:
+        try:
+            self.finish_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
+        finally:
+            self.shutdown_request(request)
+            self._slots.release()
+
+    def _refuse(self, request: socket.socket) -> None:
+        try:
+            request.settimeout(0.2)
+            with contextlib.suppress(OSError):
+                request.recv(65536)  # read the request first: closing over unread data would reset the answer
+            request.sendall(_BUSY)
+        except OSError:
+            pass
+        finally:
+            self.shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away or timed out is not worth a traceback on the console."""
+        return
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 def serve(server: ViewServer, lifetime_s: float | None = None) -> None:

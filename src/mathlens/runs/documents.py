@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mathlens import __version__
 from mathlens.errors import UserError
-from mathlens.runs.coverage import RecordsSnapshot
+from mathlens.runs.coverage import CoverageStatus, RecordsSnapshot, coverage, prefix_digests, records_snapshot
 from mathlens.runs.locks import WriterLock, sweep_temporaries, temporary
 from mathlens.runs.records import RunRecord
 
@@ -95,6 +95,8 @@ class Envelope(BaseModel):
     #: documents written before these were recorded); see `mathlens.runs.coverage`
     records: int | None = None
     records_bytes: int | None = None
+    #: the command that rewrites this document, with RUN for the run directory
+    rerun: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     entries: int = 0
     summary: dict[str, Any] = Field(default_factory=dict)
@@ -192,7 +194,7 @@ class DocumentSpec(Generic[E, S]):
                                 records_sha256=records.sha256 if records is not None else records_sha256 or "",
                                 records=records.count if records is not None else None,
                                 records_bytes=records.bytes if records is not None else None,
-                                options=opts, entries=count,
+                                rerun=self.rerun, options=opts, entries=count,
                                 summary=(summary() if callable(summary) else summary).model_dump(mode="json"))
             with tmp.open("w", encoding="utf-8") as out, body.open("r", encoding="utf-8") as src:
                 out.write(envelope.model_dump_json())
@@ -324,6 +326,51 @@ def read_envelope(path: Path) -> Envelope:
         return Envelope.model_validate(raw)
     except ValidationError as exc:
         raise DocumentError(f"{path}: line 1 (envelope): {_first_problem(exc)}") from None
+
+
+class DocumentState(BaseModel):
+    """One analysis document of a run and the records it covers (`mathlens.runs.coverage`)."""
+
+    name: str
+    status: CoverageStatus | Literal["unreadable"]
+    #: records the analysis read, and the entries it wrote (None when the envelope does not say)
+    records: int | None = None
+    entries: int | None = None
+    #: for people: what the document covers and the command that updates it ("" when current)
+    note: str = ""
+
+    @property
+    def stale(self) -> bool:
+        return self.status != "current"
+
+
+def document_states(root: Path, now: RecordsSnapshot | None = None) -> list[DocumentState]:
+    """Every `analysis/*.jsonl` of the run at `root` with the records it covers against the run's
+    records `now` (default: as they are on disk), in one pass over the records file."""
+    folder = Path(root) / "analysis"
+    paths = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+    found: list[tuple[str, Envelope | str]] = []
+    for path in paths:
+        try:
+            found.append((path.stem, read_envelope(path)))
+        except DocumentError as exc:
+            found.append((path.stem, str(exc)))
+    if not found:
+        return []
+    records = Path(root) / "records.jsonl"
+    now = now or records_snapshot(records)
+    lengths = [e.records_bytes for _, e in found if isinstance(e, Envelope) and e.records_bytes is not None]
+    prefixes = prefix_digests(records, [n for n in lengths if n < now.bytes])
+    out = []
+    for name, env in found:
+        if isinstance(env, str):
+            out.append(DocumentState(name=name, status="unreadable", note=env))
+            continue
+        cov = coverage(env.records_sha256, env.records_bytes, env.records, now, records, prefixes)
+        rerun = (env.rerun or "mathlens analyze RUN").replace("RUN", str(root))
+        out.append(DocumentState(name=name, status=cov.status, records=env.records, entries=env.entries,
+                                 note=cov.note(rerun)))
+    return out
 
 
 def _first_problem(exc: ValidationError) -> str:

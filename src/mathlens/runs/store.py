@@ -198,6 +198,11 @@ class RunStore:
         self._frozen = snapshot or records_snapshot(self.records_path)
         return self._frozen
 
+    @property
+    def is_frozen(self) -> bool:
+        """Whether `freeze` fixed the records this store reads."""
+        return self._frozen is not None
+
     @contextlib.contextmanager
     def frozen(self) -> Iterator[RecordsSnapshot]:
         """`freeze` for the body (an already frozen store stays as it is), then read freely again."""

@@ -24,7 +24,6 @@ from collections.abc import Callable, Sequence
 from statistics import fmean
 from typing import Any, Literal, TypeVar
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 T = TypeVar("T")
@@ -100,6 +99,8 @@ def bootstrap_ci(
     if n == 1 or n_resamples == 0:
         return CI(estimate=estimate, low=estimate, high=estimate, n=n, confidence=confidence,
                   status="degenerate")
+    import numpy as np  # here: the CI model is read by light commands that draw nothing
+
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, n, size=(n_resamples, n))
     if stat is mean and all(isinstance(v, (int, float)) for v in items):

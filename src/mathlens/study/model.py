@@ -120,7 +120,8 @@ class Execution(StudyPart):
 class Retrieval(StudyPart):
     """Options of the retrieval configurations (rag, contextual)."""
 
-    kb: Annotated[str | None, Flag("--kb")] = Field(None, description="knowledge base for rag/contextual [calculus]")
+    kb: Annotated[str | None, Flag("--kb")] = Field(None,
+                                                    description="knowledge base for rag/contextual (default calculus)")
     top_k: Annotated[int | None, Flag("--top-k")] = Field(None, ge=1, description="retrieved chunks per question")
     options: Annotated[dict[str, Any], Flag("--configuration-option", "-C", merge=True, metavar="KEY=VALUE")] = Field(
         default_factory=dict, description="configuration option key=value")
@@ -186,7 +187,7 @@ class Study(StudyPart):
     repeats: Annotated[int, Flag("--runs")] = Field(1, ge=1, le=1000, description="repeat each question N times "
                                                                                    "(seed + k)")
     role: Annotated[str | None, Flag("--system-role")] = Field(
-        None, description="a named system role, or a text file replacing it [exam]")
+        None, description="a named system role, or a text file replacing it (default exam)")
     exam_mode: Annotated[ExamMode, Flag("--exam-mode")] = Field(
         "per-question", description="per-question (a request each) or sequential (an exam in one conversation)")
     tutoring: Tutoring | None = Field(

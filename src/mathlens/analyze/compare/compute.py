@@ -211,7 +211,9 @@ def compare_sides(index: int, sa: SideSpec, sb: SideSpec, opts: CompareOptions) 
                 else:
                     xs.append(x)
                     ys.append(y)
-        metrics.append(_test(metric, xs, ys, missing, opts))
+        result = _test(metric, xs, ys, missing, opts)
+        notes = list(dict.fromkeys(n for n in (a.stale.get(metric), b.stale.get(metric)) if n))
+        metrics.append(result.model_copy(update={"stale": notes}) if notes else result)
     changed = _changed(index, paired, side_a, side_b, ids, a, b)
     up = sum(1 for c in changed if c.direction == "wrong_to_correct")
     return Comparison(index=index, a=sa.side(), b=sb.side(), pairing=pairing, metrics=metrics,

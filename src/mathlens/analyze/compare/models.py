@@ -101,6 +101,8 @@ class MetricResult(BaseModel):
     significant: bool | None = None
     b: int | None = None
     c: int | None = None
+    #: the metric's documents that cover fewer or other records than their run holds (one line each)
+    stale: list[str] = Field(default_factory=list)
 
 
 class ChangedItem(BaseModel):

@@ -28,11 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from mathlens.analyze.ablation.analyzer import SENSITIVITY
+from mathlens.analyze.compare.models import METRICS
 from mathlens.analyze.flow.models import FLOW
 from mathlens.analyze.grading.answer_records import ANSWERS
 from mathlens.analyze.grading.grades import GRADES
 from mathlens.analyze.maple.results import MAPLE
-from mathlens.runs.documents import DocumentError, DocumentSpec, RecordRef
+from mathlens.runs.documents import DocumentError, DocumentSpec, RecordRef, document_states
 from mathlens.runs.store import RunStore
 
 QuestionKey = tuple[str, str, str, str]
@@ -59,6 +60,8 @@ class RunValues:
     unavailable: dict[str, Unavailable] = field(default_factory=dict)
     #: metric -> a scale description both sides must share (complexity depth, MAPLE formula)
     scales: dict[str, str] = field(default_factory=dict)
+    #: metric -> what its document covers when that is not every record the run holds now
+    stale: dict[str, str] = field(default_factory=dict)
 
     def values_of(self, metric: str) -> dict[str, float]:
         return self.values.get(metric, {})
@@ -151,7 +154,13 @@ def load_run_values(root: Path | str) -> RunValues:
     """Read one run's records and every metric's document (absent documents: metrics unavailable)."""
     store = RunStore(root)
     manifest = store.manifest()
+    now = store.freeze()  # a run still being written: compare the records complete now
     run = RunValues(root=Path(root), run_id=manifest.run_id, refs=[RecordRef.of(r) for r in store.records()])
+    states = {s.name: s for s in document_states(run.root, now)}
+    for metric, (_, name) in METRICS.items():
+        state = states.get(name)
+        if state is not None and state.stale and state.status != "unreadable":
+            run.stale[metric] = f"{run.run_id}: analysis/{name}.jsonl {state.note}"
     _guard(ANSWERS, run.root, ("accuracy",), run, lambda: _answers(run))
     _guard(GRADES, run.root, ("rubric_percent",), run, lambda: _grades(run))
     _guard(MAPLE, run.root, ("maple",), run, lambda: _maple(run))

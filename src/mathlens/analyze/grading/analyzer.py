@@ -53,11 +53,12 @@ class AnswersOptions(AnalyzerOptions):
     value_only_choice: Literal["incorrect", "correct"] = EquivalenceConfig.value_only_choice
     list_order: Literal["set", "ordered"] = EquivalenceConfig.list_order
     inequality_as_set: bool = EquivalenceConfig.inequality_as_set
+    min_digits: int = Field(EquivalenceConfig.min_digits, ge=1, le=30)
 
     def config(self) -> EquivalenceConfig:
         return EquivalenceConfig(rel_tol=self.rel_tol, abs_tol=self.abs_tol, timeout_s=self.timeout_s,
                                  value_only_choice=self.value_only_choice, list_order=self.list_order,
-                                 inequality_as_set=self.inequality_as_set)
+                                 inequality_as_set=self.inequality_as_set, min_digits=self.min_digits)
 
 
 def question_index(store: RunStore) -> dict[tuple[str, str], Question]:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 
 from mathlens.analyze.grading.normalize import answer_word
+from mathlens.analyze.grading.numberwords import words_to_digits
+from mathlens.analyze.grading.numeric import read_number
 from mathlens.analyze.grading.setwords import sets_in_words
 from mathlens.analyze.grading.statements import (
     FUNCTION_NAMES,
@@ -43,17 +45,17 @@ _TRAILING_TEXT = re.compile(r"\s*\\(?:text|textnormal|textrm|textit|textsf|mbox|
                             r"\{\s*(?!per\s*cent|pct)[A-Za-z][A-Za-z .^23/]*\}(?:\s*\^\s*\{?[23]\}?)?\s*$")
 _SQUARE_METRES = re.compile(r"\s+m\s*\^\s*\{?[23]\}?\s*$")
 _UNIT_TAIL = re.compile(r"(?:\s+[A-Za-z]{2,}\.?(?:\^?[23])?)+\s*$")
-_LETTER = re.compile(r"^\(\s*([A-Za-z])\s*\)$|^\\text\{\s*\(?([A-Za-z])\)?\s*\}$")
+_LETTER = re.compile(r"^\(\s*([A-Za-z])\s*\)$|^\\text\{\s*\(?([A-Za-z])\)?\s*\}$|^([A-Z])\)$")
 _MIXED = re.compile(r"^(-?)(\d+)\s+(\d+)\s*/\s*(\d+)$")
 _DECIMAL_COMMA = re.compile(r"^-?\d+,(?!\d{3}$)\d+$")  # `0,25`; `1,000` is a thousand, `3, 5` a list
 _PM = re.compile(r"^(.*?)(?:±|\\pm|\+/-|\+-)\s*(.+)$")
 _PM_SIGN = re.compile(r"±|\\pm(?![A-Za-z])|\+/-")
 _RELATION = re.compile(r"<=|>=|≤|≥|\\[lg]eq?\b|\\[lg]t\b|(?<![-<])<(?![-=])|(?<![->])>(?!=)")
-_DEGREE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|°|\\degree)")
+_DEGREE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|°|\\degree|\s*degrees?\b)")
 _LEFT_RIGHT = re.compile(r"\\(?:left|right)(?=[()\[\]|.<>]|\\[{}])|\\displaystyle")
 _TWO_WORDS = re.compile(r"[A-Za-z]{3,}\s+[A-Za-z]{3,}")
 _DIGIT_OR_BRACE = re.compile(r"[\d}]")
-_INFINITY_WORD = re.compile(r"(?i)^(?:infinity|infty|inf)$")
+_INFINITY_WORD = re.compile(r"(?i)^(?:infinity|infty|inf|infinite)$")
 
 
 def _unit_words_gone(s: str) -> str:
@@ -64,8 +66,8 @@ def _unit_words_gone(s: str) -> str:
         return s
     words = re.findall(r"[A-Za-z]+", m.group(0))
     head = s[: m.start()].rstrip()
-    if any(w.lower() in FUNCTION_NAMES or w.lower().startswith(("percent", "pct")) for w in words):
-        return s
+    if any(w.lower() in FUNCTION_NAMES or w.lower().startswith(("percent", "pct", "degree")) for w in words):
+        return s  # a percentage or an angle in degrees is read by the number and degree rules
     if not re.search(r"[\d)}\]]\s*$|pi\s*$", head):
         return s
     return head
@@ -82,6 +84,9 @@ def cases_as_list(s: str) -> str:
     return s[: m.start()] + ", ".join(rows) + s[m.end():]
 
 
+_DELIMITED = re.compile(r"^\$([^$]+)\$\s*([A-Za-z ]*)$")
+_PLAIN_ROOT = re.compile(r"(?<![\\A-Za-z])sqrt\s*(\d+(?:\.\d+)?)")
+_RATIO = re.compile(r"(?i)^(\d+)\s+(?:in|out\s+of)\s+(\d+)$")
 _STRAY_BACKSLASH = re.compile(r"(?<!\\)\\(?=\d)")
 _THOUSANDS = re.compile(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))|(?<=\d)\\!\s*,\s*(?=\d{3}(?!\d))")
 def prepare(s: str) -> str:
@@ -89,6 +94,15 @@ def prepare(s: str) -> str:
     t = s.strip()
     t = _THOUSANDS.sub(",", t)  # `11,\! 111,\! 100`: LaTeX's spacing inside a thousands separator
     t = _STRAY_BACKSLASH.sub("", t)  # `\15` (a dollar sign lost its `$`): no LaTeX command starts with a digit
+    delimited = _DELIMITED.match(t)
+    if delimited:  # `$\frac{\pi}{4}$ radians`: the math, then its unit words
+        t = (delimited.group(1) + " " + delimited.group(2)).strip()
+    t = _PLAIN_ROOT.sub(r"sqrt(\1)", t)  # `sqrt2`, `3sqrt5`: keyboard roots of a number
+    ratio = _RATIO.match(t)
+    if ratio:  # "1 in 6", "3 out of 8": a probability or a share
+        t = f"{ratio.group(1)}/{ratio.group(2)}"
+    if not re.search(r"\d", t) and (written := words_to_digits(t)) != t and read_number(written) is not None:
+        t = written  # "twelve", "twenty-five marbles"
     t = _ROMAN_CONST.sub(lambda m: m.group(1), t)
     t = _LATEX_SPACE.sub(" ", t)  # `2\,\frac{1}{2}`: a thin space, not a list comma
     t = _LEFT_RIGHT.sub("", t)
@@ -101,7 +115,7 @@ def prepare(s: str) -> str:
         t = f"{sign}{int(whole) * int(den) + int(num)}/{den}"
     letter = _LETTER.match(t)
     if letter:
-        return letter.group(1) or letter.group(2)
+        return letter.group(1) or letter.group(2) or letter.group(3)
     t = _TRAILING_TEXT.sub("", t) if _DIGIT_OR_BRACE.search(_TRAILING_TEXT.sub("", t)) else t
     t = _unit_words_gone(t)
     return _INFINITY_WORD.sub("oo", t.strip())

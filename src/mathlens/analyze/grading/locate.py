@@ -62,6 +62,7 @@ _SHORT_WORDS = re.compile(r"\(?[A-Za-z]\)?|[A-Za-z]+(?:\s[A-Za-z]+)?")
 _CLAUSE_BREAK = re.compile(r",\s+")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)\s+")
 _STATEMENT_BREAK = re.compile(r"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)\s+|\n")
+_DISPLAY = re.compile(r"\s*(?:\$\$|\\\[)\s*(.+?)\s*(?:\$\$|\\\])", re.S)  # a display block after "Answer:"
 _INLINE_PARTS = re.compile(r"\(\s*[a-hA-H]\s*\)")
 _ASIDE = re.compile(r"^\s*\(.*\)\s*[.!]?\s*$", re.S)
 _MATHY = re.compile(r"[\d=<>()\[\]{}^/*+\\√π∞≤≥≠-]")
@@ -275,9 +276,9 @@ def _locate(text: str, allow_whole: bool) -> Located:
     if lines:
         m = max(lines, key=lambda x: x.start())
         rest, start, end = m.group("rest")[:MAX_STATEMENT_CHARS], m.start("rest"), m.end("rest")
-        if not rest.strip("*_ "):  # "Final answer:" alone: the answer is on the next line
-            nxt = re.search(r"\S[^\n]*", text[m.end():])
-            rest, start, end = (nxt.group(0), m.end() + nxt.start(), m.end() + nxt.end()) if nxt else ("", 0, 0)
+        if not rest.strip("*_ "):  # "Final answer:" alone: the answer is on the next line, or display math
+            nxt = _DISPLAY.match(text, m.end()) or re.compile(r"\s*(\S[^\n]*)").match(text, m.end())
+            rest, start, end = (nxt.group(1), nxt.start(1), nxt.end(1)) if nxt else ("", 0, 0)
         if rest.strip("*_ "):
             reduced = answer_line(rest)
             return Located(reduced.text, "answer_line", start, end, reduced.subject)
@@ -287,7 +288,8 @@ def _locate(text: str, allow_whole: bool) -> Located:
         reduced = reduce_statement_named(first_sentence(m.group("rest")[:MAX_STATEMENT_CHARS]))
         return Located(reduced.text, "answer_is", m.start("rest"), m.end("rest"), reduced.subject)
     closing = list(_THEREFORE.finditer(text))
-    if closing and not _later_statement(text, closing[-1].end()):
+    if closing and not _later_statement(
+            text, closing[-1].start("rest") + len(first_sentence(closing[-1].group("rest")))):
         m = closing[-1]
         reduced = reduce_statement_named(first_sentence(m.group("rest")[:MAX_STATEMENT_CHARS]))
         return Located(reduced.text, "therefore", m.start("rest"), m.end("rest"), reduced.subject)

@@ -27,6 +27,8 @@ ANSWER_WORDS: dict[str, tuple[str, ...]] = {
     "no solution": ("no solution", "no solutions", "no real solution", "no real solutions", "empty set",
                     "the empty set", "null set"),
     "undefined": ("undefined", "is not defined", "not defined"),
+    "infinitely many": ("infinitely many", "infinitely many solutions", "an infinite number of solutions",
+                        "infinite number of solutions", "infinitely many values"),
     "neither": ("neither even nor odd", "neither odd nor even", "neither"),
     "odd": ("odd", "odd function"),
     "even": ("even", "even function"),

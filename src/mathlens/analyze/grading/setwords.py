@@ -4,8 +4,9 @@
 into the condition that defines it, and "all real numbers greater than 5" (less than, at least, at
 most, greater than or equal to...) into `x > 5`; "all real numbers" and `\\mathbb{R}` become
 `-oo < x < oo`. The interval rules then compare them as sets. `x \\in \\{-1, 1\\}` is the list of
-its members, and `\\emptyset`, `\\varnothing`, `∅`, `\\{\\}` are the words "empty set" (the same
-answer as "no solution").
+its members, `|x| > 2` the two rays outside (-2, 2) and `|x| \\le 3` the interval [-3, 3], and
+`\\emptyset`, `\\varnothing`, `∅`, `\\{\\}` are the words "empty set" (the same answer as "no
+solution").
 
     >>> sets_in_words("all real numbers greater than 5")
     'x > 5'
@@ -17,6 +18,8 @@ import re
 
 _SET_BUILDER = re.compile(r"^(?:\\left)?\\?\{\s*([a-z])\s*(?:\\in\s*\\mathbb\s*\{?R\}?\s*)?(?:\\mid|\||:|\\colon)\s*"
                           r"(.+?)\s*(?:\\right)?\\?\}$")
+_ABSOLUTE = re.compile(r"^(?:\\left)?\|\s*([a-z])\s*(?:\\right)?\|\s*(<=|>=|<|>|≤|≥|\\leq?|\\geq?|\\lt|\\gt)"
+                       r"\s*(\d+(?:/\d+)?)$")
 _MEMBER_OF_FINITE = re.compile(r"^[a-z]\s*(?:\\in|∈)\s*(\\\{[^<>≤≥]*\\\}|\{[^<>≤≥]*\})$")
 _EMPTY = re.compile(r"^(?:\\emptyset|\\varnothing|∅|\\\{\s*\\\}|\{\s*\})$")
 _REALS = r"(?:all\s+)?real\s+numbers?(?:\s+[a-z])?"
@@ -42,6 +45,15 @@ def sets_in_words(t: str) -> str:
     m = _SET_BUILDER.match(t)
     if m and re.search(r"<|>|\\[lg]e|\\[lg]t|≤|≥|\\in\b", m.group(2)):
         return m.group(2)
+    absolute = _ABSOLUTE.match(t)
+    if absolute:  # `|x| > 2`: outside (-2, 2); `|x| \le 3`: between -3 and 3
+        var, op, bound = absolute.groups()
+        below = op.startswith("<") or op in ("\\le", "\\leq", "\\lt", "≤")
+        strict = op in ("<", ">", "\\lt", "\\gt")
+        sign = ("<" if strict else "<=")
+        if below:
+            return f"-{bound} {sign} {var} {sign} {bound}"
+        return f"{var} {'<' if strict else '<='} -{bound} or {var} {'>' if strict else '>='} {bound}"
     member = _MEMBER_OF_FINITE.match(t)
     if member:  # `x \in \{-1, 1\}`: the solutions listed
         return member.group(1)

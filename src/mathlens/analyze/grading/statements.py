@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from mathlens.analyze.grading.inline import closing_run
 from mathlens.analyze.grading.normalize import answer_word
+from mathlens.analyze.grading.numberwords import words_to_digits
 from mathlens.analyze.grading.setwords import set_phrase
 
 MATH_WORDS = frozenset({"infinity", "odd", "even", "neither", "none", "undefined", "diverges", "converges",
@@ -306,11 +307,13 @@ def last_quantity(s: str) -> str:
         return share.group("q")
     numbers = list(_QUANTITY.finditer(s))
     if not numbers:
-        return s
+        written = words_to_digits(s)  # "she has three apples left"
+        return last_quantity(written) if written != s and _QUANTITY.search(written) else s
     if len(numbers) == 1:
         unit = _UNIT_AFTER.match(s, numbers[0].end())
         after = s[unit.end():] if unit else s[numbers[0].end():]
-        if _prose_words(s[:numbers[0].start()]) < 2 and _prose_words(after) < 2:
+        before = len(re.findall(r"(?<![\\A-Za-z])[A-Za-z]{2,}", s[:numbers[0].start()]))
+        if before < 2 and _prose_words(after) < 2:
             return s  # one number with at most a word around its units: "36pi cubic centimeters"
     # a number after "in", "over", "for"... sets a condition ("in 4 weeks", "at 6 pm"), not the result
     stated = [m for m in numbers if not _CONDITION.search(s, 0, m.start())] or numbers

@@ -316,11 +316,40 @@ def _decisions(p: Any, r: Any, rel_tol: float) -> Any:
     if graphs is not None:
         yield "equation", graphs
         return
-    if _quick_differ(p, r):
+    if _quick_differ(p, r) or _zero_sets_differ(p, r):
         return  # different values at a sample point: no simplification can make them equal
     yield "math_verify", _mv_equal(p, r)
     yield "symbolic", _simplify_equal(p, r)
     yield "numeric_sampling", _sample_equal(p, r, rel_tol)
+
+
+def _zero_sets_differ(p: Any, r: Any) -> bool:
+    """Two polynomial equations in one or two unknowns with a real point on one that is not on the
+    other (found on a few lines `x = x0`): they have different solutions, so neither Math-Verify's
+    comparison of their solutions nor simplification can find them equal. Cheap (a few roots of a
+    low-degree polynomial), where Math-Verify's `solve` can take a second."""
+    if not (isinstance(p, sympy.Eq) and isinstance(r, sympy.Eq)):
+        return False
+    dp, dr = p.lhs - p.rhs, r.lhs - r.rhs
+    names = sorted(dp.free_symbols | dr.free_symbols, key=str)
+    if not 1 <= len(names) <= 2 or not (dp.is_polynomial(*names) and dr.is_polynomial(*names)):
+        return False
+    last, rng = names[-1], random.Random(5)
+    for _ in range(3):
+        at = {n: sympy.Rational(rng.randint(-9, 9), rng.randint(1, 4)) for n in names[:-1]}
+        for on, other in ((dp, dr), (dr, dp)):
+            try:
+                poly = sympy.Poly(on.subs(at), last)
+                if not 1 <= poly.degree() <= 6:
+                    continue
+                scale = 1.0 + sum(abs(float(c)) for c in sympy.Poly(other.subs(at), last).all_coeffs())
+                rest = other.subs(at)
+                for root in poly.nroots(n=15):
+                    if abs(sympy.im(root)) < 1e-9 and abs(complex(rest.subs(last, sympy.re(root)))) > 1e-6 * scale:
+                        return True
+            except (sympy.PolynomialError, TypeError, ValueError, sympy.polys.polyerrors.PolificationFailed):
+                continue
+    return False
 
 
 _OPAQUE = (sympy.Derivative, sympy.Integral, sympy.Limit, sympy.Subs, sympy.core.function.AppliedUndef)

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field
 
 from mathlens.analyze.grading.reconcile import UNRELIABLE_SHARE
+from mathlens.analyze.judging.entries import Judgement as Grade
 from mathlens.items.schema import Cohort, Exam
 from mathlens.runs.documents import DocumentSpec
 

@@ -22,7 +22,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 _MATHISH = set("+-*/^=<>()[]{}.,;:!?'\"|\\$%&_~#@`")
-_PERIOD = re.compile(r"(.{2,40}?)\1{5,}", re.S)
+#: a character that is not a letter, digit, space or common math punctuation (`str.isalnum` and
+#: `str.isspace` are what `\w` and `\s` match, `_` included)
+_UNREADABLE = re.compile(r"[^\w\s+\-*/^=<>()\[\]{}.,;:!?'\"|\\$%&~#@`]")
 
 
 @dataclass(frozen=True)
@@ -52,13 +54,16 @@ def _char_run(text: str, limit: int) -> Hit | None:
 
 
 def _period(text: str) -> Hit | None:
-    # Whitespace runs and rules made of one character are handled elsewhere (or are layout).
-    for m in _PERIOD.finditer(text):
-        unit = m.group(1)
-        if unit.strip() and len(set(unit.strip())) > 1:
-            reps = len(m.group(0)) // len(unit)
-            return Hit("period", f"{unit[:20]!r} repeated {reps} times")
-    return None
+    # Whitespace runs and rules made of one character are handled elsewhere (or are layout); the
+    # search is linear in the text (`periodic_run`), never a backtracking pattern. Imported here:
+    # the quality package imports this module.
+    from mathlens.analyze.quality.checks import periodic_run
+
+    run = periodic_run(text)
+    if run is None:
+        return None
+    unit = text[run.start : run.start + run.unit]
+    return Hit("period", f"{unit[:20]!r} repeated {run.repeats} times")
 
 
 def repeated_ngram_share(words: list[str], n: int = 4) -> float:
@@ -94,7 +99,7 @@ def _line(text: str, cfg: IncoherenceConfig) -> Hit | None:
 def _garbled(text: str, cfg: IncoherenceConfig) -> Hit | None:
     if len(text) < cfg.garbled_min_chars:
         return None
-    ok = sum(ch.isalnum() or ch.isspace() or ch in _MATHISH for ch in text)
+    ok = len(text) - sum(1 for _ in _UNREADABLE.finditer(text))
     share = ok / len(text)
     return Hit("garbled", f"only {share:.0%} readable characters") if share < cfg.garbled_share else None
 

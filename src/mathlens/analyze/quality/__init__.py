@@ -12,13 +12,15 @@ from mathlens.analyze.quality.summary import (
     degenerate_warning,
     flag_counts,
     likely_cause,
+    likely_cause_of,
     record_prompts,
     record_quality,
     run_flags,
+    warning_of,
 )
 
 __all__ = [
     "COUNTED_FLAGS", "DEGENERATE_FLAGS", "WARNING_SHARE", "QualityConfig", "QualityFlags", "degenerate_warning",
-    "flag_counts", "likely_cause", "quality_flags", "record_prompts", "record_quality",
-    "run_flags",
+    "flag_counts", "likely_cause", "likely_cause_of", "quality_flags", "record_prompts", "record_quality",
+    "run_flags", "warning_of",
 ]

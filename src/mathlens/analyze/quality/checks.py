@@ -7,19 +7,22 @@ them with the looping checks of `analyze/maple/detect.py` and the final-answer s
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 _ALNUM = re.compile(r"[^\W_]")
+_NO_DIGITS = str.maketrans("", "", "0123456789")
 _WORD = re.compile(r"[^\W_]+")
 
 
 def window(text: str, max_chars: int) -> str:
     """`text` when it is at most 2·`max_chars` long, else its first and last `max_chars` characters.
 
-    >>> window("abcdef", 2)
-    'abcdef'
-    >>> window("abcdefgh", 2)
-    'ab\\ngh'
+    >>> window("abcd", 2)
+    'abcd'
+    >>> window("abcdefgh", 2).split()
+    ['ab', 'gh']
     """
     if len(text) <= 2 * max_chars:
         return text
@@ -143,6 +146,9 @@ def script_share(text: str) -> ScriptShare:
     """
     latin = foreign = 0
     for run in _WORD.findall(text):
+        if run.isascii():  # letters and digits only: Latin when it has two letters or more
+            latin += len(run.translate(_NO_DIGITS)) >= 2
+            continue
         letters = [ch for ch in run if ch.isalpha()]
         if not letters:
             continue
@@ -178,3 +184,84 @@ def repeated_numbered_line(text: str, min_chars: int, repeats: int) -> str | Non
         if counts[line] >= repeats:
             return line
     return None
+
+
+@dataclass(frozen=True)
+class PeriodicRun:
+    """A chunk of text repeated back to back: where it starts, the chunk's length and how many times."""
+
+    start: int
+    unit: int
+    repeats: int
+
+
+def periodic_run(text: str, min_unit: int = 2, max_unit: int = 40, repeats: int = 6) -> PeriodicRun | None:
+    """The first chunk of `min_unit`..`max_unit` characters repeated back to back `repeats` or more
+    times ("ab ab ab ab ab ab"), whose chunk holds at least two different non-space characters (a
+    rule of one character, or a run of one letter and spaces, is layout, not a loop); None when
+    there is none. "First" is the leftmost start, then the shortest chunk.
+
+    Time is linear in the text (for each chunk length, the text is compared with itself shifted by
+    that length in whole-buffer operations), unlike a backtracking pattern such as `(.{2,40}?)\\1{5,}`.
+
+    >>> periodic_run("x = 1; " + "so " * 7)
+    PeriodicRun(start=6, unit=3, repeats=7)
+    >>> periodic_run("-" * 80) is None, periodic_run("Step 1: x = 2. Step 2: y = 3.") is None
+    (True, True)
+    """
+    n = len(text)
+    top = min(max_unit, n // repeats)
+    if top < min_unit:
+        return None
+    differences = _shifted_differences(text)
+    best: PeriodicRun | None = None
+    for p in range(min_unit, top + 1):
+        need = (repeats - 1) * p  # equal pairs text[i] == text[i + p] in a row
+        size = n - p
+        end = size if best is None else min(size, best.start - 1 + need)  # must start left of the best
+        if end < need:
+            if best is not None:
+                break
+            continue
+        diff = differences(p)
+        stretch = b"\x00" * need
+        pos = diff.find(stretch, 0, end)
+        while pos != -1:
+            unequal = _NONZERO.search(diff, pos)
+            stop = unequal.start() if unequal is not None else size
+            # one stretch holds rotations of one chunk (the same characters): check its first
+            if len(set(text[pos : pos + p]) - _SPACES) > 1:
+                best = PeriodicRun(start=pos, unit=p, repeats=(stop - pos + p) // p)
+                break
+            pos = diff.find(stretch, stop, end)
+    return best
+
+
+def _shifted_differences(text: str, use_numpy: bool | None = None) -> Callable[[int], bytes]:
+    """A function of p giving one byte per position i < len(text) - p, zero exactly where
+    text[i] == text[i + p].
+
+    With NumPy already loaded (an analysis process) the characters are compared as an array; else
+    (a light command such as `show`, which should not pay for importing NumPy) each byte plane of
+    the UTF-32 text is shifted and XOR-ed as one big integer, the planes OR-ed together."""
+    codes = text.encode("utf-32-le", "surrogatepass")
+    if use_numpy if use_numpy is not None else "numpy" in sys.modules:
+        import numpy as np
+
+        arr = np.frombuffer(codes, dtype=np.uint32)
+        return lambda p: (arr[p:] != arr[:-p]).tobytes()
+    size = len(text)
+    # the planes that are zero everywhere (all but the first for Latin-1 text) are left out
+    planes = [plane for k in range(4) if (plane := codes[k::4]).strip(b"\x00") or k == 0]
+
+    def differences(p: int) -> bytes:
+        bits = 0
+        for plane in planes:
+            bits |= int.from_bytes(plane[p:], "little") ^ int.from_bytes(plane[:-p], "little")
+        return bits.to_bytes(size - p, "little")
+
+    return differences
+
+
+_NONZERO = re.compile(b"[^\x00]")
+_SPACES = frozenset(" \t\n\r\f\v\u00a0")

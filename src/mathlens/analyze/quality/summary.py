@@ -71,18 +71,23 @@ def likely_cause(flags: Iterable[QualityFlags]) -> str:
     >>> likely_cause([QualityFlags(echo=True), QualityFlags(echo=True), QualityFlags()])
     'most responses copy the prompt or system role, as a base (not instruction-tuned) model does'
     """
-    items = list(flags)
-    counts = Counter(name for f in items for name in DEGENERATE_FLAGS if getattr(f, name))
-    if not counts:
-        truncated = sum(f.truncated for f in items)
-        if items and truncated * 2 > len(items):
+    return likely_cause_of(flag_counts(flags))
+
+
+def likely_cause_of(counts: Mapping[str, int]) -> str:
+    """`likely_cause` from counts (`flag_counts`: `flagged` and the count of each flag), so that a
+    stored summary can name the cause without its flags."""
+    flagged = counts.get("flagged", 0)
+    found = {name: counts.get(name, 0) for name in DEGENERATE_FLAGS if counts.get(name, 0)}
+    if not found:
+        if flagged and counts.get("truncated", 0) * 2 > flagged:
             return "most responses hit the token cap; a larger --max-tokens may let them finish"
         return "no dominant failure: the responses look like attempts at the questions"
-    name, n = max(counts.items(), key=lambda kv: (kv[1], -DEGENERATE_FLAGS.index(kv[0])))
+    name, n = max(found.items(), key=lambda kv: (kv[1], -DEGENERATE_FLAGS.index(kv[0])))
     cause = _CAUSES[name]
-    if n * 2 > len(items):
+    if n * 2 > flagged:
         return f"most responses {cause}"
-    return f"the most common failure ({n} of {len(items)} responses): they {cause}"
+    return f"the most common failure ({n} of {flagged} responses): they {cause}"
 
 
 def degenerate_warning(flags: Iterable[QualityFlags | None], share: float = WARNING_SHARE) -> str | None:
@@ -91,11 +96,21 @@ def degenerate_warning(flags: Iterable[QualityFlags | None], share: float = WARN
     >>> degenerate_warning([QualityFlags(empty=True), QualityFlags(empty=True), QualityFlags()])[:26]
     '2 of 3 responses (67%) are'
     """
-    items = [f for f in flags if f is not None]
-    bad = sum(f.degenerate for f in items)
-    if not items or bad / len(items) <= share:
+    return warning_of(flag_counts(flags), share)
+
+
+def warning_of(counts: Mapping[str, int], share: float = WARNING_SHARE, *,
+               sampled_from: int | None = None) -> str | None:
+    """`degenerate_warning` from counts (`flag_counts`). With `sampled_from`, the counts are of a
+    sample of that many responses, and the warning says so."""
+    flagged, bad = counts.get("flagged", 0), counts.get("degenerate", 0)
+    if not flagged or bad / flagged <= share:
         return None
-    return (f"{bad} of {len(items)} responses ({bad / len(items):.0%}) are degenerate: {likely_cause(items)}. "
+    scope = f"{bad} of {flagged} responses ({bad / flagged:.0%})"
+    if sampled_from is not None and sampled_from > flagged:
+        scope = f"{bad} of {flagged} sampled responses ({bad / flagged:.0%} of a spread sample of the run's " \
+                f"{sampled_from})"
+    return (f"{scope} are degenerate: {likely_cause_of(counts)}. "
             "Scores computed on them describe the failure, not the model's reasoning.")
 
 

@@ -157,7 +157,7 @@ def run(job: AnalysisJob[SourceAgreementOptions]) -> Outcome[SourceAgreementSumm
                                         mathlens_only=table.b_only, both_incorrect=table.both_no,
                                         agreement=agreement, kappa=kappa, left_out=dict(cell.left_out)))
         return SourceAgreementSummary(rows=rows, records_without_source=without[0], seed=opts.seed,
-                                      n_resamples=opts.n_resamples)
+                                      n_resamples=opts.n_resamples, disagreements=sum(r.disagreements for r in rows))
 
     path = job.write(SOURCE_AGREEMENT, entries(), summary)
     return Outcome.ok(summary(), path)

@@ -61,7 +61,13 @@ class ScorerAgreement(BaseModel):
 
     @property
     def disagreements(self) -> int:
+        """Compared records on which the two disagree."""
         return self.source_only + self.mathlens_only
+
+    @property
+    def left_out_total(self) -> int:
+        """Records not compared, whatever the reason."""
+        return sum(self.left_out.values())
 
 
 class SourceAgreementSummary(BaseModel):
@@ -69,6 +75,8 @@ class SourceAgreementSummary(BaseModel):
 
     status: Literal["ok", "no_source_verdicts"] = "ok"
     rows: list[ScorerAgreement] = Field(default_factory=list)
+    #: entries where the two disagree, over every row (each is listed in the entries, `agree` false)
+    disagreements: int = 0
     #: records of the run without any verdict of the source (all records of a run not imported)
     records_without_source: int = 0
     seed: int = 0
@@ -76,4 +84,4 @@ class SourceAgreementSummary(BaseModel):
 
 
 #: `analysis/source-agreement.jsonl`: one `SourceAgreementEntry` per record and source scorer.
-SOURCE_AGREEMENT = DocumentSpec("source-agreement", 1, SourceAgreementEntry, SourceAgreementSummary)
+SOURCE_AGREEMENT = DocumentSpec("source-agreement", 2, SourceAgreementEntry, SourceAgreementSummary)

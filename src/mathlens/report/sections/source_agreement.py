@@ -54,7 +54,7 @@ def _summary(ctx: ReportContext, run: RunData, suffix: str, rows: list[ScorerAgr
                  + suffix, cols, body, caption=caption, export_columns=export_cols, export_rows=export)
 
 
-def _disagreements(ctx: ReportContext, run: RunData, suffix: str) -> Table | None:
+def _disagreements(ctx: ReportContext, run: RunData, suffix: str, total: int) -> Table | None:
     anchors = {(v.exam_id, v.question_id): v.anchor for v in ctx.views}
     rows: list[tuple[Cell, ...]] = []
     links: list[str | None] = []
@@ -67,7 +67,7 @@ def _disagreements(ctx: ReportContext, run: RunData, suffix: str) -> Table | Non
         links.append(anchors.get((ref.exam_id, ref.question_id)))
     if not rows:
         return None
-    return Table(ctx.uid("source-disagreements", run.label), f"Where they disagree: {len(rows)} verdict(s)" + suffix,
+    return Table(ctx.uid("source-disagreements", run.label), f"Where they disagree: {total} verdict(s)" + suffix,
                  ("question", "repeat", "model", "scorer", "source verdict", "source answer", "mathlens verdict",
                   "mathlens answer", "reference"), tuple(rows), row_links=tuple(links))
 
@@ -86,7 +86,7 @@ def build(ctx: ReportContext) -> SourceAgreementView | None:
             continue
         suffix = f" · {run.label}" if ctx.multi_run else ""
         tables.append(_summary(ctx, run, suffix, doc.summary.rows))
-        listed = _disagreements(ctx, run, suffix)
+        listed = _disagreements(ctx, run, suffix, doc.summary.disagreements)
         if listed is not None:
             tables.append(listed)
     return SourceAgreementView(tuple(tables)) if tables else None

@@ -1,0 +1,237 @@
+"""Counts of a run's records per model and configuration, read cheaply and kept up to date.
+
+What `mathlens run`, `import` and `show` print about a run's records (requests, errors,
+truncations, tokens, traces, replicas) is counted from the record fields alone: each line is
+parsed into a model that names only those fields, never into a full `RunRecord`, and nothing about
+the response text is computed here.
+
+Counting is incremental. The counts and where they stop (the byte length read, the file's inode
+and a digest of the last 4 KiB before that point) are kept in `RUN/.counts.json`; since records
+are only ever appended, a later count reads only the records written since. A file that was
+rewritten (`--retry-errors`) or replaced has another inode or tail and is counted from the start.
+The cache is only a cache: it is written when the run folder is writable and ignored when it is
+absent, damaged or from another version.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from pathlib import Path
+from typing import BinaryIO
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mathlens.errors import UserError
+from mathlens.runs.locks import temporary
+
+CACHE_NAME = ".counts.json"
+_VERSION = 2
+_TAIL = 4096
+
+
+#: Failed requests listed one by one (the rest are counted).
+MAX_ERRORS_LISTED = 50
+
+
+class _Variant(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    kind: str = "original"
+
+
+class _Usage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class _Counted(BaseModel):
+    """The fields of a record that are counted (the rest of the line is parsed and dropped)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    key: str
+    model: str
+    configuration: str
+    variant: _Variant = Field(default_factory=_Variant)
+    status: str = "ok"
+    error: str | None = None
+    finish_reason: str = "unknown"
+    cached: bool = False
+    latency_s: float = 0.0
+    usage: _Usage = Field(default_factory=_Usage)
+    replica: str | None = None
+    reasoning: str | None = None
+    response: str | None = None
+
+
+class Counts(BaseModel):
+    """A row of counts (unknown fields refused)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class RecordCounts(Counts):
+    """The records of one model under one configuration."""
+
+    model: str
+    configuration: str
+    records: int = 0
+    #: records of ablation variants and paraphrases (the rest answer the original prompts)
+    variants: int = 0
+    ok: int = 0
+    error: int = 0
+    truncated: int = 0
+    cached: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    #: records with a reasoning trace, and those whose trace the token cap cut before a visible answer
+    with_trace: int = 0
+    trace_truncated: int = 0
+
+
+class ReplicaCounts(Counts):
+    """The records one replica of a pool answered (cache hits name no replica)."""
+
+    model: str
+    replica: str
+    records: int = 0
+    ok: int = 0
+    error: int = 0
+    completion_tokens: int = 0
+    #: of the model's records answered by a replica
+    share: float = 0.0
+
+
+class FailedRequest(Counts):
+    """One record whose request failed."""
+
+    key: str
+    error: str
+
+
+class RunCounts(BaseModel):
+    """Counts over the first `bytes` bytes (`records` complete records) of `records.jsonl`."""
+
+    records: int = 0
+    bytes: int = 0
+    groups: list[RecordCounts] = Field(default_factory=list)
+    replicas: list[ReplicaCounts] = Field(default_factory=list)
+    errors_total: int = 0
+    #: the first `MAX_ERRORS_LISTED` failed requests
+    errors: list[FailedRequest] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> int:
+        return sum(g.ok for g in self.groups)
+
+
+class _Cache(BaseModel):
+    version: int
+    inode: int
+    tail_sha256: str
+    counts: RunCounts
+
+
+def _tail_digest(fh: BinaryIO, end: int) -> str:
+    start = max(0, end - _TAIL)
+    fh.seek(start)
+    return hashlib.sha256(fh.read(end - start)).hexdigest()
+
+
+def _add(counts: RunCounts, groups: dict[tuple[str, str], RecordCounts],
+         replicas: dict[tuple[str, str], ReplicaCounts], rec: _Counted) -> None:
+    g = groups.get((rec.model, rec.configuration))
+    if g is None:
+        g = groups[(rec.model, rec.configuration)] = RecordCounts(model=rec.model, configuration=rec.configuration)
+        counts.groups.append(g)
+    truncated = rec.finish_reason == "length"
+    g.records += 1
+    g.variants += rec.variant.kind != "original"
+    g.ok += rec.status == "ok"
+    g.error += rec.status == "error"
+    g.truncated += truncated
+    g.cached += rec.cached
+    g.prompt_tokens += rec.usage.prompt_tokens
+    g.completion_tokens += rec.usage.completion_tokens
+    g.latency_s = round(g.latency_s + rec.latency_s, 3)
+    g.with_trace += bool(rec.reasoning)
+    g.trace_truncated += truncated and bool(rec.reasoning) and not (rec.response or "").strip()
+    if rec.status == "error":
+        counts.errors_total += 1
+        if len(counts.errors) < MAX_ERRORS_LISTED:
+            counts.errors.append(FailedRequest(key=rec.key, error=rec.error or ""))
+    if rec.replica is not None:
+        r = replicas.get((rec.model, rec.replica))
+        if r is None:
+            r = replicas[(rec.model, rec.replica)] = ReplicaCounts(model=rec.model, replica=rec.replica)
+            counts.replicas.append(r)
+        r.records += 1
+        r.ok += rec.status == "ok"
+        r.error += rec.status == "error"
+        r.completion_tokens += rec.usage.completion_tokens
+
+
+def _load_cache(root: Path, inode: int, size: int, fh: BinaryIO) -> RunCounts | None:
+    path = root / CACHE_NAME
+    try:
+        cache = _Cache.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError, ValueError):
+        return None
+    counts = cache.counts
+    if cache.version != _VERSION or cache.inode != inode or counts.bytes > size:
+        return None
+    if _tail_digest(fh, counts.bytes) != cache.tail_sha256:
+        return None
+    return counts
+
+
+def _save_cache(root: Path, inode: int, tail: str, counts: RunCounts) -> None:
+    path = root / CACHE_NAME
+    tmp = temporary(path)
+    try:
+        tmp.write_text(_Cache(version=_VERSION, inode=inode, tail_sha256=tail, counts=counts).model_dump_json(),
+                       encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:  # a read-only run folder, a full disk: counting works without the cache
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+
+
+def count_records(root: Path, *, until: int | None = None, cache: bool = True) -> RunCounts:
+    """Counts of the complete records of the run at `root` (up to byte `until` when given).
+
+    Reads only what was appended since the last count when `RUN/.counts.json` still describes the
+    start of the file (see the module notes)."""
+    root = Path(root)
+    path = root / "records.jsonl"
+    if not path.is_file():
+        return RunCounts()
+    with path.open("rb") as fh:
+        st = os.fstat(fh.fileno())
+        size = st.st_size if until is None else min(until, st.st_size)
+        counts = (_load_cache(root, st.st_ino, size, fh) if cache else None) or RunCounts()
+        start = counts.bytes
+        groups = {(g.model, g.configuration): g for g in counts.groups}
+        replicas = {(r.model, r.replica): r for r in counts.replicas}
+        fh.seek(start)
+        pos = start
+        for n, line in enumerate(fh, start=counts.records + 1):
+            if not line.endswith(b"\n") or pos + len(line) > size:
+                break  # a record still being written, or past `until`
+            try:
+                rec = _Counted.model_validate_json(line)
+            except ValidationError as exc:
+                raise UserError(f"{path}:{n}: not a valid record ({exc.errors()[0]['loc']}: "
+                                f"{exc.errors()[0]['msg']})") from None
+            _add(counts, groups, replicas, rec)
+            counts.records += 1
+            pos += len(line)
+        counts.bytes = pos
+        if cache and pos > start:
+            _save_cache(root, st.st_ino, _tail_digest(fh, pos), counts)
+    return counts

@@ -1,0 +1,210 @@
+"""The run summary (`run`, `import`, `show`) reads what is stored, and every reader names an analysis
+that covers fewer or other records than the run holds now (show, analyze, report, compare).
+
+Runs are real mock-model runs through the CLI (tests/cases/report/fixture_run.py). A run analysed
+while it was still being written is made by analysing a copy whose records file holds only the
+first records, then putting the whole file back: exactly what a reader of a growing run sees.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from typer.testing import CliRunner
+
+from mathlens.cli.main import app
+from mathlens.report.loader import load_runs
+from mathlens.report.render import build_report
+from mathlens.runs.counts import CACHE_NAME, count_records
+from mathlens.runs.documents import document_states
+
+CASES = Path(__file__).resolve().parents[1] / "cases" / "report"
+
+
+def _fixture_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("report_fixture_run_summary", CASES / "fixture_run.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+fx = _fixture_module()
+
+
+def _invoke(*args: str) -> tuple[int, str, str]:
+    res = CliRunner().invoke(app, list(args))
+    return res.exit_code, res.stdout, res.stderr
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("summary")
+    full = fx.make_run(root / "full", [fx.SOLUTION, fx.WRONG], limit=4, ablate=False)
+    partial = root / "partial"
+    shutil.copytree(full, partial)
+    shutil.rmtree(partial / "analysis")
+    records = (partial / "records.jsonl").read_bytes()
+    lines = records.splitlines(keepends=True)
+    assert len(lines) == 4
+    (partial / "records.jsonl").write_bytes(b"".join(lines[:2]))
+    code, _, err = _invoke("analyze", str(partial))
+    assert code == 0, err
+    (partial / "records.jsonl").write_bytes(records)  # the run "went on" after the analysis read it
+    return {"full": full, "partial": partial}
+
+
+def test_documents_record_what_they_read_and_name_fewer_records(runs: dict[str, Path]) -> None:
+    states = {s.name: s for s in document_states(runs["partial"])}
+    assert set(states) >= {"flow", "answers", "sensitivity", "breakdown"}
+    for s in states.values():
+        assert (s.status, s.records) == ("fewer", 2), s
+        assert "covers 2 of the 4 records" in s.note and "re-run `mathlens " in s.note
+        assert f" {runs['partial']}" in s.note  # the command names the run
+    assert all(s.status == "current" for s in document_states(runs["full"]))
+
+
+def test_show_names_stale_analyses(runs: dict[str, Path]) -> None:
+    code, out, _ = _invoke("show", str(runs["partial"]), "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert {s["name"]: s["status"] for s in doc["analysis_states"]}["answers"] == "fewer"
+    assert doc["quality"]["source"] == "analysis/answers.jsonl"
+    assert "covers 2 of the 4 records" in doc["quality"]["note"]
+    code, _, err = _invoke("show", str(runs["partial"]))
+    text = " ".join(err.split())
+    assert code == 0 and "stale analysis/answers.jsonl: covers 2 of the 4 records" in text
+    assert "answers (fewer)" in text
+    code, _, err = _invoke("show", str(runs["full"]))
+    assert code == 0 and "stale" not in err
+
+
+def test_analyze_names_what_it_left_stale(runs: dict[str, Path], tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(runs["partial"], run)
+    code, out, _ = _invoke("analyze", str(run), "--only", "answers", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert sorted(s["name"] for s in doc["stale"]) == ["breakdown", "flow", "sensitivity"]
+    code, _, err = _invoke("analyze", str(run), "--only", "answers")
+    assert "stale analysis/flow.jsonl: covers 2 of the 4 records" in " ".join(err.split())
+    assert "stale analysis/answers.jsonl" not in err
+
+
+def test_other_records_are_named_after_a_rewrite(runs: dict[str, Path], tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(runs["full"], run)
+    lines = (run / "records.jsonl").read_text().splitlines(keepends=True)
+    first = json.loads(lines[0])
+    first["latency_s"] = first["latency_s"] + 1.0  # the same record, rewritten
+    (run / "records.jsonl").write_text(json.dumps(first) + "\n" + "".join(lines[1:]))
+    states = {s.name: s for s in document_states(run)}
+    assert states["answers"].status == "other"
+    assert "no longer the run's" in states["answers"].note
+
+
+def test_report_states_staleness_at_the_top_and_beside_each_section(runs: dict[str, Path]) -> None:
+    report = build_report(load_runs([runs["partial"]]))
+    assert any("analysis/answers.jsonl covers 2 of the 4 records" in n for n in report.stale)
+    answers_sections = {s.id: s for s in report.sections}
+    assert any("answers.jsonl" in n for n in answers_sections["question_index"].stale)
+    html = report.html()
+    assert 'data-stale="report"' in html and 'data-stale="section"' in html
+    fresh = build_report(load_runs([runs["full"]]))
+    assert fresh.stale == [] and 'data-stale' not in fresh.html()
+
+
+def test_compare_states_staleness_beside_the_metric(runs: dict[str, Path]) -> None:
+    code, out, _ = _invoke("compare", str(runs["partial"]), str(runs["full"]), "--json")
+    assert code == 0
+    doc = json.loads(out)
+    (comparison,) = doc["comparisons"]
+    accuracy = next(m for m in comparison["metrics"] if m["metric"] == "accuracy")
+    assert accuracy["stale"] and "answers.jsonl covers 2 of the 4 records" in accuracy["stale"][0]
+    code, _, err = _invoke("compare", str(runs["partial"]), str(runs["full"]))
+    assert code == 0 and "not up to date:" in err
+
+
+def test_compare_with_no_item_in_common_is_refused(runs: dict[str, Path], tmp_path: Path) -> None:
+    other = fx.make_run(tmp_path / "other", [fx.SOLUTION], exam="calc3-exam2", limit=1)
+    code, out, err = _invoke("compare", str(runs["full"]), str(other))
+    assert code == 2 and out == ""
+    line = " ".join(err.split())
+    assert line.startswith("error: nothing to compare: no item is in both") and "Traceback" not in err
+
+
+def _echo_run(tmp_path: Path, n: int) -> Path:
+    data = tmp_path / "q.jsonl"
+    data.write_text("".join(json.dumps({"id": f"q{i}", "text": f"Question {i}: what is {i} plus {i}, "
+                                        "counted slowly and carefully?"}) + "\n" for i in range(n)))
+    run = tmp_path / "run"
+    code, _, err = _invoke("run", str(data), "--model", "mock/echo", "--out", str(run), "-q")
+    assert code == 0, err
+    return run
+
+
+def test_a_large_unanalysed_run_is_flagged_from_a_sample_and_then_exactly(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MATHLENS_CACHE_DIR", str(tmp_path / "cache"))
+    run = _echo_run(tmp_path, 130)
+    code, out, _ = _invoke("show", str(run), "--json")
+    assert code == 0
+    doc = json.loads(out)
+    q = doc["quality"]
+    assert (q["source"], q["responses"], q["sampled_from"]) == ("sample of records", 100, 130)
+    assert q["degenerate"] == 100  # every response copies its prompt
+    assert all(g["degenerate"] is None and g["quality"] == {} for g in doc["groups"])
+    assert "100 of 100 sampled responses" in doc["warning"] and "of the run's 130" in doc["warning"]
+    code, _, _ = _invoke("analyze", str(run), "--only", "answers")
+    assert code == 0
+    doc = json.loads(_invoke("show", str(run), "--json")[1])
+    assert (doc["quality"]["source"], doc["quality"]["responses"]) == ("analysis/answers.jsonl", 130)
+    assert doc["groups"][0]["degenerate"] == 130 and doc["quality"]["sampled_from"] is None
+
+
+def test_counts_are_incremental_and_restart_after_a_rewrite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MATHLENS_CACHE_DIR", str(tmp_path / "cache"))
+    run = _echo_run(tmp_path, 6)
+    path = run / "records.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:4]))
+    first = count_records(run)
+    assert first.records == 4 and first.groups[0].ok == 4
+    cache = json.loads((run / CACHE_NAME).read_text())
+    assert cache["counts"]["bytes"] == path.stat().st_size
+    # mark the cached counts: a later count that starts from them keeps the mark
+    cache["counts"]["groups"][0]["cached"] = 1000
+    (run / CACHE_NAME).write_text(json.dumps(cache))
+    with path.open("ab") as fh:
+        fh.write(b"".join(lines[4:]))
+    more = count_records(run)
+    assert more.records == 6 and more.groups[0].ok == 6 and more.groups[0].cached == 1000
+    assert count_records(run, cache=False).groups[0].cached == 0
+    tmp = path.with_name("rewritten")
+    tmp.write_bytes(b"".join(lines[:3]))
+    os.replace(tmp, path)  # a rewrite (as --retry-errors does): another file, counted afresh
+    again = count_records(run)
+    assert again.records == 3 and again.groups[0].cached == 0
+
+
+def test_show_of_an_analysed_and_graded_run_imports_nothing_heavy(runs: dict[str, Path], tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    run = tmp_path / "graded"
+    shutil.copytree(runs["full"], run)
+    assert "grade_tables" in fx.add_judged_analyses(run)
+    heavy = ("sympy", "numpy", "scipy", "sklearn", "spacy", "networkx", "latex2sympy2", "math_verify", "torch")
+    code = ("import sys, json\nfrom mathlens.cli.main import app\n"
+            f"sys.argv = ['mathlens', 'show', {str(run)!r}]\n"
+            "try:\n    app()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            f"print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+    assert "as in Table 6 of the calculus study" in " ".join(proc.stdout.split())  # the tables are printed
