@@ -82,14 +82,22 @@ def gather(fields: list[FlagField], values: dict[str, Any]) -> FlagValues:
     return FlagValues(tuple(given))
 
 
-def with_model_options(model: type[BaseModel],
-                       skip: tuple[str, ...] = ()) -> Callable[[Callable[P, R]], Callable[..., R]]:
-    """Add the options of `model`'s flagged fields (but those named in `skip`) to a command.
+def _within(ff: FlagField, parts: tuple[str, ...]) -> bool:
+    """The field lies at or under one of `parts` (dotted paths, `*` for a list's elements)."""
+    path = ".".join(ff.path)
+    return any(path == p or path.startswith(p + ".") for p in parts)
+
+
+def with_model_options(model: type[BaseModel], skip: tuple[str, ...] = (),
+                       only: tuple[str, ...] | None = None) -> Callable[[Callable[P, R]], Callable[..., R]]:
+    """Add the options of `model`'s flagged fields (but those named in `skip`) to a command; with
+    `only`, just those of the fields at or under these dotted paths (`tutoring`, `items.*.limit`), for a
+    command that fills a part of the model and decides the rest itself.
 
     The command declares a parameter named `flags` (a `FlagValues`); every other parameter is kept
     as written. Two options with one name are refused when the command is built.
     """
-    fields = [ff for ff in flag_fields(model) if ff.name not in skip]
+    fields = [ff for ff in flag_fields(model) if ff.name not in skip and (only is None or _within(ff, only))]
 
     def decorate(fn: Callable[P, R]) -> Callable[..., R]:
         own = inspect.signature(fn, eval_str=True)

@@ -23,6 +23,7 @@ from mathlens.items.loaders import Format
 from mathlens.models.admission import check_concurrency
 from mathlens.report.export.render import Format as TableFormat
 from mathlens.runs.records import ExamMode
+from mathlens.solve.tutoring import CONDITIONS, ImageMode
 
 #: study files name the model when none is given
 DEFAULT_MODEL_SPEC = "embedded/qwen2.5-coder-0.5b"
@@ -35,9 +36,15 @@ class StudyPart(BaseModel):
 
 
 class ItemSet(StudyPart):
-    """One set of questions: a built-in exam, or a file (exam YAML, MATH, GSM8K, JSONL)."""
+    """One set of questions: a built-in exam, or a file (exam YAML, MATH, GSM8K, JSONL).
 
-    source: str = Field(min_length=1, description="a built-in exam (`mathlens list exams`) or an item file")
+    A relative file is looked for beside the study file (a built-in study: in the working folder),
+    then in each folder of `$MATHLENS_DATA` (`mathlens.study.resolve`)."""
+
+    source: Annotated[str, Flag("--items", each=True, metavar="PATH")] = Field(
+        min_length=1, description="a built-in exam (`mathlens list exams`) or an item file; as a flag, replaces "
+                                  "the study's item sets (one per --items, each keeping the first set's format, "
+                                  "limit and sample)")
     format: Annotated[Format, Flag("--format")] = Field("auto", description="the item file's format")
     fields: Annotated[dict[str, str] | None, Flag("--field", merge=True, metavar="FIELD=KEY")] = Field(
         None, description="JSONL mapping of item fields to the file's keys (field=KEY)")
@@ -63,7 +70,8 @@ class JudgeRef(StudyPart):
     """The judge model of the judge-based analyses (grades, maple, tutor scores)."""
 
     spec: Annotated[str, Flag("--judge")] = Field(min_length=1, description="judge model for later grading")
-    options: dict[str, Any] = Field(default_factory=dict, description="the judge's model options")
+    options: Annotated[dict[str, Any], Flag("-J", merge=True, metavar="KEY=VALUE")] = Field(
+        default_factory=dict, description="judge model option key=value (the judge backend's keys)")
 
     @model_validator(mode="before")
     @classmethod
@@ -119,6 +127,35 @@ class Retrieval(StudyPart):
         default_factory=dict, description="configuration option key=value")
 
 
+class Tutoring(StudyPart):
+    """A tutoring study (the learner-adaptivity design): each item put to each learner paired with it,
+    under each context condition; the conditions are the run's configurations (`condition-<n>`)."""
+
+    profiles: Annotated[str, Flag("--profiles")] = Field(
+        "default", min_length=1, description="learner profiles: default | balanced[:PER_CELL[:SEED]] | a profile "
+                                             "YAML file")
+    conditions: Annotated[list[int], Flag("--conditions", split=True)] = Field(
+        default_factory=lambda: [1, 2, 3, 4], min_length=1, description="context conditions to run (1-4)")
+    images: Annotated[ImageMode, Flag("--images")] = Field(
+        "auto", description="how diagrams reach models: auto (images to models that read them, the written "
+                            "description to the others), send (images only), describe (the description only)")
+    match_grade: Annotated[bool, Flag("--all-grades", invert=True,
+                                      help="pair every learner with every item (not only their grade's)")] = Field(
+        True, description="pair each learner with the items of their own grade (an item without a grade goes "
+                          "to every learner)")
+
+    @field_validator("conditions")
+    @classmethod
+    def _conditions(cls, value: list[int]) -> list[int]:
+        for c in value:
+            if c not in CONDITIONS:
+                raise ValueError(f"unknown context condition {c}: choose from {', '.join(map(str, CONDITIONS))}")
+        repeated = sorted({c for c in value if value.count(c) > 1})
+        if repeated:
+            raise ValueError(f"context condition {repeated[0]} is listed twice")
+        return sorted(value)
+
+
 class ReportTables(StudyPart):
     """What is written after the analyses: the HTML report and the publication tables."""
 
@@ -153,6 +190,9 @@ class Study(StudyPart):
         None, description="a named system role, or a text file replacing it (default exam)")
     exam_mode: Annotated[ExamMode, Flag("--exam-mode")] = Field(
         "per-question", description="per-question (a request each) or sequential (an exam in one conversation)")
+    tutoring: Tutoring | None = Field(
+        None, description="a tutoring study: learner profiles x context conditions (the conditions replace the "
+                          "configurations; no ablation, retrieval, system role or sequential mode)")
     generation: Generation = Field(default_factory=Generation)
     execution: Execution = Field(default_factory=Execution)
     analyses: dict[str, dict[str, Any]] = Field(
