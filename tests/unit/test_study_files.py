@@ -260,3 +260,31 @@ def test_a_built_in_study_finds_its_data_set_or_says_how_to_point_at_it(
     assert code == 0 and json.loads(output)["questions"] > 1, output  # --items may name a built-in exam too
     code, output = _invoke("run", "calc3-exam1", "--items", "x.jsonl", "--dry-run")
     assert code == 2 and "not both" in output
+
+
+def test_the_study_table_formats_are_the_exporters() -> None:
+    """The study restates the table formats so that reading it does not load the report: the two lists
+    must stay one."""
+    import typing
+
+    from mathlens.report.export.render import FORMATS
+    from mathlens.study.model import TableFormat
+
+    assert set(typing.get_args(TableFormat)) == set(FORMATS)
+
+
+def test_reading_a_study_loads_no_report_and_no_analysis_it_does_not_name(tmp_path: Path) -> None:
+    """Options of the analyses a study names are checked by their analyzers (so those load); nothing
+    else heavy does: not the report, and with no analysis named, none of the numeric libraries."""
+    import subprocess
+    import sys
+
+    bare = tmp_path / "bare.yaml"
+    bare.write_text("study: bare\nitems: [{source: calc3-exam1}]\n", encoding="utf-8")
+    heavy = ("mathlens.report", "sklearn", "sympy", "statsmodels", "pandas")
+    for ref, allowed in ((str(bare), set()), ("study:tutoring", {"sympy", "statsmodels", "pandas"})):
+        code = ("import json, sys\nfrom mathlens.study.load import load_study\nfrom mathlens.study import resolve\n"
+                f"load_study({ref!r})\nprint(json.dumps([m for m in {heavy!r} if m in sys.modules]))")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+        loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+        assert loaded <= allowed, (ref, loaded)

@@ -21,9 +21,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from mathlens.flags import Flag
 from mathlens.items.loaders import Format
 from mathlens.models.admission import check_concurrency
-from mathlens.report.export.render import Format as TableFormat
 from mathlens.runs.records import ExamMode
 from mathlens.solve.tutoring import CONDITIONS, ImageMode
+
+#: the formats of the publication tables (`mathlens.report.export.render.Format`, restated here so that
+#: reading a study does not load the report and the analyses behind it; a test keeps the two equal)
+TableFormat = Literal["csv", "markdown", "latex"]
 
 #: study files name the model when none is given
 DEFAULT_MODEL_SPEC = "embedded/qwen2.5-coder-0.5b"
