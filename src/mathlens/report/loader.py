@@ -27,6 +27,7 @@ from mathlens.runs.coverage import RecordsSnapshot
 from mathlens.runs.documents import Document, DocumentError, DocumentSpec, DocumentState, document_states
 from mathlens.runs.records import Manifest, RunRecord
 from mathlens.runs.store import RunStore
+from mathlens.unique import occurrences
 
 E = TypeVar("E", bound=BaseModel)
 S = TypeVar("S", bound=BaseModel)
@@ -222,15 +223,10 @@ def load_run(path: Path | str, label: str | None = None) -> RunData:
 
 def load_runs(paths: list[Path]) -> list[RunData]:
     """Read several runs; labels are the run ids (made unique if two runs share one)."""
-    runs: list[RunData] = []
-    seen: dict[str, int] = {}
-    for p in paths:
-        run = load_run(p)
-        n = seen.get(run.label, 0)
-        seen[run.label] = n + 1
-        if n:
-            run.label = f"{run.label} ({n + 1})"
-        runs.append(run)
+    runs = [load_run(p) for p in paths]
+    for run, n in zip(runs, occurrences(r.label for r in runs), strict=True):
+        if n > 1:
+            run.label = f"{run.label} ({n})"
     return runs
 
 

@@ -14,6 +14,7 @@ from mathlens.report.export import agreement, calculus, maple, tutoring
 from mathlens.report.export.builder import TableBuilder
 from mathlens.report.export.table import PublicationTable
 from mathlens.report.loader import RunData
+from mathlens.unique import occurrences
 
 BUILDERS: tuple[TableBuilder, ...] = (
     calculus.TABLE2,
@@ -75,10 +76,5 @@ def build_tables(run: RunData, builders: tuple[TableBuilder, ...] = BUILDERS) ->
 
 def _unique_ids(tables: list[PublicationTable]) -> tuple[PublicationTable, ...]:
     """Tables whose ids collide (two annotators whose names slug alike) get `-2`, `-3`... appended."""
-    seen: dict[str, int] = {}
-    out = []
-    for t in tables:
-        n = seen.get(t.id, 0) + 1
-        seen[t.id] = n
-        out.append(t if n == 1 else replace(t, id=f"{t.id}-{n}"))
-    return tuple(out)
+    return tuple(t if n == 1 else replace(t, id=f"{t.id}-{n}")
+                 for t, n in zip(tables, occurrences(t.id for t in tables), strict=True))
