@@ -9,10 +9,11 @@ The study draws these as Figures 3 and 5; the tables give the numbers behind the
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from mathlens.analyze.maple.results import MAPLE, GroupRow, MapleSummary
-from mathlens.report.export.builder import Col, TableBuilder, columns_table, configuration_key, constant
-from mathlens.report.export.table import Column, Estimate, PublicationTable
+from mathlens.report.export.builder import Col, Layout, TableBuilder, configuration_key, constant
+from mathlens.report.export.table import Column, Estimate
 from mathlens.report.loader import RunData
 from mathlens.runs.documents import Document
 from mathlens.stats.bootstrap import CI
@@ -36,7 +37,7 @@ def _group_key(group: str) -> tuple[int, float, str]:
         return 1, 0.0, group
 
 
-def _table(id: str, title: str, rows: Sequence[GroupRow], group: Column | None, caption: str) -> PublicationTable:
+def _table(title: str, rows: Sequence[GroupRow], group: Column | None, caption: str) -> Layout[GroupRow]:
     items = sorted(rows, key=lambda r: (r.model, configuration_key(r.configuration), r.variant != "original",
                                         r.variant, _group_key(r.group)))
     cols: list[Col[GroupRow]] = [
@@ -54,14 +55,14 @@ def _table(id: str, title: str, rows: Sequence[GroupRow], group: Column | None, 
         Col(Column("MAPLE (wrong answers)", 3), lambda r: _ci(r.mean_maple_incorrect)),
         Col(Column("Error rate e", 3), lambda r: r.mean_e.estimate),
     ]
-    return columns_table(id, title, MAPLE.name, cols, items, caption=caption, groups=3 if group else 0)
+    return Layout(title, cols, items, caption, groups=3 if group else 0)
 
 
 def _builder(id: str, short: str, title: str, rows: Callable[[MapleSummary], Sequence[GroupRow]],
              group: Column | None, lead: str) -> TableBuilder:
     """A table of the summary's rows of one grouping (level, subject, or none: overall)."""
-    def build(run: RunData, doc: Document[MapleSummary]) -> list[PublicationTable]:
-        return [_table(id, title, rows(doc.summary), group, lead + _caption(doc.summary))]
+    def build(run: RunData, doc: Document[MapleSummary]) -> list[Layout[Any]]:
+        return [_table(title, rows(doc.summary), group, lead + _caption(doc.summary))]
     return TableBuilder(id, short, MAPLE, build)
 
 

@@ -67,7 +67,7 @@ def build_tables(run: RunData, builders: tuple[TableBuilder, ...] = BUILDERS) ->
                    else f"no {name} analysis in the run; `{b.spec.rerun}` writes it")
             skipped.append(Skipped(b.id, b.title, name, why))
             continue
-        built = [t for t in b.build(run, doc) if t.rows]
+        built = [t for t in b.tables(run, doc) if t.rows]
         if not built:
             skipped.append(Skipped(b.id, b.title, name, f"analysis/{name}.jsonl has no rows for this table"))
         tables += built
