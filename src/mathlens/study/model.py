@@ -56,30 +56,29 @@ class ItemSet(StudyPart):
                                                             description="a seeded random sample of N questions")
 
 
-class ModelRef(StudyPart):
+class SpecRef(StudyPart):
+    """A model named by its spec alone (`embedded`) or with its options (`{spec: ..., options: ...}`)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _spec_alone(cls, value: Any) -> Any:
+        return {"spec": value} if isinstance(value, str) else value
+
+
+class ModelRef(SpecRef):
     """A model that answers (or judges): provider/model, its options, its servers."""
 
     spec: Annotated[str, Flag("--model", "-m", each=True)] = Field(
         DEFAULT_MODEL_SPEC, min_length=1, description="provider/model, repeatable")
     options: dict[str, Any] = Field(default_factory=dict, description="this model's options (its backend's keys)")
 
-    @model_validator(mode="before")
-    @classmethod
-    def _spec_alone(cls, value: Any) -> Any:
-        return {"spec": value} if isinstance(value, str) else value
 
-
-class JudgeRef(StudyPart):
+class JudgeRef(SpecRef):
     """The judge model of the judge-based analyses (grades, maple, tutor scores)."""
 
     spec: Annotated[str, Flag("--judge")] = Field(min_length=1, description="judge model for later grading")
     options: Annotated[dict[str, Any], Flag("-J", merge=True, metavar="KEY=VALUE")] = Field(
         default_factory=dict, description="judge model option key=value (the judge backend's keys)")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _spec_alone(cls, value: Any) -> Any:
-        return {"spec": value} if isinstance(value, str) else value
 
 
 class Ablation(StudyPart):

@@ -12,10 +12,11 @@ from collections.abc import Sequence
 
 from mathlens.analyze.adaptivity.agreement import TUTOR_AGREEMENT
 from mathlens.analyze.grading.agreement_report import AGREEMENT
-from mathlens.analyze.judging.agreement import AgreementRow, SelfAgreement
+from mathlens.analyze.judging.agreement import AgreementReport, AgreementRow, SelfAgreement
 from mathlens.report.export.builder import Col, TableBuilder, columns_table, constant, empty
 from mathlens.report.export.table import Column, Estimate, PublicationTable
 from mathlens.report.loader import RunData
+from mathlens.runs.documents import Document
 from mathlens.stats.bootstrap import CI
 
 WEIGHTS = {"none": "unweighted", "linear": "linear", "quadratic": "quadratic"}
@@ -53,10 +54,7 @@ def pairs_table(id: str, title: str, source: str, rows: Sequence[AgreementRow], 
     return columns_table(id, title, source, cols, rows, caption=caption, groups=2)
 
 
-def grading_pairs(run: RunData) -> list[PublicationTable]:
-    doc = run.document(AGREEMENT)
-    if doc is None or not doc.summary.pairs:
-        return []
+def grading_pairs(run: RunData, doc: Document[AgreementReport]) -> list[PublicationTable]:
     caption = ("Agreement between graders on each rubric criterion and on the question total, over the records "
                "both scored, with 95% bootstrap intervals.")
     return [pairs_table("grading-agreement", "Grading agreement between graders", AGREEMENT.name,
@@ -79,18 +77,12 @@ def self_table(id: str, title: str, source: str, rows: Sequence[SelfAgreement]) 
     return columns_table(id, title, source, cols, rows, caption=caption, groups=1)
 
 
-def grading_self(run: RunData) -> list[PublicationTable]:
-    doc = run.document(AGREEMENT)
-    if doc is None or not doc.summary.self_agreement:
-        return []
+def grading_self(run: RunData, doc: Document[AgreementReport]) -> list[PublicationTable]:
     return [self_table("grading-self-agreement", "Judge self-agreement across grading runs", AGREEMENT.name,
                        doc.summary.self_agreement)]
 
 
-def tutoring(run: RunData) -> list[PublicationTable]:
-    doc = run.document(TUTOR_AGREEMENT)
-    if doc is None or not doc.summary.pairs:
-        return []
+def tutoring(run: RunData, doc: Document[AgreementReport]) -> list[PublicationTable]:
     caption = ("Agreement between tutoring graders per rubric item (kappa linearly weighted on three-point items) "
                "and per dimension (items pooled, one observation per response x item), with 95% bootstrap "
                "intervals.")
@@ -98,16 +90,13 @@ def tutoring(run: RunData) -> list[PublicationTable]:
                         doc.summary.pairs, caption)]
 
 
-GRADING_PAIRS = TableBuilder("grading-agreement", "Grading agreement between graders", AGREEMENT, grading_pairs)
-GRADING_SELF = TableBuilder("grading-self-agreement", "Judge self-agreement", AGREEMENT, grading_self)
-def tutoring_self(run: RunData) -> list[PublicationTable]:
-    doc = run.document(TUTOR_AGREEMENT)
-    if doc is None or not doc.summary.self_agreement:
-        return []
+def tutoring_self(run: RunData, doc: Document[AgreementReport]) -> list[PublicationTable]:
     return [self_table("tutoring-self-agreement", "Judge self-agreement across tutoring scoring runs",
                        TUTOR_AGREEMENT.name, doc.summary.self_agreement)]
 
 
+GRADING_PAIRS = TableBuilder("grading-agreement", "Grading agreement between graders", AGREEMENT, grading_pairs)
+GRADING_SELF = TableBuilder("grading-self-agreement", "Judge self-agreement", AGREEMENT, grading_self)
 TUTORING = TableBuilder("tutoring-agreement", "Tutoring rubric agreement", TUTOR_AGREEMENT, tutoring)
 TUTORING_SELF = TableBuilder("tutoring-self-agreement", "Tutoring judge self-agreement", TUTOR_AGREEMENT,
                              tutoring_self)

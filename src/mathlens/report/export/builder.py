@@ -1,7 +1,7 @@
 """What a table builder is, and the helpers builders share.
 
 A `TableBuilder` names one kind of table (its file id and title), the analysis document it reads
-(`spec`) and the function that builds it from a loaded run. A builder returns one table, several
+(`spec`) and the function that builds it from a loaded run and that document. A builder returns one table, several
 (one per score source, for the tutoring tables) or none (the document has no rows for it); the
 registry (`registry.py`) turns an absent document or an empty result into a skipped entry of
 the index, with the reason.
@@ -22,7 +22,7 @@ from typing import Any, Generic, TypeVar
 
 from mathlens.report.export.table import Cell, Column, PublicationTable
 from mathlens.report.loader import RunData
-from mathlens.runs.documents import DocumentSpec
+from mathlens.runs.documents import Document, DocumentSpec
 
 R = TypeVar("R")
 
@@ -33,12 +33,13 @@ CONFIGURATION_NAMES = {"baseline": "baseline", "rag": "RAG", "contextual": "cont
 
 @dataclass(frozen=True)
 class TableBuilder:
-    """One kind of publication table, read from one analysis document."""
+    """One kind of publication table, read from one analysis document: `build` gets the run and
+    that document (the registry reads it once, and skips the builder when the run lacks it)."""
 
     id: str
     title: str
     spec: DocumentSpec[Any, Any]
-    build: Callable[[RunData], list[PublicationTable]]
+    build: Callable[[RunData, Document[Any]], list[PublicationTable]]
 
 
 def constant(values: list[Cell]) -> bool:

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mathlens.analyze.ablation.analyzer import SENSITIVITY
+from mathlens.analyze.ablation.analyzer import SENSITIVITY, SensitivitySummary
 from mathlens.analyze.ablation.metrics import QuestionSensitivity
 from mathlens.analyze.ablation.tables import ExamRow as SensitivityRow
 from mathlens.analyze.ablation.tables import MetricSummary
-from mathlens.analyze.flow.models import FLOW
+from mathlens.analyze.flow.models import FLOW, FlowSummary
 from mathlens.analyze.flow.models import ExamRow as FlowRow
-from mathlens.analyze.grading.tables import GRADE_TABLES, ExamScore, Table7Row
+from mathlens.analyze.grading.tables import GRADE_TABLES, ExamScore, GradeTables, Table7Row
 from mathlens.report.export.builder import (
     CONFIGURATION_CODES,
     Col,
@@ -52,6 +52,7 @@ from mathlens.report.export.builder import (
 )
 from mathlens.report.export.table import Column, Estimate, PublicationTable, Ratio
 from mathlens.report.loader import RunData
+from mathlens.runs.documents import Document
 
 LEGEND = "B: baseline; R: RAG; C: contextual retrieval."
 
@@ -84,9 +85,7 @@ def _element(q: QuestionSensitivity) -> str | None:
     return top.element_text if top.element_text is not None else top.variant
 
 
-def table2(run: RunData) -> list[PublicationTable]:
-    if run.document(SENSITIVITY) is None:
-        return []
+def table2(run: RunData, doc: Document[SensitivitySummary]) -> list[PublicationTable]:
     items = sorted(run.all_entries(SENSITIVITY), key=lambda q: (
         exam_key(run, q.exam_id), question_key(run, q.exam_id, q.question_id), q.model,
         configuration_key(q.configuration)))
@@ -115,10 +114,7 @@ def table2(run: RunData) -> list[PublicationTable]:
 
 # -- Table 3 -----------------------------------------------------------------------------------
 
-def table3(run: RunData) -> list[PublicationTable]:
-    doc = run.document(FLOW)
-    if doc is None:
-        return []
+def table3(run: RunData, doc: Document[FlowSummary]) -> list[PublicationTable]:
     items: Sequence[FlowRow] = sorted(doc.summary.exams, key=lambda r: (
         exam_key(run, r.exam_id), r.model, configuration_key(r.configuration)))
     cols: list[Col[FlowRow]] = [
@@ -143,10 +139,7 @@ def table3(run: RunData) -> list[PublicationTable]:
 
 # -- Tables 6 and 7 ------------------------------------------------------------------------------
 
-def table6(run: RunData) -> list[PublicationTable]:
-    doc = run.document(GRADE_TABLES)
-    if doc is None:
-        return []
+def table6(run: RunData, doc: Document[GradeTables]) -> list[PublicationTable]:
     items = sorted(doc.summary.table6, key=lambda r: (
         course_of(run, r.exam_id) or "", exam_key(run, r.exam_id), r.model, configuration_key(r.configuration),
         not r.original, r.variant, r.grader))
@@ -176,10 +169,7 @@ def _table7_label(r: Table7Row) -> str:
     return "Student average" if r.kind == "class" else f"{r.model} ({r.configuration})"
 
 
-def table7(run: RunData) -> list[PublicationTable]:
-    doc = run.document(GRADE_TABLES)
-    if doc is None:
-        return []
+def table7(run: RunData, doc: Document[GradeTables]) -> list[PublicationTable]:
     items = sorted(doc.summary.table7, key=lambda r: (
         exam_key(run, r.exam_id), r.kind != "class", r.model, configuration_key(r.configuration), r.grader))
     cols: list[Col[Table7Row]] = [
@@ -195,10 +185,7 @@ def table7(run: RunData) -> list[PublicationTable]:
 
 # -- Table 8 -----------------------------------------------------------------------------------
 
-def table8(run: RunData) -> list[PublicationTable]:
-    doc = run.document(SENSITIVITY)
-    if doc is None:
-        return []
+def table8(run: RunData, doc: Document[SensitivitySummary]) -> list[PublicationTable]:
     items: Sequence[SensitivityRow] = sorted(doc.summary.exams, key=lambda r: (
         r.course or "", exam_key(run, r.exam_id), r.model, configuration_key(r.configuration)))
     cols: list[Col[SensitivityRow]] = [

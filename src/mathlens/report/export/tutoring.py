@@ -25,11 +25,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from mathlens.analyze.adaptivity.rubric import DIMENSIONS, load_rubric
-from mathlens.analyze.adaptivity.tables import TUTOR_STATS, Table1Row, Table2ProfileRow, Table2Row, TutorStats
+from mathlens.analyze.adaptivity.tables import (
+    TUTOR_STATS,
+    Table1Row,
+    Table2ProfileRow,
+    Table2Row,
+    TutorStats,
+    TutorStatsSummary,
+)
 from mathlens.errors import UserError
 from mathlens.report.export.builder import Col, TableBuilder, columns_table, only, slug
 from mathlens.report.export.table import Cell, Column, Estimate, PublicationTable
 from mathlens.report.loader import RunData
+from mathlens.runs.documents import Document
 from mathlens.stats.anova import AnovaResult, Pair, PostHoc
 
 PERFORMANCE_ORDER = ("high", "intermediate", "low")
@@ -41,19 +49,16 @@ SEED_ASPECTS = {"CK": "cognitive", "CCS": "cognitive", "DL": "cognitive", "LA": 
 ASPECT_ORDER = ("cognitive", "motivational", "complexity")
 
 
-def _sources(run: RunData) -> Iterator[tuple[TutorStats, str, str]]:
+def _sources(doc: Document[TutorStatsSummary]) -> Iterator[tuple[TutorStats, str, str]]:
     """Each score source with its table-id suffix and title suffix (empty for the judge)."""
-    doc = run.document(TUTOR_STATS)
-    if doc is None:
-        return
     for st in doc.summary.sources:
         yield st, ("" if st.judged else "-" + slug(st.source)), ("" if st.judged else f" ({st.source})")
 
 
 def _per_source(make: Callable[[TutorStats, str, str], PublicationTable | None]) -> Callable[
-        [RunData], list[PublicationTable]]:
-    def build(run: RunData) -> list[PublicationTable]:
-        return [t for st, ids, title in _sources(run) if (t := make(st, ids, title)) is not None]
+        [RunData, Document[TutorStatsSummary]], list[PublicationTable]]:
+    def build(run: RunData, doc: Document[TutorStatsSummary]) -> list[PublicationTable]:
+        return [t for st, ids, title in _sources(doc) if (t := make(st, ids, title)) is not None]
     return build
 
 

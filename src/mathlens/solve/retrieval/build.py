@@ -208,9 +208,7 @@ def build_from_documents(name: str, docs: list[Document], opts: BuildOptions,
     cost = None
     if opts.contextual:
         contexts, cost = _contexts(chunks, by_doc, opts)
-    records = [ChunkRecord(id=c.id, doc_id=c.doc_id, source=c.source, index=c.index, start=c.start, end=c.end,
-                           title=c.title, topics=list(c.topics), text=c.text, context=contexts.get(c.id))
-               for c in chunks]
+    records = [ChunkRecord(**dict(c), context=contexts.get(c.id)) for c in chunks]
     embedder = get_embedder(opts.embedder, opts.embedder_options)
     tmp = final.parent / f".{final.name}.building-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
