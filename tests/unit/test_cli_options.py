@@ -44,3 +44,15 @@ def test_help_text_survives_rich_markup() -> None:
             if Text.from_markup(text).plain != text:
                 lost.append(f"mathlens {name} {'/'.join(getattr(param, 'opts', [param.name]))}: {text!r}")
     assert not lost, "\n".join(lost)
+
+
+def _leaves(name: str, cmd: click.Command) -> list[tuple[str, click.Command]]:
+    subs = getattr(cmd, "commands", None)
+    return [leaf for sub, c in subs.items() for leaf in _leaves(f"{name} {sub}", c)] if subs else [(name, cmd)]
+
+
+def test_every_command_that_prints_results_takes_json() -> None:
+    """`schema` prints a JSON Schema, which is JSON already."""
+    missing = [name for top, cmd in _commands() for name, leaf in _leaves(top, cmd)
+               if name != "schema" and not any("--json" in getattr(p, "opts", []) for p in leaf.params)]
+    assert not missing, missing
