@@ -123,6 +123,10 @@ def test_tutor_stats_is_the_tutor_stats_analysis(tmp_path: Path) -> None:
     code, out = invoke("tutor", "run", "tutoring", "--model", "mock/a", "--model", "mock/b", "--conditions", "1,2",
                        "--limit", "2", "--out", str(run), "--json", "--no-cache")
     assert code == 0, out
+    code, out = invoke("tutor", "stats", str(run))
+    assert code == 2 and "no judge scores yet" in out and "tutor score" in out
+    code, out = invoke("analyze", str(run), "--json")  # a bare analyze passes over it until there are scores
+    assert code == 0 and json.loads(out)["analyzers"]["tutor_stats"]["status"] == "skipped", out
     code, out = invoke("tutor", "score", str(run), "--judge", "mock/j", "-J", f"responses=[{json.dumps(YES)}]",
                        "--json", "--no-cache")
     assert code == 0, out
@@ -142,3 +146,14 @@ def test_tutor_stats_is_the_tutor_stats_analysis(tmp_path: Path) -> None:
     assert code == 0, out
     by_analysis = json.loads(out)["analyzers"]["tutor_stats"]["summary"]
     assert by_analysis == by_command
+
+
+def test_a_bare_analyze_skips_the_tutoring_statistics_of_another_run(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    code, out = invoke("run", "calc3-exam1", "--model", "mock/echo", "--limit", "1", "--out", str(run), "-q")
+    assert code == 0, out
+    code, out = invoke("analyze", str(run), "--json")
+    assert code == 0, out
+    outcome = json.loads(out)["analyzers"]["tutor_stats"]
+    assert outcome["status"] == "skipped" and "not a tutoring run" in outcome["notes"][0]
+    assert not (run / "analysis" / "tutor_stats.jsonl").exists()

@@ -163,8 +163,8 @@ def stats_cmd(
     options = options_from(StatsOptions, flags)
     outcome = run_one(RunStore(run_dir), "tutor_stats", options.model_dump())
     stats = outcome.summary
-    if not isinstance(stats, TutorStats):  # run_one raised on an error; an ok outcome holds the statistics
-        raise UserError(f"tutor_stats: {outcome.status}: {'; '.join(outcome.notes)}")
+    if not isinstance(stats, TutorStats):  # run_one raised on an error; a skipped run says why
+        raise UserError(f"{run_dir}: {'; '.join(outcome.notes)}")
     emit_json(stats) if as_json else _print_stats(stats)
 
 

@@ -1,6 +1,7 @@
 """The `tutor_stats` analyzer: Tables 1 and 2, Table 2 by learner, and the two-way ANOVAs of one score source.
 
-`mathlens tutor stats RUN`, `mathlens analyze RUN --only tutor_stats` and a study's `analyses:
+`mathlens tutor stats RUN`, `mathlens analyze RUN` (it calls no model, so a bare `analyze` runs it;
+it skips a run that is not a tutoring run or has no scores yet) and a study's `analyses:
 {tutor_stats: {...}}` all run it. It reads the judge's scores (`tutor_scores`, which runs first when
 both are selected) or one annotator's imported worksheet (`source: human:NAME`), and stores its
 statistics in `TUTOR_STATS` (`RUN/analysis/tutor_stats.jsonl`) beside those of the other sources.
@@ -19,6 +20,7 @@ from pydantic import Field
 from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions, Outcome
 from mathlens.flags import Flag
 
+from .judge import TUTOR_SCORES
 from .study import compute_stats
 from .tables import TUTOR_STATS, TutorStats
 
@@ -34,8 +36,15 @@ class StatsOptions(AnalyzerOptions):
 
 
 def run(job: AnalysisJob[StatsOptions]) -> Outcome[TutorStats]:
-    """Compute and store the statistics of the chosen source; they are the outcome's summary."""
+    """Compute and store the statistics of the chosen source; they are the outcome's summary. A run
+    that is not a tutoring run, or has no judge scores yet when the judge's are asked for, is skipped
+    (so a bare `mathlens analyze` passes over it)."""
     opts = job.options
+    manifest = job.store.manifest()
+    if manifest.tutor is None and "tutor" not in manifest.extra:  # an older tutoring run is refused by name below
+        return Outcome.skipped("not a tutoring run (no tutoring design in its manifest)")
+    if opts.source == "judge" and TUTOR_SCORES.read(job.store.root) is None:
+        return Outcome.skipped(f"no judge scores yet (run `mathlens tutor score {job.store.root} --judge MODEL`)")
     stats = compute_stats(job.store, source=opts.source, alpha=opts.alpha, seed=opts.seed, records=job.records,
                           options=opts)
     return Outcome.ok(stats, TUTOR_STATS.path(job.store.root))
@@ -72,5 +81,4 @@ ANALYZER = Analyzer(
     describe=describe,
     writes=(TUTOR_STATS,),
     reads=("tutor_scores",),
-    default=False,
 )
