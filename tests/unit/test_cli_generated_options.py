@@ -1,6 +1,6 @@
-"""Options generated from the models they fill: `tutor score` and `kb build` (and `kb query`'s
-embedder) take their flags from `ScoreOptions`, `BuildSettings` and `EmbedderChoice`, so a field
-is declared once; `-q` is the same switch on every command that shows progress."""
+"""Options generated from the models they fill: `tutor score`, `kb build` (and `kb query`'s
+embedder) and `import` take their flags from `ScoreOptions`, `BuildSettings`, `EmbedderChoice` and
+`ImportOptions`, so a field is declared once; `-q` is the same switch on every command that shows progress."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ from typer.testing import CliRunner
 from mathlens.analyze.adaptivity.analyzer import ScoreOptions
 from mathlens.cli.main import app, load_module_commands
 from mathlens.flags import flag_fields
+from mathlens.runs.importing.options import ImportOptions
+from mathlens.runs.store import RunStore
 from mathlens.solve.retrieval.build import BuildSettings, EmbedderChoice
 
 runner = CliRunner()
@@ -39,6 +41,7 @@ OWN = {
     "tutor score": ({"--judge", "-j", "-J", "--no-cache", "--quiet", "-q", "--json"}, ScoreOptions),
     "kb build": ({"--name", "--quiet", "-q", "--json"}, BuildSettings),
     "kb query": ({"--mode", "--contextual", "--top-k", "-k", "--json"}, EmbedderChoice),
+    "import": ({"--out", "--quiet", "-q", "--json"}, ImportOptions),
 }
 
 
@@ -104,3 +107,30 @@ def test_kb_build_flags_reach_the_build_and_quiet_prints_nothing(tmp_path: Path)
     again = subprocess.run([*cmd, "--overwrite", "--json"], capture_output=True, text=True, env=env, timeout=300)
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["topics"] == ["series"]
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["-F", "question"], "-F takes KEY=VALUE (not 'question')"),
+    (["-F", "question=a", "-F", "question=b"], "-F names 'question' twice"),
+    (["--match", "title"], "'title' is not one of"),
+    (["--items-field", "id=1", "--items-field", "id=2"], "--items-field names 'id' twice"),
+])
+def test_import_bad_flags_are_named(args: list[str], expected: str, tmp_path: Path) -> None:
+    source = tmp_path / "out.jsonl"
+    source.write_text('{"question": "1+1?", "response": "2"}\n', encoding="utf-8")
+    code, out = _invoke("import", str(source), "--out", str(tmp_path / "run"), *args)
+    assert code == 2 and expected in " ".join(out.split()), out
+    assert not (tmp_path / "run").exists()
+
+
+def test_import_mapping_values_stay_names_and_quiet_prints_only_warnings(tmp_path: Path) -> None:
+    source = tmp_path / "out.jsonl"
+    rows = [{"q": "What is 1+1?", "7": "2", "n": 1}, {"q": "What is 2+2?", "7": "4", "n": 2}]
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    # `-F response=7` names the key "7": a name, not the JSON number 7
+    code, out = _invoke("import", str(source), "--out", str(tmp_path / "run"), "-F", "question=q", "-F",
+                        "response=7", "-F", "id=n", "--model", "m/x", "-q")
+    assert code == 0 and out == "", out
+    manifest = RunStore(tmp_path / "run").manifest()
+    assert manifest.imported is not None and manifest.imported.mapping == {"question": "q", "response": "7", "id": "n"}
+    assert [r.response for r in RunStore(tmp_path / "run").records()] == ["2", "4"]

@@ -55,11 +55,36 @@ def _option(ff: FlagField) -> tuple[Any, Any]:
     return base | None, typer.Option(None, *names, help=ff.help, metavar=metavar, show_default=False)
 
 
-def parse_pairs(pairs: list[str]) -> dict[str, Any]:
-    """`["a=1", "b=x"]` -> `{"a": 1, "b": "x"}` (values read as JSON where they parse)."""
-    from mathlens.models.registry import parse_options
+def parse_pairs(pairs: list[str], option: str = "-M", text: bool = False) -> dict[str, Any]:
+    """`["a=1", "b=x"]` -> `{"a": 1, "b": "x"}`: values read as JSON where they parse, or kept as
+    text (`text`, for a field that maps names to names). A pair without `=` or a key given twice is
+    an error naming `option`."""
+    import json
 
-    return parse_options(pairs)
+    from mathlens.errors import UserError
+
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UserError(f"{option} takes KEY=VALUE (not {pair!r})")
+        if key in out:
+            raise UserError(f"{option} names {key!r} twice")
+        if text:
+            out[key] = value.strip()
+            continue
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def _text_values(ff: FlagField) -> bool:
+    """A `dict[str, str]` field: its values are names, never JSON."""
+    args = get_args(ff.kind)
+    return len(args) == 2 and args[1] is str
 
 
 def gather(fields: list[FlagField], values: dict[str, Any]) -> FlagValues:
@@ -73,7 +98,7 @@ def gather(fields: list[FlagField], values: dict[str, Any]) -> FlagValues:
         if switch and ff.flag.invert:
             value = False
         if ff.flag.merge and isinstance(value, list):
-            value = parse_pairs(value)
+            value = parse_pairs(value, ff.flag.names[-1] if len(ff.flag.names[-1]) == 2 else ff.name, _text_values(ff))
         elif isinstance(value, enum.Enum):
             value = value.value
         elif isinstance(value, list):
