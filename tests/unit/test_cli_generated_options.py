@@ -111,9 +111,9 @@ def test_kb_build_flags_reach_the_build_and_quiet_prints_nothing(tmp_path: Path)
 
 @pytest.mark.parametrize(("args", "expected"), [
     (["-F", "question"], "-F takes KEY=VALUE (not 'question')"),
-    (["-F", "question=a", "-F", "question=b"], "-F names 'question' twice"),
+    (["-F", "question=a", "-F", "question=b"], "-F gives 'question' two values ('a' and 'b')"),
     (["--match", "title"], "'title' is not one of"),
-    (["--items-field", "id=1", "--items-field", "id=2"], "--items-field names 'id' twice"),
+    (["--items-field", "id=1", "--items-field", "id=2"], "--items-field gives 'id' two values ('1' and '2')"),
 ])
 def test_import_bad_flags_are_named(args: list[str], expected: str, tmp_path: Path) -> None:
     source = tmp_path / "out.jsonl"
@@ -128,8 +128,9 @@ def test_import_mapping_values_stay_names_and_quiet_prints_only_warnings(tmp_pat
     rows = [{"q": "What is 1+1?", "7": "2", "n": 1}, {"q": "What is 2+2?", "7": "4", "n": 2}]
     source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     # `-F response=7` names the key "7": a name, not the JSON number 7
+    # the same pair twice (one per model, as people write -M) says one thing: accepted
     code, out = _invoke("import", str(source), "--out", str(tmp_path / "run"), "-F", "question=q", "-F",
-                        "response=7", "-F", "id=n", "--model", "m/x", "-q")
+                        "response=7", "-F", "id=n", "-F", "id=n", "--model", "m/x", "-q")
     assert code == 0 and out == "", out
     manifest = RunStore(tmp_path / "run").manifest()
     assert manifest.imported is not None and manifest.imported.mapping == {"question": "q", "response": "7", "id": "n"}

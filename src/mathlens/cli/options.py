@@ -57,27 +57,26 @@ def _option(ff: FlagField) -> tuple[Any, Any]:
 
 def parse_pairs(pairs: list[str], option: str = "-M", text: bool = False) -> dict[str, Any]:
     """`["a=1", "b=x"]` -> `{"a": 1, "b": "x"}`: values read as JSON where they parse, or kept as
-    text (`text`, for a field that maps names to names). A pair without `=` or a key given twice is
-    an error naming `option`."""
+    text (`text`, for a field that maps names to names). A pair without `=`, or a key given two
+    different values, is an error naming `option`."""
+    import contextlib
     import json
 
     from mathlens.errors import UserError
 
     out: dict[str, Any] = {}
     for pair in pairs:
-        key, sep, value = pair.partition("=")
+        key, sep, raw = pair.partition("=")
         key = key.strip()
         if not sep or not key:
             raise UserError(f"{option} takes KEY=VALUE (not {pair!r})")
-        if key in out:
-            raise UserError(f"{option} names {key!r} twice")
-        if text:
-            out[key] = value.strip()
-            continue
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
+        value: Any = raw.strip() if text else raw
+        if not text:
+            with contextlib.suppress(json.JSONDecodeError):
+                value = json.loads(raw)
+        if key in out and out[key] != value:  # the same pair twice says one thing; two values would not
+            raise UserError(f"{option} gives {key!r} two values ({out[key]!r} and {value!r})")
+        out[key] = value
     return out
 
 
