@@ -30,6 +30,20 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     monkeypatch.setenv("MATHLENS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
 
 
+@pytest.fixture(scope="module")
+def mathlens_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A `$MATHLENS_HOME` (knowledge bases) and response cache of the test module's own; the
+    knowledge bases' database handles are released when the module is done."""
+    root = tmp_path_factory.mktemp("mlhome")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MATHLENS_HOME", str(root))
+        mp.setenv("MATHLENS_CACHE_DIR", str(root / "cache"))
+        yield root
+        from mathlens.solve.retrieval.store import release_clients
+
+        release_clients()
+
+
 @pytest.fixture
 def shared_data() -> Path:
     path = shared_data_dir()

@@ -93,7 +93,7 @@ class FlagField:
         if self.field.is_required():
             return text
         default = self.field.get_default(call_default_factory=True)
-        if isinstance(default, list):
+        if isinstance(default, list | tuple):
             default = ",".join(str(d) for d in default)
         if self.flag.invert or "/" in self.flag.names[0]:
             return text
@@ -176,7 +176,7 @@ def flag_fields(model: type[BaseModel], prefix: tuple[str, ...] = ()) -> list[Fl
         flags = [m for m in info.metadata if isinstance(m, Flag)]
         if flags:
             inner, optional = _unwrap(annotation)
-            many = get_origin(inner) is list
+            many = get_origin(inner) in (list, tuple)  # a list, or a tuple of any length (`tuple[str, ...]`)
             kind = (get_args(inner) or (str,))[0] if many else inner
             kind, _ = _unwrap(kind)
             out.append(FlagField(flags[0], (*prefix, name), info, kind, many or flags[0].each, optional))

@@ -14,40 +14,27 @@ import json
 from pathlib import Path
 
 from scipy.stats import binomtest
-from typer.testing import CliRunner
 
 from mathlens.analyze.grading.answer_records import ANSWERS
-from mathlens.cli.main import app
 from mathlens.runs.store import RunStore
+from support.cli import cli_ok
+from support.gsm8k import solutions_and_items
 
 ROWS = 200
 MODELS = ("6b_finetuning", "175b_verification")
 
 
-def _cli(*args: str) -> str:
-    res = CliRunner().invoke(app, list(args), catch_exceptions=False)
-    assert res.exit_code == 0, res.output
-    return res.output
-
-
 def test_imported_gsm8k_solutions_match_the_human_labels_and_compare(shared_data: Path, tmp_path: Path) -> None:
-    rows = [json.loads(line) for line in
-            (shared_data / "gsm8k_model_solutions.jsonl").read_text(encoding="utf-8").splitlines()[:ROWS]]
-    source = tmp_path / "solutions.jsonl"
-    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    items = tmp_path / "gsm8k.jsonl"
-    items.write_text("".join(line + "\n" for line in
-                             (shared_data / "gsm8k_test.jsonl").read_text(encoding="utf-8").splitlines()[:ROWS]),
-                     encoding="utf-8")
+    rows, source, items = solutions_and_items(shared_data, tmp_path, ROWS)
     label = {r["question"]: r for r in rows}
     runs = []
     for model in MODELS:
         run = tmp_path / model
-        _cli("import", str(source), "--format", "jsonl", "--items", str(items), "--items-format", "gsm8k",
+        cli_ok("import", str(source), "--format", "jsonl", "--items", str(items), "--items-format", "gsm8k",
              "-F", "question=question", "-F", f"response={model}.solution", "--model", model, "--out", str(run))
         imported = RunStore(run).manifest().imported
         assert imported is not None and imported.records == ROWS
-        _cli("analyze", str(run), "--only", "answers")
+        cli_ok("analyze", str(run), "--only", "answers")
         questions = RunStore(run).questions()
         agree = 0
         for entry in ANSWERS.entries(run):
@@ -57,7 +44,7 @@ def test_imported_gsm8k_solutions_match_the_human_labels_and_compare(shared_data
         assert agree / ROWS >= 0.99, (model, agree)
         runs.append(run)
 
-    report = json.loads(_cli("compare", str(runs[0]), str(runs[1]), "--json"))
+    report = json.loads(cli_ok("compare", str(runs[0]), str(runs[1]), "--json"))
     (comparison,) = report["comparisons"]
     assert comparison["pairing"]["paired"] == ROWS
     accuracy = next(m for m in comparison["metrics"] if m["metric"] == "accuracy")

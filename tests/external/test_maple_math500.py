@@ -88,9 +88,11 @@ def test_maple_on_20_math500_problems(shared_data: Path, gemma_model_path: Path,
     # Label discovery over the stored reflections: clusters and a draft label set that loads as data,
     # or, when the model's reflections are (near) identical echoes, a recorded reason.
     reflections = [s.reflection for s in sols if s.reflection is not None and s.reflection.status == "ok"]
+    # what is clustered is each reflection's failing points: one per round of the loop, or the single reply
+    points = [p.text for r in reflections for p in r.rounds] + [r.text for r in reflections if not r.rounds]
     disc = result.discovery
-    assert disc is not None and disc.reflections == len(reflections)
-    assert len(disc.texts) == len({r.text for r in reflections})
+    assert disc is not None and disc.reflections == len(points)
+    assert len(disc.texts) == len(set(points))
     if disc.status == "ok":
         assert disc.result is not None and 2 <= disc.result.k <= 8
         assert sorted(i for c in disc.result.clusters for i in c.members) == list(range(len(disc.texts)))

@@ -9,43 +9,29 @@ in-sample.)
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from mathlens.analyze.grading.answer_records import ANSWERS
 from mathlens.analyze.source_agreement.models import SOURCE_AGREEMENT
-from mathlens.cli.main import app
 from mathlens.runs.store import RunStore
+from support.cli import cli_ok
+from support.gsm8k import solutions_and_items
 
 ROWS = 300
 MODELS = ("6b_verification", "175b_finetuning")
 
 
-def _cli(*args: str) -> str:
-    res = CliRunner().invoke(app, list(args), catch_exceptions=False)
-    assert res.exit_code == 0, res.output
-    return res.output
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("model", MODELS)
 def test_the_audit_of_human_labels_counts_what_the_labels_say(model: str, shared_data: Path, tmp_path: Path) -> None:
-    rows = [json.loads(line) for line in
-            (shared_data / "gsm8k_model_solutions.jsonl").read_text(encoding="utf-8").splitlines()[:ROWS]]
-    source = tmp_path / "solutions.jsonl"
-    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    items = tmp_path / "gsm8k.jsonl"
-    items.write_text("".join(line + "\n" for line in
-                             (shared_data / "gsm8k_test.jsonl").read_text(encoding="utf-8").splitlines()[:ROWS]),
-                     encoding="utf-8")
+    rows, source, items = solutions_and_items(shared_data, tmp_path, ROWS)
     run = tmp_path / "run"
-    _cli("import", str(source), "--format", "jsonl", "--items", str(items), "--items-format", "gsm8k",
+    cli_ok("import", str(source), "--format", "jsonl", "--items", str(items), "--items-format", "gsm8k",
          "-F", "question=question", "-F", f"response={model}.solution", "-F", f"score={model}.is_correct",
          "--model", model, "--out", str(run))
-    _cli("analyze", str(run), "--only", "answers,source-agreement")
+    cli_ok("analyze", str(run), "--only", "answers,source-agreement")
     questions = RunStore(run).questions()
     label = {r["question"]: r[model]["is_correct"] for r in rows}
     counts = [0, 0, 0, 0]  # both correct, only the people say correct, only mathlens, neither

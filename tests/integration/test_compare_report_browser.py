@@ -7,14 +7,13 @@ side-by-side view with run A's response and run B's response and both verdicts.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from mathlens.report import write_report
+from support import compare_runs as h
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -22,19 +21,11 @@ ARTIFACTS = ROOT / "test-artifacts"
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 
-def _helpers() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("compare_run_helpers", ROOT / "tests" / "unit" /
-                                                  "test_compare_runs.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    h = _helpers()
     tmp = tmp_path_factory.mktemp("compare-browser")
     # q2 right in A and wrong in B; q3 wrong in A and right in B
     a = h.mock_run(tmp, "runA", [1, 2, 3], {1, 2})

@@ -75,31 +75,24 @@ def _inspect_logs(tmp: Path) -> dict[str, Path]:
     logs_dir = tmp / "logs"
     out: dict[str, Path] = {}
     env = {"STANDIN_API_KEY": "not-needed", "INSPECT_LOG_DIR": str(logs_dir)}
-    with StandinServer(reply=_reply, faults={"FAIL": ["400"] * 60}) as srv:
-        old = {k: os.environ.get(k) for k in (*env, "STANDIN_BASE_URL")}
-        os.environ.update(env, STANDIN_BASE_URL=srv.url + "/v1")
-        try:
-            dataset = MemoryDataset([Sample(id=q["id"], input=q["text"], target=q["answers"][0]) for q in QUESTIONS])
-            for fmt in ("eval", "json"):
-                logs = eval(Task(dataset=dataset, solver=generate(), scorer=match(), epochs=2),
-                            model="openai-api/standin/standin", display="none", log_format=fmt,
-                            log_dir=str(logs_dir), fail_on_error=False, max_retries=1, retry_on_error=0)
-                assert logs[0].location, "Inspect wrote no log"
-                out[fmt] = Path(logs[0].location)
-            for name, rows, stop in (("audit", AUDIT, False), ("partial", PARTIAL, True)):
-                audit = MemoryDataset([Sample(id=i, input=q, target=t, metadata={"level": "Level 1"})
-                                       for i, q, t, _ in rows])
-                logs = eval(Task(dataset=audit, solver=generate(), scorer=match()), model="openai-api/standin/standin",
-                            display="none", log_dir=str(logs_dir), fail_on_error=stop, max_retries=1,
-                            retry_on_error=0, max_samples=1)
-                assert logs[0].location, "Inspect wrote no log"
-                out[name] = Path(logs[0].location)
-        finally:
-            for k, v in old.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+    with StandinServer(reply=_reply, faults={"FAIL": ["400"] * 60}) as srv, pytest.MonkeyPatch.context() as mp:
+        for k, v in {**env, "STANDIN_BASE_URL": srv.url + "/v1"}.items():
+            mp.setenv(k, v)
+        dataset = MemoryDataset([Sample(id=q["id"], input=q["text"], target=q["answers"][0]) for q in QUESTIONS])
+        for fmt in ("eval", "json"):
+            logs = eval(Task(dataset=dataset, solver=generate(), scorer=match(), epochs=2),
+                        model="openai-api/standin/standin", display="none", log_format=fmt,
+                        log_dir=str(logs_dir), fail_on_error=False, max_retries=1, retry_on_error=0)
+            assert logs[0].location, "Inspect wrote no log"
+            out[fmt] = Path(logs[0].location)
+        for name, rows, stop in (("audit", AUDIT, False), ("partial", PARTIAL, True)):
+            audit = MemoryDataset([Sample(id=i, input=q, target=t, metadata={"level": "Level 1"})
+                                   for i, q, t, _ in rows])
+            logs = eval(Task(dataset=audit, solver=generate(), scorer=match()), model="openai-api/standin/standin",
+                        display="none", log_dir=str(logs_dir), fail_on_error=stop, max_retries=1,
+                        retry_on_error=0, max_samples=1)
+            assert logs[0].location, "Inspect wrote no log"
+            out[name] = Path(logs[0].location)
     return out
 
 

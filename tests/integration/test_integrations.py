@@ -52,21 +52,14 @@ def inspect_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     tmp = tmp_path_factory.mktemp("inspect-scorers")
     env = {"STANDIN_API_KEY": "not-needed"}
-    with StandinServer(reply=_reply) as srv:
-        old = {k: os.environ.get(k) for k in (*env, "STANDIN_BASE_URL")}
-        os.environ.update(env, STANDIN_BASE_URL=srv.url + "/v1")
-        try:
-            dataset = MemoryDataset([Sample(id=i, input=q, target=t) for i, q, t, _, _ in QUESTIONS])
-            # a model name of its own: Inspect keeps one client per model name for the whole process
-            logs = eval(Task(dataset=dataset, solver=generate(), scorer=[answer(), steps(), match()]),
-                        model="openai-api/standin/scorers", display="none", log_dir=str(tmp), max_retries=1,
-                        log_format="json")
-        finally:
-            for k, v in old.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+    with StandinServer(reply=_reply) as srv, pytest.MonkeyPatch.context() as mp:
+        for k, v in {**env, "STANDIN_BASE_URL": srv.url + "/v1"}.items():
+            mp.setenv(k, v)
+        dataset = MemoryDataset([Sample(id=i, input=q, target=t) for i, q, t, _, _ in QUESTIONS])
+        # a model name of its own: Inspect keeps one client per model name for the whole process
+        logs = eval(Task(dataset=dataset, solver=generate(), scorer=[answer(), steps(), match()]),
+                    model="openai-api/standin/scorers", display="none", log_dir=str(tmp), max_retries=1,
+                    log_format="json")
     assert logs[0].status == "success", logs[0].error
     return Path(logs[0].location)
 

@@ -10,20 +10,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 import threading
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from mathlens.report import write_report
 from mathlens.report.server import ViewServer, ViewState
+from support import report_run as fx
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -39,15 +38,6 @@ or [link](javascript:alert(5)).
 Final answer: <-8, 1> </pre></details><script>window.__pwned = 9</script>"""
 
 
-def _fixture_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("report_fixture_run_browser", CASES / "fixture_run.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-fx = _fixture_module()
 
 
 def _cli(*args: str, cache: Path | None = None) -> None:

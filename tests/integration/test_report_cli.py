@@ -3,14 +3,12 @@ index, reports, headers and refusals."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 import threading
 from pathlib import Path
-from types import ModuleType
 
 import httpx
 import pytest
@@ -20,19 +18,11 @@ from typer.testing import CliRunner
 from mathlens.cli.main import app
 from mathlens.report.server import ViewServer, ViewState
 from mathlens.runs.documents import DocumentSpec
+from support import report_run as fx
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "report"
 
 
-def _fixture_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("report_fixture_run_cli", CASES / "fixture_run.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-fx = _fixture_module()
 
 
 @pytest.fixture(scope="module")

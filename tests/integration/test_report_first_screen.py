@@ -9,15 +9,14 @@ able to predict) gives full points, which the checker's verdict then contradicts
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from mathlens.report import write_report
+from support import report_run as fx
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -35,15 +34,6 @@ FULL = json.dumps({k: {"points": p, "rationale": "looks right"} for k, p in
                    (("method", 3), ("execution", 4), ("final_answer", 1), ("notation", 1), ("clarity", 1))})
 
 
-def _fixture_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("report_fixture_run_first_screen", CASES / "fixture_run.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-fx = _fixture_module()
 
 
 @pytest.fixture(scope="module")

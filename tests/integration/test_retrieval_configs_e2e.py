@@ -3,7 +3,6 @@ embedded model (the built-in knowledge base is built from nothing in a temporary
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,19 +18,13 @@ from mathlens.solve.configurations import get_configuration
 from mathlens.solve.prompts import EXAM_SYSTEM_ROLE
 from mathlens.solve.retrieval.builtin import BUILTIN_KB, ensure_builtin
 from mathlens.solve.retrieval.configs import INLINE_HEADER
-from mathlens.solve.retrieval.store import release_clients
 
 EXAM = "calc1-exam2"
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    root = tmp_path_factory.mktemp("mlhome-e2e")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("MATHLENS_HOME", str(root))
-        mp.setenv("MATHLENS_CACHE_DIR", str(root / "cache"))
-        yield root
-        release_clients()
+def home(mathlens_home: Path) -> Path:
+    return mathlens_home
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from mathlens.runs.records import ItemSource, ModelEntry
 from mathlens.runs.runner import base_manifest, build_models, execute
 from mathlens.runs.store import RunStore
 from mathlens.testing.standin import MALFORMED, StandinServer, default_reply
+from support.runs import run_on_standin
 
 #: marker -> (behaviour, expected status, words expected in the error)
 CASES: dict[str, tuple[str, str, list[str]]] = {
@@ -50,13 +51,7 @@ async def test_wrong_type_replies_become_records(tmp_path: Path) -> None:
     data = _dataset(tmp_path / "q.jsonl", list(CASES), 5)
     faults = {marker: [behaviour] * 5 for marker, (behaviour, _, _) in CASES.items()}
     with StandinServer(faults=faults) as srv:
-        manifest = base_manifest(items=[ItemSource(source=str(data))],
-                                 models=[ModelEntry(spec="openai/standin", options={"base_url": srv.url + "/v1"})],
-                                 generate=GenerateConfig(max_tokens=32), system_role="S")
-        store = RunStore(tmp_path / "run")
-        store.write_manifest(manifest)
-        retry = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05, timeout_s=10.0)
-        result = await execute(store, manifest, build_models(manifest, None, retry, concurrency=4))
+        store, result = await run_on_standin(srv.url, data, tmp_path / "run", timeout_s=10.0)
         attempts = dict(srv.state.attempts)
     recs = {r.question_id: r for r in store.records()}
     assert result.written == len(recs) == len(CASES) + 5

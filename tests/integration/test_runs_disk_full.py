@@ -4,7 +4,6 @@ space again, `--resume` completes it to exactly the records of an uninterrupted 
 from __future__ import annotations
 
 import errno
-import importlib.util
 import json
 import os
 import subprocess
@@ -20,11 +19,7 @@ from mathlens.runs import store as store_module
 from mathlens.runs.records import ItemSource, ModelEntry
 from mathlens.runs.runner import base_manifest, build_models, execute
 from mathlens.runs.store import RunStore, RunStoreWriteError
-
-_spec = importlib.util.spec_from_file_location("smallfs", Path(__file__).parents[1] / "smallfs.py")
-assert _spec is not None and _spec.loader is not None
-smallfs = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(smallfs)
+from support import smallfs
 
 
 def _dataset(path: Path, n: int, width: int = 40) -> Path:

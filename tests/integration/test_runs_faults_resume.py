@@ -5,20 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from mathlens.models.base import GenerateConfig
-from mathlens.models.model import RetryPolicy
-from mathlens.runs.records import ItemSource, ModelEntry
-from mathlens.runs.runner import base_manifest, build_models, execute
-from mathlens.runs.store import RunStore
 from mathlens.testing.standin import StandinServer
+from support.cli import killed_after, records, spawn
+from support.runs import run_on_standin
 
 FAULTS = {
     "MARK-500x2": ["500", "500"],
@@ -41,13 +34,7 @@ def _dataset(path: Path, n_plain: int) -> Path:
 async def test_run_completes_under_faults(tmp_path: Path) -> None:
     data = _dataset(tmp_path / "q.jsonl", 6)
     with StandinServer(faults={k: list(v) for k, v in FAULTS.items()}, timeout_sleep_s=3) as srv:
-        manifest = base_manifest(items=[ItemSource(source=str(data))],
-                                 models=[ModelEntry(spec="openai/standin", options={"base_url": srv.url + "/v1"})],
-                                 generate=GenerateConfig(max_tokens=32), system_role="S")
-        store = RunStore(tmp_path / "run")
-        store.write_manifest(manifest)
-        retry = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05, timeout_s=1.0)
-        result = await execute(store, manifest, build_models(manifest, None, retry, concurrency=4))
+        store, result = await run_on_standin(srv.url, data, tmp_path / "run", timeout_s=1.0)
         attempts = dict(srv.state.attempts)
     recs = {r.question_id: r for r in store.records()}
     assert len(recs) == 12 and result.written == 12
@@ -60,15 +47,6 @@ async def test_run_completes_under_faults(tmp_path: Path) -> None:
                         "MARK-DEAD": 3}
 
 
-def _cli(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "mathlens.cli.main", *args], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def _records(run: Path) -> list[dict]:
-    return [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
-
-
 @pytest.mark.server
 def test_sigkill_then_resume_matches_uninterrupted(tmp_path: Path) -> None:
     data = _dataset(tmp_path / "q.jsonl", 30)
@@ -79,25 +57,17 @@ def test_sigkill_then_resume_matches_uninterrupted(tmp_path: Path) -> None:
         env_a = {**os.environ, "MATHLENS_CACHE_DIR": str(tmp_path / "cache_a")}
         env_b = {**os.environ, "MATHLENS_CACHE_DIR": str(tmp_path / "cache_b")}
         killed = tmp_path / "killed"
-        proc = _cli(*base, "--out", str(killed), env=env_a)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            path = killed / "records.jsonl"
-            if path.exists() and path.read_text().count("\n") >= 12:
-                break
-            time.sleep(0.02)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+        killed_after(base, killed, 12, env=env_a)
         partial = (killed / "records.jsonl").read_text().count("\n")
         assert 12 <= partial < 60, "the run must be killed mid-way"
         before = len(srv.state.requests)
-        resumed = _cli("run", "--resume", str(killed), "-q", env=env_a)
+        resumed = spawn("run", "--resume", str(killed), "-q", env=env_a)
         assert resumed.wait(timeout=120) == 0, resumed.stderr.read() if resumed.stderr else ""
         resumed_calls = len(srv.state.requests) - before
         full = tmp_path / "full"
-        straight = _cli(*base, "--out", str(full), env=env_b)
+        straight = spawn(*base, "--out", str(full), env=env_b)
         assert straight.wait(timeout=120) == 0
-    got, want = _records(killed), _records(full)
+    got, want = records(killed), records(full)
     keys = [r["key"] for r in got]
     assert len(keys) == len(set(keys)) == 60, "no duplicates, no gaps"
     assert {r["key"]: r["response"] for r in got} == {r["key"]: r["response"] for r in want}

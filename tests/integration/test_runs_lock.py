@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ import pytest
 from mathlens.errors import RunInUseError
 from mathlens.runs.store import RunStore
 from mathlens.testing.standin import StandinServer
+from support.cli import killed_after, records, spawn
 
 HOLD = "import sys, time; from mathlens.runs.store import RunStore; RunStore(sys.argv[1]).acquire_lock(); " \
        "print('locked', flush=True); time.sleep(60)"
@@ -65,15 +64,6 @@ def _dataset(path: Path, n: int) -> Path:
     return path
 
 
-def _cli(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "mathlens.cli.main", *args], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def _records(run: Path) -> list[dict]:
-    return [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
-
-
 @pytest.mark.server
 def test_two_resumes_at_once_one_proceeds(tmp_path: Path) -> None:
     data = _dataset(tmp_path / "q.jsonl", 40)
@@ -82,28 +72,20 @@ def test_two_resumes_at_once_one_proceeds(tmp_path: Path) -> None:
                 "-q"]
         env = {**os.environ, "MATHLENS_CACHE_DIR": str(tmp_path / "cache_a")}
         killed = tmp_path / "killed"
-        proc = _cli(*base, "--out", str(killed), env=env)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            path = killed / "records.jsonl"
-            if path.exists() and path.read_text().count("\n") >= 6:
-                break
-            time.sleep(0.02)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+        killed_after(base, killed, 6, env=env)
         assert (killed / "records.jsonl").read_text().count("\n") < 40
-        first = _cli("run", "--resume", str(killed), "-q", env=env)
-        second = _cli("run", "--resume", str(killed), "-q", env=env)
+        first = spawn("run", "--resume", str(killed), "-q", env=env)
+        second = spawn("run", "--resume", str(killed), "-q", env=env)
         outcomes = sorted([(first.wait(timeout=120), first.stderr.read() if first.stderr else ""),
                            (second.wait(timeout=120), second.stderr.read() if second.stderr else "")])
         full = tmp_path / "full"
         env_b = {**os.environ, "MATHLENS_CACHE_DIR": str(tmp_path / "cache_b")}
-        straight = _cli(*base, "--out", str(full), env=env_b)
+        straight = spawn(*base, "--out", str(full), env=env_b)
         assert straight.wait(timeout=120) == 0
     (ok_rc, _), (refused_rc, refused_err) = outcomes
     assert ok_rc == 0 and refused_rc == 2
     assert "in use by PID" in refused_err and "Traceback" not in refused_err
-    got, want = _records(killed), _records(full)
+    got, want = records(killed), records(full)
     keys = [r["key"] for r in got]
     assert len(keys) == len(set(keys)) == 40
     assert {r["key"]: r["response"] for r in got} == {r["key"]: r["response"] for r in want}

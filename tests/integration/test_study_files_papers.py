@@ -1,8 +1,9 @@
-"""The built-in study files of the papers, `mathlens run study:calculus` and `study:maple`, at small
-scale against the stand-in server (model under study, judge, and the Ollama embedder of the calculus
-study's retrieval all served by it through `$OLLAMA_HOST`; the judge answers each reply schema with
-a small instance of it). Each must write every results table of its paper, with rows, by itself:
-no command after `mathlens run`. The figures mean nothing here; the test is the whole plan."""
+"""The built-in study files of the papers, `mathlens run study:calculus`, `study:maple` and
+`study:tutoring`, at small scale against the stand-in server (models under study, judge, and the
+Ollama embedder of the calculus study's retrieval all served by it through `$OLLAMA_HOST`; the judge
+answers each reply schema with a small instance of it). Each must write every results table of its
+paper, with rows, by itself: no command after `mathlens run`. The figures mean nothing here; the
+test is the whole plan."""
 
 from __future__ import annotations
 
@@ -26,10 +27,13 @@ def server() -> Iterator[StandinServer]:
         yield srv
 
 
-def _run(server: StandinServer, home: Path, cwd: Path, *args: str) -> None:
+def _run(server: StandinServer, home: Path, cwd: Path, *args: str,
+         models: tuple[str, ...] = ("ollama/standin",)) -> None:
     env = {**os.environ, "MATHLENS_HOME": str(home), "MATHLENS_CACHE_DIR": str(home / "cache"),
            "OLLAMA_HOST": server.url}
-    out = subprocess.run([sys.executable, "-m", "mathlens.cli.main", "run", *args, "--model", "ollama/standin",
+    env.pop("MATHLENS_DATA", None)
+    given = [a for m in models for a in ("--model", m)]
+    out = subprocess.run([sys.executable, "-m", "mathlens.cli.main", "run", *args, *given,
                           "--judge", "ollama/judge", "-q"], capture_output=True, text=True, env=env, cwd=cwd,
                          timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -71,3 +75,25 @@ def test_study_maple_writes_the_level_and_subject_tables(server: StandinServer, 
     assert all(got.get(t, 0) > 0 for t in ("maple-by-level", "maple-by-subject", "maple-overall")), got
     summary = json.loads((run / "analysis" / "maple.jsonl").read_text().splitlines()[0])["summary"]
     assert summary["label_procedure"] == "paper" and summary["reflection"] == "loop"
+
+
+def test_study_tutoring_writes_tables_1_and_2_and_the_anova(server: StandinServer, tmp_path: Path) -> None:
+    run = tmp_path / "tutoring"
+    _run(server, tmp_path / "home", tmp_path, "study:tutoring", "--limit", "2", "--out", str(run),
+         models=("ollama/tutor-a", "ollama/tutor-b"))
+    got = _tables(run)
+    for table in ("tutoring-table1-dimensions", "tutoring-table2-adaptivity", "tutoring-table2-profiles",
+                  "tutoring-anova", "tutoring-anova-checks", "tutoring-posthoc", "tutoring-letters"):
+        assert got.get(table, 0) > 0, (table, got)
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["configurations"] == ["condition-1", "condition-2", "condition-3", "condition-4"]
+    assert manifest["tutor"]["accepts_images"] == {"ollama/tutor-a": True, "ollama/tutor-b": True}
+    records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    assert records and all(r["status"] == "ok" and r["variant"]["kind"] == "profile" for r in records)
+    # the diagrams went to the vision models as images (not their written description)
+    with_images = [r for r in records if any(m["images"] for m in r["messages"])]
+    assert with_images and not any("(The diagram shows:" in m["content"] for r in with_images for m in r["messages"])
+    stats = json.loads((run / "analysis" / "tutor_stats.jsonl").read_text().splitlines()[0])["summary"]
+    (judge,) = stats["sources"]
+    assert judge["source"] == "judge:ollama/judge" and judge["responses"] == len(records)
+    assert set(judge["anova"]) == {"adaptivity", "correctness", "quality"}

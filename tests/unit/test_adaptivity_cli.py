@@ -15,8 +15,9 @@ YES = json.dumps({"rationale": "fine", "rating": "yes"})
 
 
 def invoke(*args: str) -> tuple[int, str]:
+    """Exit code and output (stdout alone with --json: warnings go to stderr, as for `mathlens run`)."""
     res = runner.invoke(app, list(args))
-    return res.exit_code, res.output
+    return res.exit_code, res.stdout if "--json" in args else res.output
 
 
 def test_tutor_commands(tmp_path: Path) -> None:
@@ -113,3 +114,46 @@ def test_a_plain_run_cannot_use_a_context_condition(tmp_path: Path) -> None:
     code, out = invoke("run", "calc3-exam1", "--model", "mock/echo", "--config", "condition-2", "--limit", "1",
                        "--dry-run", "--out", str(tmp_path / "r"))
     assert code == 2 and "tutoring context condition" in out and "mathlens tutor run" in out
+
+
+def test_tutor_stats_is_the_tutor_stats_analysis(tmp_path: Path) -> None:
+    """`tutor stats` runs the `tutor_stats` analyzer: its flags are the analyzer's options, and
+    `mathlens analyze --only tutor_stats` writes the same statistics."""
+    run = tmp_path / "run"
+    code, out = invoke("tutor", "run", "tutoring", "--model", "mock/a", "--model", "mock/b", "--conditions", "1,2",
+                       "--limit", "2", "--out", str(run), "--json", "--no-cache")
+    assert code == 0, out
+    code, out = invoke("tutor", "stats", str(run))
+    assert code == 2 and "no judge scores yet" in out and "tutor score" in out
+    code, out = invoke("analyze", str(run), "--json")  # a bare analyze passes over it until there are scores
+    assert code == 0 and json.loads(out)["analyzers"]["tutor_stats"]["status"] == "skipped", out
+    code, out = invoke("tutor", "score", str(run), "--judge", "mock/j", "-J", f"responses=[{json.dumps(YES)}]",
+                       "--json", "--no-cache")
+    assert code == 0, out
+    code, out = invoke("tutor", "stats", str(run), "--alpha", "0.9")
+    assert code == 2 and "--alpha" in out and "0.5" in out
+    code, out = invoke("tutor", "stats", str(run), "--source", "people")
+    assert code == 2 and "--source" in out
+    code, out = invoke("tutor", "stats", str(run), "--seed", "7", "--json")
+    assert code == 0, out
+    by_command = json.loads(out)
+    assert by_command["seed"] == 7 and by_command["responses"] == 2 * 2 * 2 * 3
+    document = run / "analysis" / "tutor_stats.jsonl"
+    envelope = json.loads(document.read_text().splitlines()[0])
+    assert envelope["options"] == {"source": "judge", "alpha": 0.05, "seed": 7}
+    document.unlink()
+    code, out = invoke("analyze", str(run), "--only", "tutor_stats", "-O", "tutor_stats.seed=7", "--json")
+    assert code == 0, out
+    by_analysis = json.loads(out)["analyzers"]["tutor_stats"]["summary"]
+    assert by_analysis == by_command
+
+
+def test_a_bare_analyze_skips_the_tutoring_statistics_of_another_run(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    code, out = invoke("run", "calc3-exam1", "--model", "mock/echo", "--limit", "1", "--out", str(run), "-q")
+    assert code == 0, out
+    code, out = invoke("analyze", str(run), "--json")
+    assert code == 0, out
+    outcome = json.loads(out)["analyzers"]["tutor_stats"]
+    assert outcome["status"] == "skipped" and "not a tutoring run" in outcome["notes"][0]
+    assert not (run / "analysis" / "tutor_stats.jsonl").exists()

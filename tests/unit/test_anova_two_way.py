@@ -170,3 +170,28 @@ def test_an_empty_cell_leaves_the_inestimable_term_empty_not_nan() -> None:
     assert b.sum_sq is None and b.F is None and b.partial_eta_sq is None
     assert res.effect("a").sum_sq is not None and res.effect("a").sum_sq > 0
     assert "NaN" not in res.model_dump_json()
+
+
+@pytest.mark.parametrize("values", [{"x": 1.0, "y": 1.0}, {"x": 1.0, "y": 3.0}], ids=["all equal", "equal per cell"])
+def test_scores_that_never_vary_within_a_cell_say_so_and_give_no_f(values: dict[str, float]) -> None:
+    """Every score equal (or equal within each cell, as a judge that answers alike gives): no residual
+    variance, so F and p do not exist; they are None, the note says why, and nothing is printed."""
+    import warnings
+
+    rows = [{"a": a, "b": b, "y": values[a]} for a in ("x", "y") for b in ("p", "q", "r") for _ in range(3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # statsmodels' warnings about the degenerate fit stay inside
+        res = two_way_anova(rows, "y", "a", "b")
+    assert res.status == "ok" and "do not vary within the cells" in res.note
+    assert all(e.F is None and e.p is None for e in res.effects)
+    if len(set(values.values())) == 1:  # nothing varies: the sums of squares are rounding noise
+        assert all(e.sum_sq is None and e.partial_eta_sq is None for e in res.effects)
+    else:  # the factor a explains everything there is to explain
+        assert res.effect("a").partial_eta_sq == pytest.approx(1.0)
+    assert "NaN" not in res.model_dump_json()
+
+
+def test_scores_that_vary_keep_a_plain_note() -> None:
+    rng = random.Random(3)
+    rows = [{"a": a, "b": b, "y": rng.random()} for a in ("x", "y") for b in ("p", "q") for _ in range(5)]
+    assert "do not vary" not in two_way_anova(rows, "y", "a", "b").note

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -10,12 +9,7 @@ import pytest
 from mathlens.analyze.grading.analyzer import ANSWERS
 from mathlens.analyze.registry import run_one
 from mathlens.errors import UserError
-
-_HELPERS = Path(__file__).with_name("grading_run_helpers.py")
-_spec = importlib.util.spec_from_file_location("grading_run_helpers", _HELPERS)
-assert _spec is not None and _spec.loader is not None
-helpers = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(helpers)
+from support import grading_run as helpers
 
 
 def test_answers_analyzer_writes_verdicts_and_compliance(tmp_path: Path) -> None:

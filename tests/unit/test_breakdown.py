@@ -10,11 +10,9 @@ computed per record from its response."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -24,19 +22,11 @@ from mathlens.analyze.breakdown.models import BREAKDOWN, GroupScore, StepShare
 from mathlens.analyze.flow.models import FLOW
 from mathlens.report import make_report
 from mathlens.runs.store import RunStore
+from support import report_run as fx
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "report"
 
 
-def _fixture_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("report_fixture_run_breakdown", CASES / "fixture_run.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-fx = _fixture_module()
 
 RIGHT = "1. The area is the sum of the two strips: 2 + 3 = 5.\nFinal answer: 5"
 SLIP = ("1. The area is the sum of the two strips: 2 + 3 = 6.\n"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sqlite3
@@ -15,11 +14,7 @@ import pytest
 from mathlens.models.base import GenerateConfig, Message, ModelOutput
 from mathlens.models.cache import ResponseCache
 from mathlens.models.registry import get_model
-
-_spec = importlib.util.spec_from_file_location("smallfs", Path(__file__).parents[1] / "smallfs.py")
-assert _spec is not None and _spec.loader is not None
-smallfs = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(smallfs)
+from support import smallfs
 
 
 def _filled_cache(path: Path, n: int = 400) -> None:

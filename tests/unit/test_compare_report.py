@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from mathlens.report.loader import load_runs
 from mathlens.report.render import build_report
+from support import compare_runs as h
 
 HERE = Path(__file__).resolve().parent
 
 
-def _helpers() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("compare_run_helpers_report", HERE / "test_compare_runs.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-h = _helpers()
 
 
 def test_two_runs_get_a_comparison_with_linked_side_by_side_views(tmp_path: Path) -> None:

@@ -99,7 +99,9 @@ def test_an_address_without_ray_is_refused() -> None:
         open_executor(ExecutorOptions(address="127.0.0.1:6379"))
 
 
-def test_ray_missing_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def without_ray(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Importing `ray` fails, as where it is not installed."""
     real_import = builtins.__import__
 
     def no_ray(name: str, *args: Any, **kwargs: Any) -> Any:
@@ -108,25 +110,22 @@ def test_ray_missing_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_ray)
+
+
+@pytest.mark.usefixtures("without_ray")
+def test_ray_missing_names_the_extra() -> None:
     with pytest.raises(UserError, match=r"mathlens\[ray\]"):
         open_executor(ExecutorOptions(kind="ray"))
 
 
-def test_cli_without_ray_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    from tests.unit.grading_run_helpers import make_run
+@pytest.mark.usefixtures("without_ray")
+def test_cli_without_ray_is_a_clear_error(tmp_path: Any) -> None:
     from typer.testing import CliRunner
 
     from mathlens.cli.main import app
+    from support.grading_run import make_run
 
     store = make_run(tmp_path)
-    real_import = builtins.__import__
-
-    def no_ray(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name == "ray" or name.startswith("ray."):
-            raise ImportError("No module named 'ray'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_ray)
     result = CliRunner().invoke(app, ["analyze", str(store.root), "--only", "answers", "--executor", "ray"])
     assert result.exit_code != 0
     assert "mathlens[ray]" in result.output

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -14,9 +13,7 @@ from mathlens.analyze.flow.models import FLOW
 from mathlens.analyze.registry import ANALYZERS, get_analyzer, run_analyzers, select
 from mathlens.cli.main import app
 from mathlens.errors import UnknownNameError
-from mathlens.models.base import GenerateConfig, Message
-from mathlens.runs.records import ItemSource, Manifest, ModelEntry, RunRecord
-from mathlens.runs.store import RunStore
+from support.runs import one_question_run
 
 GRADIENT = """Start solving the calculus problem step by step.
 (a) Find ∇f: using partial derivatives, f_x = 2xy and f_y = x^2.
@@ -67,35 +64,15 @@ def test_first_invalid_step_and_redundancy() -> None:
     assert result.metrics.redundant_steps == [2]  # C is never used
 
 
-def _store(tmp_path: Path, responses: list[str]) -> RunStore:
-    store = RunStore(tmp_path / "run")
-    gen = GenerateConfig()
-    store.write_manifest(Manifest(
-        run_id="t", mathlens_version="0", created_at=datetime.now(UTC),
-        items=[ItemSource(source="calc3-exam1")], models=[ModelEntry(spec="mock/x")], generate=gen,
-        system_role="tutor"))
-    for i, text in enumerate(responses):
-        store.append(RunRecord(
-            key=f"k{i}", model="mock/x", configuration="baseline", exam_id="calc3-exam1", question_id="q1",
-            repeat=i, messages=[Message(role="user", content="q")], config=gen, request_hash="h",
-            content_hash="c", response=text, created_at=datetime.now(UTC)))
-    store.append(RunRecord(
-        key="failed", model="mock/x", configuration="baseline", exam_id="calc3-exam1", question_id="q1",
-        messages=[Message(role="user", content="q")], config=gen, request_hash="h", content_hash="c",
-        status="error", error="boom", created_at=datetime.now(UTC)))
-    store.close()
-    return store
-
-
 def test_flow_analyzer_writes_flow_json_idempotently(tmp_path: Path) -> None:
-    store = _store(tmp_path, [GRADIENT, "f_x = 2xy + 1\nThe answer is <-8, 1>."])
+    store = one_question_run(tmp_path / "run", [GRADIENT, "f_x = 2xy + 1\nThe answer is <-8, 1>."])
     summary = run_analyzers(store, ["flow"])["flow"]
     assert summary.status == "ok" and summary.summary is not None
     assert summary.summary.analysed == 2
     first = FLOW.path(store.root).read_text()
     entries = list(FLOW.entries(store.root))
     assert [e.status for e in entries] == ["ok", "ok", "no_response"]
-    assert [e.record.key for e in entries] == ["k0", "k1", "failed"]
+    assert [e.record.key for e in entries] == ["k0", "k1", "k2"]  # k2: the failed request
     # The question's f(x, y) = x^2 y was used: f_x = 2xy + 1 is wrong.
     assert entries[1].result is not None and entries[1].result.metrics.first_invalid_step == 0
     doc = FLOW.read(store.root)
@@ -125,7 +102,7 @@ def test_cli_flow_and_analyze(tmp_path: Path) -> None:
     assert doc["metrics"]["first_invalid_step"] == 0
     text = runner.invoke(app, ["flow", "Step 1: 3 * 3 = 9.\nStep 2: The answer is 9."])
     assert text.exit_code == 0 and "Total steps: 2" in text.stdout
-    store = _store(tmp_path, ["1 + 1 = 2"])
+    store = one_question_run(tmp_path / "run", ["1 + 1 = 2"])
     done = runner.invoke(app, ["analyze", str(store.root), "--only", "flow", "--json"])
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["analyzers"]["flow"]["summary"]["analysed"] == 1

@@ -92,18 +92,12 @@ def test_flag_thresholds_follow_the_definition() -> None:
 def test_sensitivity_flags_on_the_scale_the_stored_flow_analysis_used(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A run analysed with `-O flow.depth=chars` gets its "too dense" flags at the character-scale
     threshold (the stored complexity scores are on that scale), unless a threshold is given."""
-    import importlib.util
-    from pathlib import Path
 
     from mathlens.analyze.ablation import SENSITIVITY
     from mathlens.analyze.registry import run_one
     from mathlens.runs.store import RunStore
+    from support import report_run as fx
 
-    spec = importlib.util.spec_from_file_location(
-        "report_fixture_run", Path(__file__).resolve().parents[1] / "cases" / "report" / "fixture_run.py")
-    assert spec is not None and spec.loader is not None
-    fx = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fx)
     run = fx.make_run(tmp_path / "run", [fx.SOLUTION], limit=1, ablate=True, analyze=False)
     store = RunStore(run)
     run_one(store, "flow", {"depth": "chars"})

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,29 +14,11 @@ from mathlens.analyze.flow.hybrid import hybrid_check, undecided_steps
 from mathlens.analyze.flow.models import FLOW
 from mathlens.analyze.maple.vr import vr_from_flow
 from mathlens.cli.main import app
-from mathlens.models.base import GenerateConfig, Message
-from mathlens.runs.records import ItemSource, Manifest, ModelEntry, RunRecord
-from mathlens.runs.store import RunStore
+from mathlens.runs.records import ModelEntry
+from support.runs import one_question_run
 
 # Step 1 is checked valid, step 2 has no checkable math, step 3 is a slip SymPy catches.
 SOLUTION = "Step 1: 2 + 2 = 4.\nStep 2: Since the figure is a square, all sides are equal.\nStep 3: 3 * 3 = 10."
-
-
-def _store(tmp_path: Path, responses: list[str]) -> RunStore:
-    store = RunStore(tmp_path / "run")
-    gen = GenerateConfig()
-    store.write_manifest(Manifest(
-        run_id="t", mathlens_version="0", created_at=datetime.now(UTC),
-        items=[ItemSource(source="calc3-exam1")], models=[ModelEntry(spec="mock/x")], generate=gen,
-        system_role="tutor"))
-    for i, text in enumerate([*responses, None]):
-        store.append(RunRecord(
-            key=f"k{i}", model="mock/x", configuration="baseline", exam_id="calc3-exam1", question_id="q1",
-            repeat=i, messages=[Message(role="user", content="q")], config=gen, request_hash="h",
-            content_hash="c", response=text, created_at=datetime.now(UTC),
-            **({} if text is not None else {"status": "error", "error": "boom"})))
-    store.close()
-    return store
 
 
 def _reply(*verdicts: tuple[int, str]) -> str:
@@ -107,7 +88,7 @@ def test_maple_validity_from_the_hybrid_check(mock_model: Any) -> None:
 
 
 def test_analyze_with_a_step_judge_writes_the_hybrid_verdicts(tmp_path: Path) -> None:
-    store = _store(tmp_path, [SOLUTION])
+    store = one_question_run(tmp_path / "run", [SOLUTION])
     reply = _reply((2, "incorrect"))
     out = CliRunner().invoke(app, ["analyze", str(store.root), "--only", "flow", "--step-judge", "mock/judge",
                                    "-J", f"responses={json.dumps([reply])}", "--json"])
@@ -131,6 +112,6 @@ def test_maple_step_judge_needs_the_flow_validity(tmp_path: Path) -> None:
     from mathlens.analyze.maple.pipeline import MapleOptions, score_run
     from mathlens.errors import UserError
 
-    store = _store(tmp_path, [SOLUTION])
+    store = one_question_run(tmp_path / "run", [SOLUTION])
     with pytest.raises(UserError, match="--vr flow"):
         asyncio.run(score_run(store, MapleOptions(step_judge="mock/j", vr_source="judge"), ModelEntry(spec="mock/j")))

@@ -7,11 +7,9 @@ Every expected value is computed here from the scripted judge replies and the ex
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import statistics
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -25,19 +23,12 @@ from mathlens.items.schema import Cohort
 from mathlens.report import make_report
 from mathlens.runs.documents import DocumentVersionError, RecordRef
 from mathlens.runs.store import RunStore
+from support import grading_run as helpers
+from support import report_run as fx
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "report"
 
 
-def _fixture_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("report_fixture_run_consistency", CASES / "fixture_run.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-fx = _fixture_module()
 
 POINTS = {"q1": 10.0, "q2": 20.0}
 CLASS_AVERAGE, CLASS_SD = 70.0, 10.0
@@ -213,7 +204,6 @@ def test_cohort_z_score_from_mean_and_sd() -> None:
 def test_grade_tables_of_schema_version_1_are_refused(tmp_path: Path) -> None:
     """A `grade_tables.jsonl` written before per-run scores (schema version 1) is refused with the
     version found and the one expected; the report notes it and leaves the tables out."""
-    helpers = _grading_helpers()
     store = helpers.make_run(tmp_path)
     path = GRADE_TABLES.path(store.root)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -228,10 +218,3 @@ def test_grade_tables_of_schema_version_1_are_refused(tmp_path: Path) -> None:
     assert any("grade_tables" in n and "schema version 2" in n for n in report.notes), report.notes
 
 
-def _grading_helpers() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("grading_run_helpers_consistency",
-                                                  Path(__file__).with_name("grading_run_helpers.py"))
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod

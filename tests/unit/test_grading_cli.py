@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 from pathlib import Path
 
@@ -13,12 +12,7 @@ from mathlens.analyze.grading.agreement_report import AGREEMENT
 from mathlens.analyze.grading.grades import GRADES
 from mathlens.analyze.grading.tables import GRADE_TABLES
 from mathlens.cli.main import app
-
-_HELPERS = Path(__file__).with_name("grading_run_helpers.py")
-_spec = importlib.util.spec_from_file_location("grading_run_helpers", _HELPERS)
-assert _spec is not None and _spec.loader is not None
-helpers = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(helpers)
+from support import grading_run as helpers
 
 FULL = json.dumps({k: {"points": 1, "rationale": "fine"} for k in
                    ("method", "execution", "final_answer", "notation", "clarity")})

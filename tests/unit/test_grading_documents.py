@@ -5,7 +5,6 @@ showing what was written."""
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -24,12 +23,7 @@ from mathlens.cli.main import app
 from mathlens.models.model import Model
 from mathlens.report import make_report
 from mathlens.runs.documents import DocumentSpec, DocumentVersionError, RecordRef, records_digest
-
-_HELPERS = Path(__file__).with_name("grading_run_helpers.py")
-_spec = importlib.util.spec_from_file_location("grading_run_helpers", _HELPERS)
-assert _spec is not None and _spec.loader is not None
-helpers = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(helpers)
+from support import grading_run as helpers
 
 CRITERIA = ("method", "execution", "final_answer", "notation", "clarity")
 #: one point on every criterion: 5 points on any question of 10 points or more

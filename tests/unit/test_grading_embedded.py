@@ -8,7 +8,6 @@ unusable reply is recorded as `ungraded` with its reason and raw text, never as 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -18,12 +17,7 @@ from mathlens.analyze.grading.judge import JudgeOptions
 from mathlens.analyze.grading.rubric import builtin_rubric
 from mathlens.models.cache import ResponseCache
 from mathlens.models.registry import get_model
-
-_HELPERS = Path(__file__).with_name("grading_run_helpers.py")
-_spec = importlib.util.spec_from_file_location("grading_run_helpers", _HELPERS)
-assert _spec is not None and _spec.loader is not None
-helpers = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(helpers)
+from support import grading_run as helpers
 
 
 @pytest.mark.embedded

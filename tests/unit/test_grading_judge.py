@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -15,13 +14,8 @@ from mathlens.analyze.grading.judge import Evidence, JudgeOptions, validate_poin
 from mathlens.analyze.grading.rubric import builtin_rubric
 from mathlens.analyze.grading.tables import exam_scores
 from mathlens.runs.plan import load_exams
+from support import grading_run as helpers
 
-# tests/unit is not a package (pytest runs in importlib mode): load the shared run builder by path.
-_HELPERS = Path(__file__).with_name("grading_run_helpers.py")
-_spec = importlib.util.spec_from_file_location("grading_run_helpers", _HELPERS)
-assert _spec is not None and _spec.loader is not None
-helpers = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(helpers)
 make_run = helpers.make_run
 
 

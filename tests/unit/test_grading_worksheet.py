@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import csv
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -20,12 +19,8 @@ from mathlens.analyze.grading.worksheet import export_worksheet, import_workshee
 from mathlens.errors import UserError
 from mathlens.items.schema import Cohort
 from mathlens.runs.plan import load_exams
+from support import grading_run as helpers
 
-_HELPERS = Path(__file__).with_name("grading_run_helpers.py")
-_spec = importlib.util.spec_from_file_location("grading_run_helpers", _HELPERS)
-assert _spec is not None and _spec.loader is not None
-helpers = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(helpers)
 make_run = helpers.make_run
 
 

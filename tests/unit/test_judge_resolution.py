@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -17,12 +16,7 @@ from mathlens.models.model import closing_all
 from mathlens.models.registry import get_model
 from mathlens.runs.judge import resolve_judge
 from mathlens.runs.records import ModelEntry
-
-_spec = importlib.util.spec_from_file_location("grading_run_helpers",
-                                               Path(__file__).with_name("grading_run_helpers.py"))
-assert _spec is not None and _spec.loader is not None
-helpers = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(helpers)
+from support import grading_run as helpers
 
 FULL = json.dumps({k: {"points": 1, "rationale": "fine"} for k in
                    ("method", "execution", "final_answer", "notation", "clarity")})

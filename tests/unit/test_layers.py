@@ -21,10 +21,14 @@ PACKAGE = ROOT / "src" / "mathlens"
 UTILITIES = {"testing"}
 
 
-def _contract() -> dict[str, object]:
+def _contracts() -> list[dict[str, object]]:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    contracts = config["tool"]["importlinter"]["contracts"]
-    return next(c for c in contracts if c["type"] == "layers")
+    return list(config["tool"]["importlinter"]["contracts"])
+
+
+def _contract() -> dict[str, object]:
+    """The contract of the package's top-level layers."""
+    return next(c for c in _contracts() if c["type"] == "layers" and "containers" not in c)
 
 
 def _layered_packages() -> set[str]:
@@ -40,12 +44,13 @@ def test_every_subpackage_has_a_layer() -> None:
     assert packages - UTILITIES == _layered_packages()
 
 
-def _lint(tmp_path: Path, bad_import: str | None) -> subprocess.CompletedProcess[str]:
+def _lint(tmp_path: Path, bad_import: str | None, where: str = "items/_upward.py") -> subprocess.CompletedProcess[str]:
+    """import-linter on a copy of the package, with `bad_import` written into the module `where`."""
     copy = tmp_path / "src" / "mathlens"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     if bad_import:
-        (copy / "items" / "_upward.py").write_text(f"{bad_import}\n", encoding="utf-8")
+        (copy / where).write_text(f"{bad_import}\n", encoding="utf-8")
     exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
     if exe is None:
         pytest.skip("import-linter is not installed (it comes with the dev extra)")
@@ -60,3 +65,23 @@ def test_contract_holds_and_catches_an_upward_import(tmp_path: Path) -> None:
     bad = _lint(tmp_path / "bad", "from mathlens.report import registry  # noqa: F401")
     assert bad.returncode != 0
     assert "BROKEN" in bad.stdout and "mathlens.items._upward -> mathlens.report" in bad.stdout
+
+
+def _production() -> set[str]:
+    """Every top-level package and module of mathlens but the test stand-ins."""
+    out = {f"mathlens.{p.name}" for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    out |= {f"mathlens.{p.stem}" for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    return out - {"mathlens.testing"}
+
+
+def test_no_production_module_may_import_the_stand_ins() -> None:
+    forbidden = next(c for c in _contracts() if c["type"] == "forbidden")
+    assert forbidden["forbidden_modules"] == ["mathlens.testing"]
+    assert set(forbidden["source_modules"]) == _production()  # type: ignore[arg-type]
+
+
+def test_an_import_of_the_stand_ins_inside_a_function_breaks_the_contract(tmp_path: Path) -> None:
+    code = "def serve() -> None:\n    from mathlens.testing.standin import StandinServer  # noqa: F401"
+    bad = _lint(tmp_path, code, where="report/_standin.py")
+    assert bad.returncode != 0
+    assert "BROKEN" in bad.stdout and "mathlens.report._standin -> mathlens.testing" in bad.stdout

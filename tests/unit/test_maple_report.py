@@ -4,10 +4,8 @@ configuration and variant, and the per-question cards show each entry's score.""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -18,21 +16,13 @@ from mathlens.report.loader import load_runs, question_views
 from mathlens.report.sections import maple as maple_section
 from mathlens.report.sections import maple_steps
 from mathlens.report.tables import Cell
+from support import report_run as fx
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "report"
 REPLY = json.dumps({"erroneous_steps": [{"step": 1, "labels": ["calculation_error"], "reason": "a slip"}],
                     "validity": 0.5, "redundancy": 0.5})
 
 
-def _fixture_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("report_fixture_run_maple", CASES / "fixture_run.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-fx = _fixture_module()
 
 
 @pytest.fixture(scope="module")

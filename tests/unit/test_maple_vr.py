@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from mathlens.analyze.maple.detect import IncoherenceConfig
 from mathlens.analyze.maple.judge import JudgedStep
 from mathlens.analyze.maple.labels import LabelSet, default_labels
 from mathlens.analyze.maple.reasoneval import check_path, score_solution, solution_scores
 from mathlens.analyze.maple.steplabels import detector_labels, label_counts, merge_labels
 from mathlens.analyze.maple.vr import redundancy_from_steps, validity_from_checks
+from mathlens.analyze.quality.detect import IncoherenceConfig
 from mathlens.errors import UserError
 
 

@@ -11,59 +11,11 @@ import pytest
 
 from mathlens.report.export import Column, Estimate, PublicationTable, Ratio, to_csv, to_latex, to_markdown
 from mathlens.report.export.render import escape_latex, escape_markdown
+from support.table_text import TEX_ESCAPES, md_rows, tex_rows, tex_unescape
 
 HOSTILE = "a|b & 50% _x_ {y} \\z"
 FORMULA = "=1+1"
 MORE = "~ ^ # $5 <i>*bold*</i> `code` [link](x)"
-
-
-def md_rows(text: str) -> list[list[str]]:
-    """The cells of every table line of a Markdown document, unescaped (a backslash takes the next
-    character literally; an unescaped `|` separates cells)."""
-    rows = []
-    for line in text.splitlines():
-        if not line.startswith("|"):
-            continue
-        cells, cur, i = [], "", 1
-        while i < len(line):
-            ch = line[i]
-            if ch == "\\" and i + 1 < len(line):
-                cur += line[i + 1]
-                i += 2
-                continue
-            if ch == "|":
-                cells.append(cur.strip())
-                cur = ""
-            else:
-                cur += ch
-            i += 1
-        rows.append(cells)
-    return rows
-
-
-_TEX_BACK = {r"\textbackslash{}": "\\", r"\&": "&", r"\%": "%", r"\$": "$", r"\#": "#", r"\_": "_", r"\{": "{",
-             r"\}": "}", r"\textasciitilde{}": "~", r"\textasciicircum{}": "^", r"\textless{}": "<",
-             r"\textgreater{}": ">", r"\textbar{}": "|", r"$\pm$": "±", "---": "—", "--": "–",
-             r"$\kappa$": "κ", r"$\alpha$": "α", r"$\eta^2$": "η²", r"$\eta$": "η", r"$\times$": "×",
-             r"$\cdot$": "·", r"$\geq$": "≥", r"$\leq$": "≤", r"$-$": "-"}
-_TEX_BACK_RE = re.compile("|".join(re.escape(k) for k in sorted(_TEX_BACK, key=len, reverse=True)))
-
-
-def tex_unescape(text: str) -> str:
-    return _TEX_BACK_RE.sub(lambda m: _TEX_BACK[m.group(0)], text)
-
-
-def tex_rows(text: str) -> list[list[str]]:
-    """The cells of every tabular row (between \\toprule and \\bottomrule), split on unescaped `&`."""
-    body = text.split(r"\toprule", 1)[1].split(r"\bottomrule", 1)[0]
-    rows = []
-    for line in body.splitlines():
-        line = line.strip()
-        if not line or line in (r"\midrule", r"\addlinespace"):
-            continue
-        assert line.endswith(r"\\"), line
-        rows.append([c.strip() for c in re.split(r"(?<!\\)&", line[:-2])])
-    return rows
 
 
 def table(**kw: object) -> PublicationTable:
@@ -138,7 +90,7 @@ def test_latex_booktabs_structure_and_escaping() -> None:
 def test_latex_escape_leaves_no_raw_special() -> None:
     nasty = "\\ & % $ # _ { } ~ ^ < > | \\\\&"
     out = escape_latex(nasty)
-    stripped = _TEX_BACK_RE.sub("", out)
+    stripped = TEX_ESCAPES.sub("", out)
     assert not re.search(r"[\\&%$#_{}~^<>|]", stripped), stripped
     assert tex_unescape(out) == nasty
     assert escape_latex("partial η² · 3 × 4 – 5 ± 1") == r"partial $\eta^2$ $\cdot$ 3 $\times$ 4 -- 5 $\pm$ 1"

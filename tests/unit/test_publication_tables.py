@@ -5,13 +5,11 @@ and its values compared with the documents read through their specs."""
 from __future__ import annotations
 
 import csv
-import importlib.util
 import io
 import json
 import re
 import shutil
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -32,23 +30,14 @@ from mathlens.report.loader import load_run
 from mathlens.runs.documents import DocumentSpec, records_digest
 from mathlens.runs.store import RunStore
 from mathlens.stats.bootstrap import CI
+from support import report_run as fx
+from support.table_text import md_rows, tex_rows, tex_unescape
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "report"
 HOSTILE = "a|b & 50% _x_ {y} \\z"
 FORMULA = "=1+1"
 
 
-def _load(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-fx = _load("report_fixture_run", CASES / "fixture_run.py")
-render_tests = _load("publication_render_tests", Path(__file__).with_name("test_publication_render.py"))
-md_rows, tex_rows, tex_unescape = render_tests.md_rows, render_tests.tex_rows, render_tests.tex_unescape
 
 
 @pytest.fixture(scope="module")

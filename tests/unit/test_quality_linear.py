@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from mathlens.analyze.maple.detect import _MATHISH, _UNREADABLE, incoherence
 from mathlens.analyze.quality.checks import periodic_run, script_share
+from mathlens.analyze.quality.detect import _MATHISH, _UNREADABLE, incoherence
 
 SPACES = set(" \t\n\r\f\v\u00a0")
 

@@ -4,28 +4,18 @@ question is, and a smaller run later leaving no stale page behind."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from mathlens.report import ReportOptions, write_report
 from mathlens.report.render import pages_folder
+from support import report_run as fx
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "report"
 
 
-def _fixture_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("report_fixture_run_pages", CASES / "fixture_run.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-fx = _fixture_module()
 SMALL = dict(open_questions=1, main_questions=2, page_questions=2)
 
 

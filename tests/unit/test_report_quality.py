@@ -1,16 +1,14 @@
 """Degenerate output made visible: the report banner and flags, `mathlens show`, the answers analysis.
 
-Runs are real mock-model runs through the CLI (tests/cases/report/fixture_run.py); a "base model"
+Runs are real mock-model runs through the CLI (tests/support/report_run.py); a "base model"
 here answers every question with a copy of the exam system role, as the embedded base model does.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from html.parser import HTMLParser
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from typer.testing import CliRunner
@@ -20,19 +18,11 @@ from mathlens.cli.main import app
 from mathlens.report.loader import load_runs
 from mathlens.report.render import build_report
 from mathlens.solve.prompts import EXAM_SYSTEM_ROLE
+from support import report_run as fx
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "report"
 
 
-def _fixture_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("report_fixture_run_quality", CASES / "fixture_run.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-fx = _fixture_module()
 ECHO = EXAM_SYSTEM_ROLE + "\n" + EXAM_SYSTEM_ROLE[:200]
 
 

@@ -3,14 +3,12 @@ analyzers) plus judge-based analyses from tests/cases/report/judged.yaml. Struct
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
 from html import escape as html_escape
 from html.parser import HTMLParser
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 from urllib.parse import unquote
 
@@ -25,19 +23,11 @@ from mathlens.report.loader import load_runs
 from mathlens.report.registry import SECTIONS, QuestionSection, ReportSection, load_sections
 from mathlens.report.render import build_report
 from mathlens.runs.store import RunStore
+from support import report_run as fx
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "report"
 
 
-def _fixture_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("report_fixture_run", CASES / "fixture_run.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-fx = _fixture_module()
 
 
 class Dom(HTMLParser):

@@ -1,19 +1,17 @@
 """The run summary (`run`, `import`, `show`) reads what is stored, and every reader names an analysis
 that covers fewer or other records than the run holds now (show, analyze, report, compare).
 
-Runs are real mock-model runs through the CLI (tests/cases/report/fixture_run.py). A run analysed
+Runs are real mock-model runs through the CLI (tests/support/report_run.py). A run analysed
 while it was still being written is made by analysing a copy whose records file holds only the
 first records, then putting the whole file back: exactly what a reader of a growing run sees.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from typer.testing import CliRunner
@@ -23,19 +21,11 @@ from mathlens.report.loader import load_runs
 from mathlens.report.render import build_report
 from mathlens.runs.counts import CACHE_NAME, count_records
 from mathlens.runs.documents import document_states
+from support import report_run as fx
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "report"
 
 
-def _fixture_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("report_fixture_run_summary", CASES / "fixture_run.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-fx = _fixture_module()
 
 
 def _invoke(*args: str) -> tuple[int, str, str]:

@@ -9,6 +9,7 @@ naming the file, the line and the field, with no traceback and no run directory.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +33,13 @@ def _invoke(*args: str) -> tuple[int, str]:
     return res.exit_code, res.stdout if "--json" in args else res.output
 
 
-#: the papers' studies call a judge and an Ollama embedder and read MATH500: they run against the
-#: stand-in server in tests/integration/test_study_files_papers.py
-PAPERS = {"calculus", "maple"}
+#: the papers' studies call a judge (and the calculus study an Ollama embedder; MAPLE's reads MATH500):
+#: they run whole against the stand-in server in tests/integration/test_study_files_papers.py; here
+#: the tutoring study runs on scripted models and the other two are planned (`--dry-run`)
+PAPERS = {"calculus", "maple", "tutoring"}
+YES = json.dumps({"rationale": "fine", "rating": "yes"})
+TUTORING_TABLES = {"tutoring-table1-dimensions", "tutoring-table2-adaptivity", "tutoring-table2-profiles",
+                   "tutoring-anova", "tutoring-anova-checks", "tutoring-posthoc", "tutoring-letters"}
 
 
 @pytest.mark.parametrize("name", [n for n in builtin_studies() if n not in PAPERS])
@@ -148,3 +153,138 @@ def test_every_built_in_study_validates_against_the_schema() -> None:
     for name in builtin_studies():
         path = Path(load_study(f"study:{name}")[1])
         jsonschema.validate(yaml.safe_load(path.read_text(encoding="utf-8")), schema)
+
+
+def _pairs_by_grade(limit: int | None = None) -> int:
+    """Learner x item pairs of the built-in tutoring items and default profiles, counted from the data
+    files (a learner is paired with the items of their grade; an item without a grade with everyone)."""
+    from importlib import resources
+
+    folder = resources.files("mathlens")
+    items = yaml.safe_load((folder / "items" / "builtin" / "tutoring" / "tutoring.yaml").read_text())["questions"]
+    profiles = yaml.safe_load((folder / "analyze" / "adaptivity" / "data" / "profiles_default.yaml").read_text())
+    learners = profiles["profiles"] if isinstance(profiles, dict) else profiles
+    return sum(1 for q in items[:limit] for p in learners if q.get("grade") in (None, p["grade"]))
+
+
+def test_study_tutoring_runs_on_scripted_models_and_writes_every_table(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MATHLENS_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    code, output = _invoke("run", "study:tutoring", "--model", "mock/a", "--model", "mock/b", "--judge", "mock/j",
+                           "-J", f"responses=[{json.dumps(YES)}]", "--limit", "2", "--out", str(out), "-q")
+    assert code == 0, output
+    manifest = RunStore(out).manifest()
+    assert manifest.study == "tutoring" and manifest.tutor is not None
+    assert manifest.configurations == [f"condition-{c}" for c in (1, 2, 3, 4)]
+    # the study's models read images (vision: true), kept when --model replaces their specs
+    assert manifest.tutor.accepts_images == {"mock/a": True, "mock/b": True}
+    assert manifest.total_tasks == 2 * 4 * _pairs_by_grade(limit=2)
+    records = list(RunStore(out).records())
+    sent = [img for r in records for m in r.messages for img in m.images]
+    assert sent and all(Path(img).is_absolute() and Path(img).is_file() for img in sent)
+    assert all(r.variant.kind == "profile" for r in records)
+    index = json.loads((out / "tables" / "index.json").read_text())
+    rows = {t["id"]: t["rows"] for t in index["tables"]}
+    assert all(rows.get(t, 0) > 0 for t in TUTORING_TABLES), rows
+    assert (out / "report.html").is_file()
+    stats = json.loads((out / "analysis" / "tutor_stats.jsonl").read_text().splitlines()[0])
+    assert stats["options"] == {"source": "judge", "alpha": 0.05, "seed": 0}
+
+
+def test_tutor_run_is_the_tutoring_part_of_a_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`tutor run`'s options are the study's fields: the run it makes keeps a study naming them."""
+    monkeypatch.setenv("MATHLENS_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    code, output = _invoke("tutor", "run", "tutoring", "--model", "mock/echo", "--conditions", "3,1", "--images",
+                           "describe", "--all-grades", "--profiles", "balanced:1:3", "--limit", "1", "--out", str(out),
+                           "-q")
+    assert code == 0, output
+    saved = Study.model_validate(yaml.safe_load((out / STUDY_FILE).read_text(encoding="utf-8")))
+    assert saved.tutoring is not None
+    assert (saved.tutoring.conditions, saved.tutoring.images, saved.tutoring.match_grade,
+            saved.tutoring.profiles) == ([1, 3], "describe", False, "balanced:1:3")
+    design = RunStore(out).manifest().tutor
+    assert design is not None and design.conditions == (1, 3) and not design.match_grade
+    # balanced:1 is one learner per grade x performance cell (2 grades x 3 levels), each paired with the item
+    assert RunStore(out).manifest().total_tasks == 2 * 6
+    code, output = _invoke("tutor", "run", "tutoring", "--model", "mock/echo", "--ablate", "all")
+    assert code == 2 and "No such option" in output  # the design replaces the ablation: no such option here
+    code, output = _invoke("run", "tutoring", "--conditions", "1", "--ablate", "all", "--model", "mock/echo",
+                           "--dry-run")
+    assert code == 2 and "--ablate: not in a tutoring study" in " ".join(output.split())
+
+
+def test_the_paper_studies_plan_their_whole_design(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MATHLENS_DATA", raising=False)
+    code, output = _invoke("run", "study:tutoring", "--dry-run", "--json")
+    assert code == 0, output
+    plan = json.loads(output)
+    assert plan["models"] == ["ollama/qwen3-vl:30b", "ollama/llama3.2-vision:11b"]
+    assert plan["requests"] == 2 * 4 * _pairs_by_grade()
+    code, output = _invoke("run", "study:calculus", "--dry-run", "--json", "--limit", "1", "-C",
+                           "embedder=local/all-MiniLM-L6-v2")
+    assert code == 0, output
+    plan = json.loads(output)
+    assert plan["questions"] == 9 and plan["runs"] == 5 and plan["configurations"] == ["baseline", "rag", "contextual"]
+    assert plan["requests"] > 9 * 3 * 5  # every ablation variant besides each original question
+    rows = [{"problem": f"What is {a} + {b}?", "solution": f"$\\boxed{{{a + b}}}$", "answer": str(a + b),
+             "level": "Level 1", "type": "Algebra", "unique_id": f"t/{a}.json"} for a, b in [(1, 2), (3, 4), (5, 6)]]
+    data = tmp_path / "elsewhere" / "math500_test.jsonl"
+    data.parent.mkdir()
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, output = _invoke("run", "study:maple", "--dry-run", "--json", "--items", str(data))
+    assert code == 0, output
+    assert json.loads(output)["requests"] == 3 * 2  # the whole file (sample 500 of 3), two models
+
+
+def test_a_built_in_study_finds_its_data_set_or_says_how_to_point_at_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MATHLENS_DATA", raising=False)
+    code, output = _invoke("run", "study:maple", "--dry-run", "--out", str(tmp_path / "run"))
+    message = " ".join(output.split())
+    assert code == 2 and "Traceback" not in output and not (tmp_path / "run").exists()
+    assert "study:maple: field 'items[0].source': no item file 'math500_test.jsonl'" in message
+    assert str(tmp_path) in message and "--items PATH" in message and "MATHLENS_DATA" in message
+    data = tmp_path / "a" / "b"
+    data.mkdir(parents=True)
+    (data / "math500_test.jsonl").write_text(json.dumps(
+        {"problem": "What is 1 + 1?", "solution": "$\\boxed{2}$", "answer": "2", "level": "Level 1",
+         "type": "Algebra", "unique_id": "t/1.json"}) + "\n")
+    monkeypatch.setenv("MATHLENS_DATA", f"{tmp_path / 'a'}{os.pathsep}{data}")  # searched in order
+    code, output = _invoke("run", "study:maple", "--dry-run", "--json")
+    assert code == 0 and json.loads(output)["questions"] == 1, output
+    code, output = _invoke("run", "study:maple", "--dry-run", "--items", "calc3-exam1", "--format", "auto", "--json")
+    assert code == 0 and json.loads(output)["questions"] > 1, output  # --items may name a built-in exam too
+    code, output = _invoke("run", "calc3-exam1", "--items", "x.jsonl", "--dry-run")
+    assert code == 2 and "not both" in output
+
+
+def test_the_study_table_formats_are_the_exporters() -> None:
+    """The study restates the table formats so that reading it does not load the report: the two lists
+    must stay one."""
+    import typing
+
+    from mathlens.report.export.render import FORMATS
+    from mathlens.study.model import TableFormat
+
+    assert set(typing.get_args(TableFormat)) == set(FORMATS)
+
+
+def test_reading_a_study_loads_no_report_and_no_analysis_it_does_not_name(tmp_path: Path) -> None:
+    """Options of the analyses a study names are checked by their analyzers (so those load); nothing
+    else heavy does: not the report, and with no analysis named, none of the numeric libraries."""
+    import subprocess
+    import sys
+
+    bare = tmp_path / "bare.yaml"
+    bare.write_text("study: bare\nitems: [{source: calc3-exam1}]\n", encoding="utf-8")
+    heavy = ("mathlens.report", "sklearn", "sympy", "statsmodels", "pandas")
+    for ref, allowed in ((str(bare), set()), ("study:tutoring", {"sympy", "statsmodels", "pandas"})):
+        code = ("import json, sys\nfrom mathlens.study.load import load_study\nfrom mathlens.study import resolve\n"
+                f"load_study({ref!r})\nprint(json.dumps([m for m in {heavy!r} if m in sys.modules]))")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+        loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+        assert loaded <= allowed, (ref, loaded)

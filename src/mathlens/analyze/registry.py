@@ -31,6 +31,7 @@ ANALYZERS: dict[str, str] = {
     "maple": "mathlens.analyze.maple.analyzer:ANALYZER",
     "grades": "mathlens.analyze.grading.grades:ANALYZER",
     "tutor_scores": "mathlens.analyze.adaptivity.analyzer:ANALYZER",
+    "tutor_stats": "mathlens.analyze.adaptivity.statistics:ANALYZER",
 }
 
 

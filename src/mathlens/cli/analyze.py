@@ -81,7 +81,7 @@ def register(app: typer.Typer) -> None:
                                        help="judge model for the steps SymPy cannot decide (flow analysis; "
                                             "cached model calls)"),
         judge: str = typer.Option(None, "--judge", help="judge model of judge-based analyzers named in --only "
-                                                        "(grades, maple, tutor_scores) [the run's judge]"),
+                                                        "(grades, maple, tutor_scores); default: the run's judge"),
         judge_option: list[str] = typer.Option(None, "--judge-option", "-J",
                                                help="option of the step judge or judge KEY=VALUE (repeatable)"),
         no_cache: bool = typer.Option(False, "--no-cache", help="do not reuse cached judge replies"),
@@ -89,10 +89,10 @@ def register(app: typer.Typer) -> None:
                                      help="where per-record work runs: local (threads) or ray (Ray tasks)"),
         address: str = typer.Option(None, "--address",
                                     help="Ray cluster to join: ray://HOST:PORT, HOST:PORT or auto "
-                                         "[start a local one]"),
+                                         "(default: start a local one)"),
         workers: int = typer.Option(None, "--workers", min=1, max=1024,
                                     help="threads (local) or CPUs of the local Ray cluster [2 threads for flow]"),
-        batch: int = typer.Option(None, "--batch", min=1, max=100_000, help="records per task [per analyzer]"),
+        batch: int = typer.Option(None, "--batch", min=1, max=100_000, help="records per task (default: per analyzer)"),
         quiet: bool = QUIET_OPTION,
         json_out: bool = JSON_OPTION,
     ) -> None:

@@ -9,31 +9,18 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
+from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, console, emit_json, escape, out_console, user_errors
+from mathlens.cli.options import NO_FLAGS, options_from, with_model_options
 from mathlens.errors import UserError
-from mathlens.models.registry import DEFAULT_MODEL, parse_options
-from mathlens.solve.retrieval.build import BuildOptions, build_from_documents, build_kb
+from mathlens.flags import FlagValues
+from mathlens.models.registry import DEFAULT_MODEL
+from mathlens.solve.retrieval.build import BuildOptions, BuildSettings, EmbedderChoice, build_from_documents, build_kb
 from mathlens.solve.retrieval.builtin import BUILTIN_KB, BUILTINS, open_or_build, variant_name
-from mathlens.solve.retrieval.chunking import ChunkSettings
 from mathlens.solve.retrieval.documents import Document
 from mathlens.solve.retrieval.store import KBInfo, kb_path, list_kbs, remove_kb
-from mathlens.solve.retrieval.topics import TOPIC_KEYWORDS
-
-DEFAULT_CHUNK_SIZE = ChunkSettings().size
-DEFAULT_OVERLAP = ChunkSettings().overlap
 
 kb_app = typer.Typer(help="Build, list and query knowledge bases (for --config rag,contextual).",
                      no_args_is_help=True)
-
-
-def _csv(values: list[str] | None) -> tuple[str, ...]:
-    return tuple(v.strip() for value in values or [] for v in value.split(",") if v.strip())
-
-
-def _embedder_options(embedder: str | None, url: str | None) -> dict[str, Any]:
-    if not url:
-        return {}
-    return {"host" if (embedder or "").startswith("ollama/") else "base_url": url}
 
 
 def _summary(info: KBInfo) -> dict[str, Any]:
@@ -45,41 +32,31 @@ def _summary(info: KBInfo) -> dict[str, Any]:
 
 
 @user_errors
+@with_model_options(BuildSettings)
 def build(
     sources: list[Path] = typer.Argument(None, help="Files or folders: Markdown, text, PDF, note YAML."),
     name: str = typer.Option(..., "--name", help="Knowledge base name."),
-    embedder: str = typer.Option(None, "--embedder", help="local/all-MiniLM-L6-v2 (default), ollama/M, openai/M."),
-    embedder_url: str = typer.Option(None, "--embedder-url", help="Base URL (openai) or host (ollama)."),
-    contextual: bool = typer.Option(False, "--contextual", help="Generate chunk contexts with a model."),
-    model: str = typer.Option(DEFAULT_MODEL, "--model", help="Model that writes the chunk contexts."),
-    model_option: list[str] = typer.Option(None, "-M", help="Context model option key=value."),
-    topics: list[str] = typer.Option(None, "--topics", help=f"Keep only segments on these topics "
-                                     f"(comma separated): {', '.join(TOPIC_KEYWORDS)}."),
-    chunk_size: int = typer.Option(DEFAULT_CHUNK_SIZE, "--chunk-size", help="Chunk size in characters."),
-    overlap: int = typer.Option(DEFAULT_OVERLAP, "--overlap", help="Overlap between chunks in characters."),
-    builtin: bool = typer.Option(False, "--builtin", help="Use the built-in notes as the sources (as the built-in "
-                                 f"of that --name when there is one: {', '.join(BUILTINS)})."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing knowledge base."),
+    quiet: bool = QUIET_OPTION,
     as_json: bool = JSON_OPTION,
+    flags: FlagValues = NO_FLAGS,
 ) -> None:
     """Ingest sources into a persistent knowledge base under $MATHLENS_HOME/kb/NAME."""
-    if not sources and not builtin:
+    settings = options_from(BuildSettings, flags)
+    if not sources and not settings.builtin:
         raise UserError("give source files or folders, or --builtin for the built-in calculus notes")
-    emb_opts = _embedder_options(embedder, embedder_url)
-    opts = BuildOptions(embedder=embedder, embedder_options=emb_opts,
-                        chunks=ChunkSettings(size=chunk_size, overlap=overlap, topics=_csv(topics)),
-                        contextual=contextual, context_model=model,
-                        context_model_options=parse_options(model_option), overwrite=overwrite)
-    with console.status(f"building knowledge base {name!r}", spinner="dots") if not as_json else _null():
-        if builtin:
+    opts = settings.options()
+    with console.status(f"building knowledge base {name!r}", spinner="dots") if not (as_json or quiet) else _null():
+        if settings.builtin:
             # A built-in embedded with another embedder lives under a name of its own (where runs look).
-            folder = variant_name(name, embedder) if name in BUILTINS else name
-            info = build_from_documents(folder, *_builtin_sources(name, opts, model, chunk_size, overlap))
+            folder = variant_name(name, settings.embedder.spec) if name in BUILTINS else name
+            info = build_from_documents(folder, *_builtin_sources(name, opts, settings))
         else:
             info = build_kb(name, list(sources), opts)
     doc = _summary(info)
     if as_json:
         emit_json(doc)
+        return
+    if quiet:
         return
     console.print(f"built [bold]{escape(info.name)}[/]: {info.n_chunks} chunks from {len(info.sources)} documents "
                   f"in {info.build_seconds:.1f} s ({escape(info.embedder_identity)})")
@@ -90,16 +67,13 @@ def build(
                       f"{c.seconds:.1f} s with {escape(c.model)}")
 
 
-def _builtin_sources(name: str, opts: BuildOptions, model: str, chunk_size: int,
-                     overlap: int) -> tuple[list[Document], BuildOptions]:
+def _builtin_sources(name: str, opts: BuildOptions, settings: BuildSettings) -> tuple[list[Document], BuildOptions]:
     """The documents and options of `kb build --builtin`: the built-in of that name (its own
     chunking unless --chunk-size/--overlap say otherwise), else the calculus notes."""
     spec = BUILTINS.get(name, BUILTINS[BUILTIN_KB])
     base = spec.options()
-    shipped = base.shipped_contexts if model == DEFAULT_MODEL else None
-    chunks = opts.chunks
-    if (chunk_size, overlap) == (DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP):
-        chunks = replace(base.chunks, topics=opts.chunks.topics)
+    shipped = base.shipped_contexts if settings.context_model == DEFAULT_MODEL else None
+    chunks = opts.chunks if settings.chunking_given else replace(base.chunks, topics=opts.chunks.topics)
     return spec.documents(), replace(opts, chunks=chunks, shipped_contexts=shipped, builtin=name in BUILTINS,
                                      overwrite=opts.overwrite or name in BUILTINS)
 
@@ -130,19 +104,23 @@ def list_(as_json: bool = JSON_OPTION) -> None:
 
 
 @user_errors
+@with_model_options(EmbedderChoice)
 def query(
     name: str = typer.Argument(..., help="Knowledge base name."),
     text: str = typer.Argument(..., help="The query."),
     mode: str = typer.Option("embedding", "--mode", help="embedding, bm25 or hybrid (RRF of both)."),
     contextual: bool = typer.Option(False, "--contextual", help="Search the context-prefixed chunks."),
     top_k: int = typer.Option(4, "--top-k", "-k", help="How many chunks."),
-    embedder: str = typer.Option(None, "--embedder", help="Must match the knowledge base's embedder (a built-in "
-                                 "one is built for it)."),
-    embedder_url: str = typer.Option(None, "--embedder-url", help="Base URL (openai) or host (ollama)."),
     as_json: bool = JSON_OPTION,
+    flags: FlagValues = NO_FLAGS,
 ) -> None:
-    """Show the chunks a query retrieves, best first."""
-    kb = open_or_build(name, embedder, _embedder_options(embedder, embedder_url)) if name in BUILTINS \
+    """Show the chunks a query retrieves, best first.
+
+    --embedder must be the knowledge base's own embedder; a built-in knowledge base is built for the
+    embedder named (under a name of its own) the first time it is asked for."""
+    choice = options_from(EmbedderChoice, flags)
+    embedder = choice.spec
+    kb = open_or_build(name, embedder, choice.options()) if name in BUILTINS \
         else open_or_build(name)
     hits = kb.search(text, k=top_k, mode=mode, contextual=contextual,
                      embedder=None if name in BUILTINS else embedder)

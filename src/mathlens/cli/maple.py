@@ -157,7 +157,7 @@ def maple_audit(
     data: Path = typer.Argument(..., help="processbench_*.json or a BIG-Bench Mistake .jsonl file."),
     judge: str = typer.Option(..., "--judge", help="Judge model to audit."),
     judge_option: list[str] = typer.Option(None, "-J", help="Judge model option key=value."),
-    labels: Path = typer.Option(None, "--labels", help="Label set file [the seven defaults]."),
+    labels: Path = typer.Option(None, "--labels", help="Label set file (default: the seven defaults)."),
     limit: int = typer.Option(None, "--limit", min=1, help="A seeded random sample of N solutions."),
     seed: int = typer.Option(0, "--seed", help="Sampling seed for --limit."),
     max_tokens: int = typer.Option(384, "--max-tokens", help="Token cap of each judge reply."),

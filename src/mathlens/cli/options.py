@@ -44,7 +44,8 @@ def _option(ff: FlagField) -> tuple[Any, Any]:
     if get_origin(ff.kind) is dict or ff.kind is dict or ff.flag.merge:
         return list[str], typer.Option(None, *names, help=ff.help, metavar=ff.flag.metavar or "KEY=VALUE",
                                        show_default=False)
-    base: Any = ff.kind if ff.kind in (int, float, str) else str
+    # a comma-separated list is read as text and split before its field checks the values
+    base: Any = ff.kind if ff.kind in (int, float, str) and not ff.flag.split else str
     choices = ff.choices
     if choices:  # typer offers choices through an Enum; its values are read back in `gather`
         base = enum.Enum(ff.dest, {c: c for c in choices}, type=str)  # type: ignore[misc,no-redef]
@@ -54,11 +55,35 @@ def _option(ff: FlagField) -> tuple[Any, Any]:
     return base | None, typer.Option(None, *names, help=ff.help, metavar=metavar, show_default=False)
 
 
-def parse_pairs(pairs: list[str]) -> dict[str, Any]:
-    """`["a=1", "b=x"]` -> `{"a": 1, "b": "x"}` (values read as JSON where they parse)."""
-    from mathlens.models.registry import parse_options
+def parse_pairs(pairs: list[str], option: str = "-M", text: bool = False) -> dict[str, Any]:
+    """`["a=1", "b=x"]` -> `{"a": 1, "b": "x"}`: values read as JSON where they parse, or kept as
+    text (`text`, for a field that maps names to names). A pair without `=`, or a key given two
+    different values, is an error naming `option`."""
+    import contextlib
+    import json
 
-    return parse_options(pairs)
+    from mathlens.errors import UserError
+
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UserError(f"{option} takes KEY=VALUE (not {pair!r})")
+        value: Any = raw.strip() if text else raw
+        if not text:
+            with contextlib.suppress(json.JSONDecodeError):
+                value = json.loads(raw)
+        if key in out and out[key] != value:  # the same pair twice says one thing; two values would not
+            raise UserError(f"{option} gives {key!r} two values ({out[key]!r} and {value!r})")
+        out[key] = value
+    return out
+
+
+def _text_values(ff: FlagField) -> bool:
+    """A `dict[str, str]` field: its values are names, never JSON."""
+    args = get_args(ff.kind)
+    return len(args) == 2 and args[1] is str
 
 
 def gather(fields: list[FlagField], values: dict[str, Any]) -> FlagValues:
@@ -72,7 +97,7 @@ def gather(fields: list[FlagField], values: dict[str, Any]) -> FlagValues:
         if switch and ff.flag.invert:
             value = False
         if ff.flag.merge and isinstance(value, list):
-            value = parse_pairs(value)
+            value = parse_pairs(value, ff.flag.names[-1] if len(ff.flag.names[-1]) == 2 else ff.name, _text_values(ff))
         elif isinstance(value, enum.Enum):
             value = value.value
         elif isinstance(value, list):
@@ -81,14 +106,22 @@ def gather(fields: list[FlagField], values: dict[str, Any]) -> FlagValues:
     return FlagValues(tuple(given))
 
 
-def with_model_options(model: type[BaseModel],
-                       skip: tuple[str, ...] = ()) -> Callable[[Callable[P, R]], Callable[..., R]]:
-    """Add the options of `model`'s flagged fields (but those named in `skip`) to a command.
+def _within(ff: FlagField, parts: tuple[str, ...]) -> bool:
+    """The field lies at or under one of `parts` (dotted paths, `*` for a list's elements)."""
+    path = ".".join(ff.path)
+    return any(path == p or path.startswith(p + ".") for p in parts)
+
+
+def with_model_options(model: type[BaseModel], skip: tuple[str, ...] = (),
+                       only: tuple[str, ...] | None = None) -> Callable[[Callable[P, R]], Callable[..., R]]:
+    """Add the options of `model`'s flagged fields (but those named in `skip`) to a command; with
+    `only`, just those of the fields at or under these dotted paths (`tutoring`, `items.*.limit`), for a
+    command that fills a part of the model and decides the rest itself.
 
     The command declares a parameter named `flags` (a `FlagValues`); every other parameter is kept
     as written. Two options with one name are refused when the command is built.
     """
-    fields = [ff for ff in flag_fields(model) if ff.name not in skip]
+    fields = [ff for ff in flag_fields(model) if ff.name not in skip and (only is None or _within(ff, only))]
 
     def decorate(fn: Callable[P, R]) -> Callable[..., R]:
         own = inspect.signature(fn, eval_str=True)
@@ -142,5 +175,6 @@ def options_from(model: type[M], flags: FlagValues, data: dict[str, Any] | None 
         return model.model_validate(values)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = flags.owner(tuple(first["loc"])) or ".".join(str(p) for p in first["loc"]) or model.__name__
-        raise UserError(f"{where}: {first['msg']}") from None
+        where = flags.owner(tuple(first["loc"])) or ".".join(str(p) for p in first["loc"])
+        message = str(first["msg"]).removeprefix("Value error, ")  # a validator's own message reads alone
+        raise UserError(f"{where}: {message}" if where else message) from None

@@ -50,9 +50,9 @@ def report(
                              "with --tables, a folder [RUN/tables]."),
     title: str = typer.Option(None, "--title", help="Page title."),
     only: str = typer.Option(None, "--sections", help="Comma-separated section ids to include (default: all)."),
-    complexity: float = typer.Option(None, "--complexity-threshold", help="Flag complexity above this [the "
+    complexity: float = typer.Option(None, "--complexity-threshold", help="Flag complexity above this (default: the "
                                      "threshold of the flow analysis' depth definition: 20 chars, 7.7 tokens, "
-                                     "3.4 tree]."),
+                                     "3.4 tree)."),
     sensitivity: float = typer.Option(0.5, "--sensitivity-threshold", help="Flag phrase sensitivity above this."),
     tables: str = typer.Option(None, "--tables", help="Instead of the HTML page, export every result table as "
                                "latex, markdown or csv (comma-separated for several): one file per table and "

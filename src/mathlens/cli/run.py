@@ -18,6 +18,7 @@ from mathlens.cli.run_args import check_model_options, check_out_dir, check_resu
 from mathlens.cli.summary import print_summary, print_warning, run_summary
 from mathlens.errors import UserError
 from mathlens.flags import FlagValues
+from mathlens.items.schema import Exam
 from mathlens.models.admission import Concurrency
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import RetryPolicy, closing_all
@@ -35,19 +36,22 @@ from mathlens.study.model import Study
 from mathlens.study.resolve import (
     ablation_options,
     configuration_options,
+    configurations,
     generate_config,
     item_sources,
     resolved,
     save_study,
     saved_study,
+    tutor_design,
 )
 
 
-def _model_entries(study: Study) -> list[ModelEntry]:
+def _model_entries(study: Study) -> tuple[list[ModelEntry], dict[str, bool]]:
     """One manifest entry per model of the study: its own options, with the options given for every
     model (`-M`) that its backend declares (a key no backend of the run declares is an error);
     `--base-url` goes to every HTTP backend, and several of them make a pool of replicas for openai/
-    models (docs/replicas.md)."""
+    models (docs/replicas.md). Also, for each model, whether it reads images (`-M vision`, a vision
+    projector), as a tutoring design records it."""
     specs = [m.spec for m in study.models]
     check_model_options(study.model_options)
     for m in study.models:
@@ -56,8 +60,11 @@ def _model_entries(study: Study) -> list[ModelEntry]:
         check_url("--base-url", url)
     shared = split_options({spec: provider_class(split_spec(spec)[0]).Options for spec in specs},
                            study.model_options)
+    if len(set(specs)) != len(specs):
+        raise UserError(f"model {next(s for s in specs if specs.count(s) > 1)} is listed twice")
     entries = []
     opened = []
+    reads: dict[str, bool] = {}
     for ref in study.models:
         opts = {**shared[ref.spec], **ref.options}
         if study.base_urls:
@@ -68,8 +75,9 @@ def _model_entries(study: Study) -> list[ModelEntry]:
         model = get_model(ref.spec, opts)  # validates the spec and options now, not mid-run
         opened.append(model)
         entries.append(ModelEntry(spec=ref.spec, options=model.provider.recorded_options(), identity=model.identity()))
+        reads[ref.spec] = model.accepts_images
     asyncio.run(closing_all(asyncio.sleep(0), opened))  # built to check them; the run builds its own
-    return entries
+    return entries, reads
 
 
 def _judge_entry(study: Study) -> ModelEntry | None:
@@ -108,17 +116,18 @@ def resume_servers(manifest: Manifest, base_urls: list[str]) -> Manifest:
     return manifest.model_copy(update={"models": entries})
 
 
-def _execute(store: RunStore, manifest: Manifest, concurrency: Concurrency, retry: RetryPolicy,
-             quiet: bool) -> RunResult:
-    cache = ResponseCache()
-    models = build_models(manifest, cache, retry, concurrency)
+def _execute(store: RunStore, manifest: Manifest, how: Options) -> RunResult:
+    cache = None if how.no_cache else ResponseCache()
+    quiet = how.quiet or how.as_json
+    models = build_models(manifest, cache, how.retry, how.concurrency)
     bar = Bar(enabled=not quiet and sys.stderr.isatty(), lines=not quiet)
     try:
         result = asyncio.run(closing_all(execute(store, manifest, models, RunProgress(
             on_start=bar.on_start, on_record=bar.on_record, on_replicas=bar.on_replicas)), models.values()))
     finally:
         bar.stop()
-        cache.close()
+        if cache is not None:
+            cache.close()
     manifest = with_learned(manifest, result).model_copy(update={"finished_at": now_utc()})
     store.write_manifest(manifest)
     return result
@@ -151,47 +160,68 @@ def run(
     check_out_dir(out)
     if retry_errors and resume is None:
         raise UserError("--retry-errors goes with --resume RUN_DIR")
+    how = Options(retry_errors=retry_errors, dry_run=dry_run, quiet=quiet, as_json=as_json)
     if resume is not None:
-        _resume(resume, sources, flags, Options(retry_errors=retry_errors, dry_run=dry_run, quiet=quiet,
-                                                as_json=as_json))
+        if sources:
+            raise UserError("--resume takes the run directory only; the sources are in its manifest")
+        resume_run(resume, flags, how)
         return
-    study, base = _study(sources or [], flags)
-    study = resolved(study, base)
-    how = Options(retry_errors=False, dry_run=dry_run, quiet=quiet, as_json=as_json).carried_out(study.execution)
-    role_text, role_name = resolve_system_role(study.role)
-    manifest = base_manifest(
-        items=item_sources(study), models=_model_entries(study), judge=_judge_entry(study),
-        configurations=study.configurations, configuration_options=configuration_options(study), runs=study.repeats,
+    study, base, where = _study(sources or [], flags)
+    run_study(study, base, where, out, how)
+
+
+def study_manifest(study: Study) -> Manifest:
+    """The manifest of a new run of `study` (already `resolved`): its models checked and described,
+    its judge, and for a tutoring study the design (its conditions are the configurations)."""
+    entries, reads = _model_entries(study)
+    role_text, role_name = ("", None) if study.tutoring is not None else resolve_system_role(study.role)
+    return base_manifest(
+        items=item_sources(study), models=entries, judge=_judge_entry(study),
+        configurations=configurations(study), configuration_options=configuration_options(study), runs=study.repeats,
         seed=study.generation.seed, generate=generate_config(study), system_role=role_text,
-        system_role_name=role_name, exam_mode=study.exam_mode, ablation=ablation_options(study), study=study.study)
+        system_role_name=role_name, exam_mode=study.exam_mode, ablation=ablation_options(study), study=study.study,
+        tutor=tutor_design(study, reads))
+
+
+def run_study(study: Study, base: Path | None, where: str | None, out: Path | None, how: Options) -> None:
+    """Run `study` (read from the file in `base` named `where`; both None for one made on the command
+    line) into `out` (default runs/RUN_ID): its requests, then its analyses, report and tables."""
+    study = resolved(study, base, where)
+    how = how.carried_out(study.execution)
+    manifest = study_manifest(study)
     store = RunStore(out or Path("runs") / manifest.run_id)
     manifest = manifest.model_copy(update={"items": [s.model_copy(update={"sha256": source_sha256(s)})
                                                      for s in manifest.items]})
     _start(store, manifest, how, resumed=False, study=study)
 
 
-def _study(sources: list[str], flags: FlagValues) -> tuple[Study, Path | None]:
+def _study(sources: list[str], flags: FlagValues) -> tuple[Study, Path | None, str | None]:
     """The study to run: a study file (with the flags over its fields), or one made of the sources
-    named and the flags. (The study, the folder its relative paths are read from.)"""
+    named and the flags. (The study, the folder its relative paths are read from, and what names its
+    file in messages; None for both when the command line made it.)"""
     studies = [s for s in sources if is_study(s)]
     if studies:
         if len(sources) > 1:
             raise UserError(f"{studies[0]} is a study: run it alone (its items are in the file), not with "
                             f"{', '.join(s for s in sources if s != studies[0])}")
         study, path = load_study(studies[0], flags)
-        return study, None if studies[0].startswith(PREFIX) else path.parent
-    if not sources:
+        if studies[0].startswith(PREFIX):
+            return study, None, studies[0]
+        return study, path.parent, str(path)
+    items_flag = any(ff.path == ("items", "*", "source") for ff, _ in flags.given)
+    if sources and items_flag:
+        raise UserError("--items replaces a study file's items: give exams and item files either as arguments or "
+                        "with --items, not both")
+    if not sources and not items_flag:
         raise UserError("name a study (STUDY.yaml or study:NAME) or at least one exam or dataset "
                         "(see `mathlens list exams`)")
     data: dict[str, Any] = {"study": "command-line", "items": [{"source": s} for s in sources]}
-    return study_from(data, "the command line", flags=flags), None
+    return study_from(data, "the command line", flags=flags), None, None
 
 
-def _resume(resume: Path, sources: list[str] | None, flags: FlagValues, options: Options) -> None:
+def resume_run(resume: Path, flags: FlagValues, options: Options) -> None:
     """Continue the run in `resume` as its manifest (and study) say; only how requests are sent and
     which servers answer may change."""
-    if sources:
-        raise UserError("--resume takes the run directory only; the sources are in its manifest")
     fixed = [ff.name for ff, _ in flags.given if ff.path[0] not in ("execution", "base_urls")]
     if fixed:
         raise UserError(f"{fixed[0]} cannot change a run being resumed (--resume uses the one in its manifest)")
@@ -226,6 +256,8 @@ class Options:
     dry_run: bool = False
     quiet: bool = False
     as_json: bool = False
+    #: neither read nor write the response cache
+    no_cache: bool = False
 
     def carried_out(self, execution: StudyExecution) -> Options:
         """These options with the study's attempts, timeout and concurrency."""
@@ -236,8 +268,11 @@ class Options:
 def _start(store: RunStore, manifest: Manifest, how: Options, *, resumed: bool, study: Study | None) -> None:
     """Plan the run of `manifest` in `store` and execute it (or, with `dry_run`, count it); then run
     the study's analyses and write its report and tables."""
-    exams = store.exams() if resumed else load_exams(manifest)
+    exams = store.exams() if resumed else load_run_exams(manifest)
     tasks = plan_tasks(manifest, exams)
+    if not tasks and manifest.tutor is not None:
+        raise UserError("the design pairs no learner with any item (check the grades of profiles and items, or "
+                        "pair everyone with --all-grades)")
     manifest = manifest.model_copy(update={"total_tasks": len(tasks)})
     if how.dry_run:
         _print_dry_run(store, manifest, tasks, exams, how, resumed)
@@ -255,7 +290,7 @@ def _start(store: RunStore, manifest: Manifest, how: Options, *, resumed: bool, 
             if study is not None:
                 save_study(store.root, study)
         store.write_manifest(manifest)
-        result = _execute(store, manifest, how.concurrency, how.retry, how.quiet or how.as_json)
+        result = _execute(store, manifest, how)
     finally:
         store.release_lock()
     doc = run_summary(store, result)
@@ -284,6 +319,16 @@ def _print_dry_run(store: RunStore, manifest: Manifest, tasks: list[Any], exams:
         console.print(f"{doc['requests']} requests ({doc['questions']} questions × variants × "
                       f"{len(doc['configurations'])} configurations × {doc['runs']} runs × "
                       f"{len(doc['models'])} models), about {doc['estimated_prompt_tokens']} prompt tokens")
+
+
+def load_run_exams(manifest: Manifest) -> list[Exam]:
+    """The items of a new run: a tutoring run's with their image paths made absolute (they are
+    relative to the item file)."""
+    if manifest.tutor is not None:
+        from mathlens.analyze.adaptivity.design import load_tutor_exams
+
+        return load_tutor_exams(manifest.items)
+    return load_exams(manifest)
 
 
 def _fail_if_nothing_succeeded(store: RunStore) -> None:

@@ -59,8 +59,8 @@ def _print(report: SensitivityReport, top: int) -> None:
 @user_errors
 def sensitivity(
     run_dir: Path = typer.Argument(..., help="A run directory (made with `mathlens run --ablate`)."),
-    complexity_max: float = typer.Option(None, help="Flag questions whose complexity is above this [the "
-                                         "threshold of the flow depth definition: 3.4 for tree, docs/flow.md]."),
+    complexity_max: float = typer.Option(None, help="Flag questions whose complexity is above this (default: the "
+                                         "threshold of the flow depth definition: 3.4 for tree, docs/flow.md)."),
     ps_max: float = typer.Option(0.5, "--ps-max", help="Flag questions whose phrase sensitivity is above this."),
     no_flow: bool = typer.Option(False, "--no-flow", help="Skip step counts and reasoning patterns."),
     resamples: int = typer.Option(2000, help="Bootstrap resamples for the exam-level intervals."),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,37 +10,27 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from mathlens.analyze.adaptivity.analyzer import listening
-from mathlens.analyze.adaptivity.conditions import IMAGE_MODES, parse_conditions
+from mathlens.analyze.adaptivity.analyzer import ScoreOptions, listening
 from mathlens.analyze.adaptivity.design import design_of
-from mathlens.analyze.adaptivity.study import (
-    StudyOptions,
-    compute_agreement,
-    compute_stats,
-    load_cells,
-    load_scores,
-    new_manifest,
-    prepare,
-    rubric_of,
-    run_study,
-    study_exams,
-)
+from mathlens.analyze.adaptivity.statistics import StatsOptions
+from mathlens.analyze.adaptivity.study import compute_agreement, load_cells, load_scores, rubric_of
 from mathlens.analyze.adaptivity.tables import TutorStats
 from mathlens.analyze.adaptivity.worksheet import export_worksheet, import_worksheet, save_human
 from mathlens.analyze.judging.agreement import AgreementRow
 from mathlens.analyze.judging.entries import Judgement
 from mathlens.analyze.protocol import OutcomeDocument
 from mathlens.analyze.registry import get_analyzer, run_one
-from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, user_errors
-from mathlens.cli.summary import print_summary, run_summary
+from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, console, emit_json, escape, user_errors
+from mathlens.cli.options import NO_FLAGS, options_from, with_model_options
+from mathlens.cli.run import Options as RunOptions
+from mathlens.cli.run import resume_run, run_study
+from mathlens.cli.run_args import check_out_dir, check_resume_dir
 from mathlens.errors import UserError
-from mathlens.models.cache import ResponseCache
-from mathlens.models.model import RetryPolicy, closing_all
-from mathlens.models.registry import DEFAULT_MODEL, parse_options
-from mathlens.runs.records import RunRecord
-from mathlens.runs.runner import Progress as RunProgress
-from mathlens.runs.runner import build_models, now_utc
+from mathlens.flags import FlagValues
+from mathlens.models.registry import parse_options
 from mathlens.runs.store import RunStore
+from mathlens.study.load import study_from
+from mathlens.study.model import Study
 
 tutor_app = typer.Typer(help="Does a model adapt its tutoring to the learner? (learner-model rubric)",
                         no_args_is_help=True)
@@ -58,112 +47,76 @@ def _csv(values: list[str] | None) -> list[str]:
     return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
 
 
+#: the study fields `tutor run` takes as options (the items are its arguments; the design replaces
+#: the configurations, retrieval, ablation, role and exam mode)
+TUTOR_RUN_FIELDS = ("models", "model_options", "base_urls", "judge", "tutoring", "items.*.limit", "items.*.sample",
+                    "generation", "execution")
+
+
 @tutor_app.command("run")
 @user_errors
+@with_model_options(Study, only=TUTOR_RUN_FIELDS)
 def run_cmd(
     items: list[str] = typer.Argument(None, help="Item files, or 'tutoring' for the built-in items."),
-    profiles: str = typer.Option("default", "--profiles", "-p",
-                                 help="default | balanced[:PER_CELL[:SEED]] | a profile YAML file."),
-    conditions: str = typer.Option("1,2,3,4", "--conditions", "-c", help="Context conditions to run (1-4)."),
-    model: list[str] = typer.Option(None, "--model", "-m", help=f"provider/model, repeatable [{DEFAULT_MODEL}]"),
-    model_option: list[str] = typer.Option(None, "-M", help="Model option key=value (all models)."),
-    images: str = typer.Option("auto", "--images", help="auto | send | describe: how diagrams reach models."),
-    max_tokens: int = typer.Option(512, "--max-tokens", min=1, help="Token cap per tutoring response."),
-    limit: int = typer.Option(None, "--limit", min=1, help="First K items of each file."),
-    all_grades: bool = typer.Option(False, "--all-grades", help="Pair every learner with every item."),
-    out: Path = typer.Option(None, "--out", help="Run directory [runs/<run id>]."),
+    out: Path = typer.Option(None, "--out", help="Run directory (default runs/RUN_ID)."),
     resume: Path = typer.Option(None, "--resume", help="Continue a tutoring run in this directory."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Count the requests; call nothing."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the response cache."),
+    quiet: bool = QUIET_OPTION,
     as_json: bool = JSON_OPTION,
+    flags: FlagValues = NO_FLAGS,
 ) -> None:
-    """Ask models to tutor each learner profile on each item under each context condition."""
-    if images not in IMAGE_MODES:
-        raise UserError(f"--images must be one of {', '.join(IMAGE_MODES)} (not {images!r})")
+    """Ask models to tutor each learner profile on each item under each context condition.
+
+    The run is a tutoring study made of the items and these options (the `tutoring` part of a study
+    file, `mathlens schema study`); `mathlens run study:tutoring` runs the whole study, scores and
+    tables included."""
+    check_out_dir(out)
+    how = RunOptions(dry_run=dry_run, quiet=quiet, as_json=as_json, no_cache=no_cache)
     if resume is not None:
         if items:
             raise UserError("--resume takes the run directory only; the design is in its manifest")
-        store = RunStore(resume)
-        manifest = store.manifest()
-    else:
-        if not items:
-            raise UserError("name at least one item file, or 'tutoring' for the built-in items")
-        opts = StudyOptions(items=list(items), models=list(model or [DEFAULT_MODEL]), profiles=profiles,
-                            conditions=parse_conditions(conditions), model_options=parse_options(model_option),
-                            image_mode=images, max_tokens=max_tokens, limit=limit,
-                            match_grade=not all_grades)
-        manifest = new_manifest(opts)
-        store = RunStore(out or Path("runs") / manifest.run_id)
-        if store.records_path.exists() and store.records_path.stat().st_size > 0:
-            raise UserError(f"{store.root} already holds a run: use --resume {store.root} or another --out")
-    design_of(manifest)  # a clear error before any model is built when --resume names another kind of run
-    cache = None if no_cache else ResponseCache()
-    models = build_models(manifest, cache, RetryPolicy(), None)
-    try:
-        if dry_run:
-            asyncio.run(closing_all(asyncio.sleep(0), models.values()))  # nothing is sent; close them now
-            _, tasks = prepare(manifest, models, study_exams(store, manifest))
-            done = store.done_keys() if resume is not None else set()
-            doc: dict[str, Any] = {"requests": len([t for t in tasks if t.key not in done]),
-                                   "total_requests": len(tasks), "already_done": len(done),
-                                   "models": [m.spec for m in manifest.models],
-                                   "conditions": manifest.configurations}
-            emit_json(doc) if as_json else console.print(f"{doc['requests']} requests to send")
-            return
-        bar = _bar(not as_json and sys.stderr.isatty(), "tutoring")
-        task_id: Any = None
-
-        def on_start(total: int, done: int) -> None:
-            nonlocal task_id
-            bar.start()
-            task_id = bar.add_task("t", total=total, completed=done)
-
-        def on_record(_: RunRecord) -> None:
-            bar.update(task_id, advance=1)
-
-        try:
-            result = asyncio.run(closing_all(run_study(store, manifest, models, RunProgress(on_start, on_record)),
-                                             models.values()))
-        finally:
-            bar.stop()
-        store.write_manifest(store.manifest().model_copy(update={"finished_at": now_utc()}))
-    finally:
-        if cache is not None:
-            cache.close()
-    summary = run_summary(store, result)
-    emit_json(summary) if as_json else print_summary(summary)
+        check_resume_dir(resume)
+        design_of(RunStore(resume).manifest())  # a clear error when --resume names another kind of run
+        resume_run(resume, flags, how)
+        return
+    if not items:
+        raise UserError("name at least one item file, or 'tutoring' for the built-in items")
+    data: dict[str, Any] = {"study": "command-line", "items": [{"source": s} for s in items], "tutoring": {}}
+    run_study(study_from(data, "the command line", flags=flags), None, None, out, how)
 
 
 @tutor_app.command("score")
 @user_errors
+@with_model_options(ScoreOptions)
 def score_cmd(
     run_dir: Path = typer.Argument(..., help="A tutoring run directory."),
-    judge: str | None = typer.Option(None, "--judge", "-j", help="Judge model [the judge recorded in the run]."),
+    judge: str | None = typer.Option(None, "--judge", "-j",
+                                     help="Judge model (default: the judge recorded in the run)."),
     judge_option: list[str] = typer.Option(None, "-J", help="Judge model option key=value."),
-    items: list[str] = typer.Option(None, "--items", help="Rubric items to score (ids or codes) [all 19]."),
-    limit: int = typer.Option(None, "--limit", min=1, help="Score only the first N responses."),
-    max_tokens: int = typer.Option(160, "--max-tokens", min=16, help="Token cap per judge reply."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the response cache."),
+    quiet: bool = QUIET_OPTION,
     as_json: bool = JSON_OPTION,
+    flags: FlagValues = NO_FLAGS,
 ) -> None:
     """Score every response item by item with a judge model (analysis/tutor_scores.jsonl).
 
     The judge is --judge, else the judge recorded with the run; without either the command stops
     and says how to name one."""
+    options = options_from(ScoreOptions, flags)
     store = RunStore(run_dir)
-    bar = _bar(not as_json and sys.stderr.isatty(), "judging")
+    bar = _bar(not (as_json or quiet) and sys.stderr.isatty(), "judging")
     task_id = bar.add_task("j", total=None)
 
     def on_score(_: Judgement) -> None:
         bar.update(task_id, advance=1)
 
-    options: dict[str, Any] = {"items": _csv(items), "limit": limit, "max_tokens": max_tokens}
     with bar, listening(on_score):
-        outcome = run_one(store, "tutor_scores", options, judge=judge, judge_options=parse_options(judge_option),
-                          no_cache=no_cache)
+        outcome = run_one(store, "tutor_scores", options.model_dump(), judge=judge,
+                          judge_options=parse_options(judge_option), no_cache=no_cache)
     if as_json:
         emit_json(OutcomeDocument.of("tutor_scores", outcome))
-    else:
+    elif not quiet or outcome.status == "error":
         for line in get_analyzer("tutor_scores").lines(outcome):
             console.print(line, markup=False, highlight=False)
 
@@ -199,16 +152,20 @@ def _print_stats(st: TutorStats) -> None:
 
 @tutor_app.command("stats")
 @user_errors
+@with_model_options(StatsOptions)
 def stats_cmd(
     run_dir: Path = typer.Argument(..., help="A scored tutoring run directory."),
-    source: str = typer.Option("judge", "--source", help="judge | human:<annotator>"),
-    alpha: float = typer.Option(0.05, "--alpha", min=0.0001, max=0.5),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     as_json: bool = JSON_OPTION,
+    flags: FlagValues = NO_FLAGS,
 ) -> None:
-    """Dimension percentages (Tables 1 and 2) and two-way ANOVAs with Tukey HSD."""
-    st = compute_stats(RunStore(run_dir), source=source, alpha=alpha, seed=seed)
-    emit_json(st) if as_json else _print_stats(st)
+    """Dimension percentages (Tables 1 and 2) and two-way ANOVAs with Tukey HSD (the `tutor_stats`
+    analysis, analysis/tutor_stats.jsonl)."""
+    options = options_from(StatsOptions, flags)
+    outcome = run_one(RunStore(run_dir), "tutor_stats", options.model_dump())
+    stats = outcome.summary
+    if not isinstance(stats, TutorStats):  # run_one raised on an error; a skipped run says why
+        raise UserError(f"{run_dir}: {'; '.join(outcome.notes)}")
+    emit_json(stats) if as_json else _print_stats(stats)
 
 
 @tutor_app.command("agreement")
@@ -246,7 +203,7 @@ def _json_row(row: AgreementRow) -> dict[str, Any]:
 def worksheet_export(
     run_dir: Path = typer.Argument(..., help="A tutoring run directory."),
     output: Path = typer.Option(..., "--output", "-o", help="CSV file to write."),
-    items: list[str] = typer.Option(None, "--items", help="Rubric items to include [all 19]."),
+    items: list[str] = typer.Option(None, "--items", help="Rubric items to include (default: all 19)."),
     with_judge: bool = typer.Option(False, "--with-judge", help="Fill in the judge's scores and rationales."),
     as_json: bool = JSON_OPTION,
 ) -> None:

@@ -22,7 +22,7 @@ JSONL is read one line at a time, so a large file never sits in memory as one st
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -72,18 +72,23 @@ class _DuplicateKey(Exception):
         self.key, self.first, self.second = key, first, second
 
 
-def open_checked(path: Path, limit: ReaderLimit, kind: str = "item") -> int:
-    """The size of `path` after checking it is a readable file within `limit` (bytes)."""
+#: how a reader reports a located problem: (path, line or row, field, problem) -> the error raised
+FileError = Callable[[Path, Any, Any, str], UserError]
+
+
+def open_checked(path: Path, limit: ReaderLimit, kind: str = "item", error: FileError = ItemFileError) -> int:
+    """The size of `path` after checking it is a readable file within `limit` (bytes); a directory
+    or a file over the limit is `error` (the reader's own located error), a missing one `UserError`."""
     try:
         if path.is_dir():
-            raise ItemFileError(path, None, None, f"is a directory; name a {kind} file")
+            raise error(path, None, None, f"is a directory; name a {kind} file")
         size = path.stat().st_size
     except FileNotFoundError:
         raise UserError(f"{path}: no such {kind} file") from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     if size > limit.value:
-        raise ItemFileError(path, None, None, "the file is " + limit.exceeded(f"{size:,} bytes"))
+        raise error(path, None, None, "the file is " + limit.exceeded(f"{size:,} bytes"))
     return size
 
 

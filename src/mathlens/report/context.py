@@ -33,7 +33,7 @@ class ReportOptions:
     pages_dir: str = "report_questions"
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReportContext:
     """Runs, question views and options; also hands out page-unique element ids."""
 

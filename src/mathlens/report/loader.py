@@ -8,7 +8,7 @@ the same question side by side.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,12 +27,13 @@ from mathlens.runs.coverage import RecordsSnapshot
 from mathlens.runs.documents import Document, DocumentError, DocumentSpec, DocumentState, document_states
 from mathlens.runs.records import Manifest, RunRecord
 from mathlens.runs.store import RunStore
+from mathlens.unique import occurrences
 
 E = TypeVar("E", bound=BaseModel)
 S = TypeVar("S", bound=BaseModel)
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunData:
     """One run as the report sees it. `label` tells runs apart when several are compared."""
 
@@ -187,7 +188,7 @@ class Response:
         return f"{self.run.label} · {self.label}"
 
 
-@dataclass
+@dataclass(frozen=True)
 class QuestionView:
     """Every response to one question across the runs of a report."""
 
@@ -222,16 +223,9 @@ def load_run(path: Path | str, label: str | None = None) -> RunData:
 
 def load_runs(paths: list[Path]) -> list[RunData]:
     """Read several runs; labels are the run ids (made unique if two runs share one)."""
-    runs: list[RunData] = []
-    seen: dict[str, int] = {}
-    for p in paths:
-        run = load_run(p)
-        n = seen.get(run.label, 0)
-        seen[run.label] = n + 1
-        if n:
-            run.label = f"{run.label} ({n + 1})"
-        runs.append(run)
-    return runs
+    runs = [load_run(p) for p in paths]
+    return [run if n == 1 else replace(run, label=f"{run.label} ({n})")
+            for run, n in zip(runs, occurrences(r.label for r in runs), strict=True)]
 
 
 def _prompt_text(rec: RunRecord) -> str:

@@ -55,7 +55,7 @@ class Rendered:
     stale: tuple[str, ...] = ()
 
 
-@dataclass
+@dataclass(frozen=True)
 class QuestionBlock:
     view: QuestionView
     sections: list[Rendered]
@@ -82,7 +82,7 @@ class QuestionPage:
         return f"{self.views[-1].exam_id} · {self.views[-1].question_id}"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Report:
     """Everything on the page; `html()` renders it."""
 

@@ -27,8 +27,9 @@ Status = Literal["ok", "error"]
 ExamMode = Literal["per-question", "sequential"]
 
 
-class Task(BaseModel):
-    """One planned request. `key` is unique within a run and stable across resumes."""
+class RequestFields(BaseModel):
+    """What a planned request (`Task`) and its record (`RunRecord`) both say: which request it is
+    and what was sent."""
 
     key: str
     model: str
@@ -39,6 +40,11 @@ class Task(BaseModel):
     repeat: int = 0
     messages: list[Message]
     config: GenerateConfig
+
+
+class Task(RequestFields):
+    """One planned request. `key` is unique within a run and stable across resumes."""
+
     retrieval: Retrieval | None = None
     #: sequential exam mode: the conversation this request belongs to (None: a request of its own)
     conversation: str | None = None
@@ -47,18 +53,9 @@ class Task(BaseModel):
     turn: int | None = None
 
 
-class RunRecord(BaseModel):
+class RunRecord(RequestFields):
     """One finished request. Failures are records too (`status="error"`, with `error`)."""
 
-    key: str
-    model: str
-    configuration: str
-    exam_id: str
-    question_id: str
-    variant: Variant = Field(default_factory=Variant)
-    repeat: int = 0
-    messages: list[Message]
-    config: GenerateConfig
     request_hash: str
     content_hash: str
     response: str | None = None

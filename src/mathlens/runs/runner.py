@@ -63,7 +63,7 @@ def now_utc() -> datetime:
     return datetime.now(UTC)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Progress:
     """Callbacks the CLI hooks a progress bar to; the default does nothing.
 
@@ -75,7 +75,7 @@ class Progress:
     on_replicas: Callable[[str, list[ReplicaStats]], None] = lambda spec, stats: None
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunResult:
     root: Path
     total: int

@@ -56,14 +56,17 @@ class Built:
 
 
 class Configuration(Protocol):
-    name: str
+    @property
+    def name(self) -> str:
+        """The configuration's name (`baseline`, `rag`, ...)."""
+        ...
 
     def build(self, question: Question, system_role: str, text: str | None = None) -> Built:
         """Messages for `question` (with `text` standing in for its prompt text when given)."""
         ...
 
 
-@dataclass
+@dataclass(frozen=True)
 class Baseline:
     """Zero-shot: the system role and the question alone."""
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import string
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from itertools import combinations
@@ -319,18 +320,23 @@ def two_way_anova(rows: Sequence[Mapping[str, Any]] | pd.DataFrame, dv: str, a: 
     fit = smf.ols("y ~ C(A) * C(B)", data=df).fit()
     if fit.df_resid < 1:
         return AnovaResult(status="not_estimable", **base, note="no residual degrees of freedom (one value per cell)")
-    table = anova_lm(fit, typ=typ)
+    with warnings.catch_warnings():  # scores constant within every cell: statsmodels warns, F comes back NaN
+        warnings.simplefilter("ignore")
+        table = anova_lm(fit, typ=typ)
     ss_res = float(table.loc["Residual", "sum_sq"])
+    # no variance within the cells (up to rounding): F would divide by zero, or by rounding noise
+    flat = not ss_res > 1e-12 * max(1.0, float(np.sum((df["y"] - df["y"].mean()) ** 2)))
+    constant = df["y"].nunique() < 2  # every sum of squares is rounding noise: none is reported
     names = {"C(A)": a, "C(B)": b, "C(A):C(B)": f"{a}:{b}"}
     effects = []
     for raw, term in names.items():
         if raw not in table.index:
             continue
         row = table.loc[raw]
-        ss = _num(row["sum_sq"])  # NaN for a term the design cannot estimate (an empty cell)
+        ss = None if constant else _num(row["sum_sq"])  # NaN for a term the design cannot estimate (an empty cell)
         denom = ss + ss_res if ss is not None and math.isfinite(ss_res) else None
-        effects.append(Effect(term=term, sum_sq=ss, df=float(row["df"]), F=_num(row["F"]),
-                              p=_num(row["PR(>F)"]),
+        effects.append(Effect(term=term, sum_sq=ss, df=float(row["df"]), F=None if flat else _num(row["F"]),
+                              p=None if flat else _num(row["PR(>F)"]),
                               partial_eta_sq=ss / denom if ss is not None and denom else None))
     levene = _levene(df, alpha)
     normality = _normality(np.asarray(fit.resid, dtype=float), alpha)
@@ -343,6 +349,9 @@ def two_way_anova(rows: Sequence[Mapping[str, Any]] | pd.DataFrame, dv: str, a: 
                       for factor, col in ((a, "A"), (b, "B"))]
     failed = [c.test for c in (levene, normality) if c.passed is False]
     note = f"assumption check(s) failed ({', '.join(failed)}): Kruskal-Wallis with Dunn/Holm reported" if failed else ""
+    if flat:
+        flat_note = "the scores do not vary within the cells (residual sum of squares 0): F and p are undefined"
+        note = f"{flat_note}; {note}" if note else flat_note
     return AnovaResult(status="ok", **base, effects=effects, residual_df=float(fit.df_resid), levene=levene,
                        normality=normality, assumptions_met=met, posthoc=posthoc, nonparametric=rank_tests,
                        reported="nonparametric" if failed else "anova", note=note)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mathlens.stats.bootstrap import CI
+from mathlens.stats.bootstrap import CI, percentile_interval
 
 
 @dataclass(frozen=True)
@@ -57,14 +57,7 @@ def _interval(estimate: float | None, draws: np.ndarray, n: int, n_resamples: in
     if n == 1 or n_resamples == 0:
         return CI(estimate=estimate, low=estimate, high=estimate, n=n, confidence=confidence, status="degenerate")
     finite = draws[np.isfinite(draws)]
-    undefined = int(draws.size - finite.size)
-    if finite.size == 0:
-        return CI(estimate=estimate, low=estimate, high=estimate, n=n, confidence=confidence,
-                  n_resamples=n_resamples, undefined=undefined, status="degenerate")
-    alpha = (1 - confidence) / 2
-    low, high = np.quantile(finite, [alpha, 1 - alpha])
-    return CI(estimate=estimate, low=float(low), high=float(high), n=n, confidence=confidence,
-              n_resamples=n_resamples, undefined=undefined, status="ok")
+    return percentile_interval(estimate, finite, n, n_resamples, int(draws.size - finite.size), confidence)
 
 
 def binary_agreement(table: TwoByTwo, n_resamples: int = 2000, confidence: float = 0.95,

@@ -116,6 +116,15 @@ def bootstrap_ci(
                 collected.append(value)
         undefined = n_resamples - len(collected)
         stats = np.asarray(collected, dtype=float)
+    return percentile_interval(estimate, stats, n, n_resamples, undefined, confidence)
+
+
+def percentile_interval(estimate: float, stats: Any, n: int, n_resamples: int, undefined: int,
+                        confidence: float) -> CI:
+    """The percentile interval of the finite resample statistics `stats` (a NumPy array) around
+    `estimate`; degenerate (the estimate alone) when no resample gave a value."""
+    import numpy as np
+
     if stats.size == 0:
         return CI(estimate=estimate, low=estimate, high=estimate, n=n, confidence=confidence,
                   n_resamples=n_resamples, undefined=undefined, status="degenerate")

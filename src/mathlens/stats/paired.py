@@ -34,7 +34,7 @@ counts and p-values outside [0, 1] raise `ValueError` naming the problem.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -215,22 +215,26 @@ def _pvalues(pvalues: Sequence[float] | np.ndarray) -> np.ndarray:
     return p
 
 
+def _step_adjusted(pvalues: Sequence[float] | np.ndarray,
+                   step: Callable[[np.ndarray, int], np.ndarray]) -> list[float]:
+    """Adjusted p-values in the input order: `step(sorted p, m)` adjusts them in ascending order."""
+    p = _pvalues(pvalues)
+    m = p.size
+    if m == 0:
+        return []
+    order = np.argsort(p, kind="stable")
+    out = np.empty(m)
+    out[order] = np.minimum(1.0, step(p[order], m))
+    return [float(v) for v in out]
+
+
 def holm(pvalues: Sequence[float] | np.ndarray) -> list[float]:
     """Holm-adjusted p-values, in the input order.
 
     >>> holm([0.01, 0.04, 0.03])
     [0.03, 0.06, 0.06]
     """
-    p = _pvalues(pvalues)
-    m = p.size
-    if m == 0:
-        return []
-    order = np.argsort(p, kind="stable")
-    scaled = (m - np.arange(m)) * p[order]
-    adjusted = np.minimum(1.0, np.maximum.accumulate(scaled))
-    out = np.empty(m)
-    out[order] = adjusted
-    return [float(v) for v in out]
+    return _step_adjusted(pvalues, lambda p, m: np.maximum.accumulate((m - np.arange(m)) * p))
 
 
 def benjamini_hochberg(pvalues: Sequence[float] | np.ndarray) -> list[float]:
@@ -239,16 +243,7 @@ def benjamini_hochberg(pvalues: Sequence[float] | np.ndarray) -> list[float]:
     >>> [round(v, 3) for v in benjamini_hochberg([0.01, 0.04, 0.03])]
     [0.03, 0.04, 0.04]
     """
-    p = _pvalues(pvalues)
-    m = p.size
-    if m == 0:
-        return []
-    order = np.argsort(p, kind="stable")
-    scaled = p[order] * m / np.arange(1, m + 1)
-    adjusted = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
-    out = np.empty(m)
-    out[order] = adjusted
-    return [float(v) for v in out]
+    return _step_adjusted(pvalues, lambda p, m: np.minimum.accumulate((p * m / np.arange(1, m + 1))[::-1])[::-1])
 
 
 def adjust(pvalues: Sequence[float] | np.ndarray, method: Correction) -> list[float]:

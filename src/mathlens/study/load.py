@@ -88,7 +88,40 @@ def study_from(data: dict[str, Any], path: Path | str, node: yaml.Node | None = 
             raise UserError(f"{flag}: {first['msg']}") from None
         raise _located(path, exc, node) from None
     check_analyses(study, path, node)
+    check_tutoring(study, path, node, flags)
     return study
+
+
+def _set(study: Study, name: str) -> bool:
+    """The study's field `name` holds something other than its default."""
+    field = Study.model_fields[name]
+    return bool(getattr(study, name) != field.get_default(call_default_factory=True))
+
+
+#: what a tutoring study cannot also hold, and why
+_NOT_WITH_TUTORING = {
+    "configurations": "a tutoring study's configurations are its context conditions (tutoring.conditions)",
+    "retrieval": "tutoring requests use no retrieval",
+    "ablation": "tutoring requests are not ablated",
+    "role": "a tutoring request's system prompt is the condition's (none, or the grade's objectives)",
+    "exam_mode": "a tutoring study puts each question on its own (per-question)",
+}
+
+
+def check_tutoring(study: Study, path: Path | str, node: yaml.Node | None = None,
+                   flags: FlagValues | None = None) -> None:
+    """A tutoring study sets none of the fields its design replaces (configurations, retrieval,
+    ablation, system role, sequential mode); the one that is set is named, by its flag if a flag set it."""
+    if study.tutoring is None:
+        return
+    for name, why in _NOT_WITH_TUTORING.items():
+        if not _set(study, name):
+            continue
+        flag = (flags or FlagValues()).owner((name,)) or next(
+            (ff.name for ff, _ in (flags or FlagValues()).given if ff.path[0] == name), None)
+        if flag is not None:
+            raise UserError(f"{flag}: not in a tutoring study ({why})")
+        raise ItemFileError(path, yaml_line(node, (name,)), name, f"not in a tutoring study ({why}); leave it out")
 
 
 def check_analyses(study: Study, path: Path | str, node: yaml.Node | None = None) -> None:
@@ -109,6 +142,10 @@ def check_analyses(study: Study, path: Path | str, node: yaml.Node | None = None
             analyzer.parse_options(options)
         except UserError as exc:
             raise ItemFileError(path, yaml_line(node, loc), loc_to_field(loc), str(exc)) from None
+        if analyzer.judge is not None and study.judge is None:
+            raise ItemFileError(path, yaml_line(node, loc), loc_to_field(loc),
+                                f"needs a judge model ({analyzer.judge}): add 'judge: MODEL' to the study, "
+                                "or pass --judge MODEL")
 
 
 def _located(path: Path | str, exc: ValidationError, node: yaml.Node | None) -> ItemFileError:

@@ -21,8 +21,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from mathlens.flags import Flag
 from mathlens.items.loaders import Format
 from mathlens.models.admission import check_concurrency
-from mathlens.report.export.render import Format as TableFormat
 from mathlens.runs.records import ExamMode
+from mathlens.solve.tutoring import CONDITIONS, ImageMode
+
+#: the formats of the publication tables (`mathlens.report.export.render.Format`, restated here so that
+#: reading a study does not load the report and the analyses behind it; a test keeps the two equal)
+TableFormat = Literal["csv", "markdown", "latex"]
 
 #: study files name the model when none is given
 DEFAULT_MODEL_SPEC = "embedded/qwen2.5-coder-0.5b"
@@ -35,9 +39,15 @@ class StudyPart(BaseModel):
 
 
 class ItemSet(StudyPart):
-    """One set of questions: a built-in exam, or a file (exam YAML, MATH, GSM8K, JSONL)."""
+    """One set of questions: a built-in exam, or a file (exam YAML, MATH, GSM8K, JSONL).
 
-    source: str = Field(min_length=1, description="a built-in exam (`mathlens list exams`) or an item file")
+    A relative file is looked for beside the study file (a built-in study: in the working folder),
+    then in each folder of `$MATHLENS_DATA` (`mathlens.study.resolve`)."""
+
+    source: Annotated[str, Flag("--items", each=True, metavar="PATH")] = Field(
+        min_length=1, description="a built-in exam (`mathlens list exams`) or an item file; as a flag, replaces "
+                                  "the study's item sets (one per --items, each keeping the first set's format, "
+                                  "limit and sample)")
     format: Annotated[Format, Flag("--format")] = Field("auto", description="the item file's format")
     fields: Annotated[dict[str, str] | None, Flag("--field", merge=True, metavar="FIELD=KEY")] = Field(
         None, description="JSONL mapping of item fields to the file's keys (field=KEY)")
@@ -46,29 +56,29 @@ class ItemSet(StudyPart):
                                                             description="a seeded random sample of N questions")
 
 
-class ModelRef(StudyPart):
+class SpecRef(StudyPart):
+    """A model named by its spec alone (`embedded`) or with its options (`{spec: ..., options: ...}`)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _spec_alone(cls, value: Any) -> Any:
+        return {"spec": value} if isinstance(value, str) else value
+
+
+class ModelRef(SpecRef):
     """A model that answers (or judges): provider/model, its options, its servers."""
 
     spec: Annotated[str, Flag("--model", "-m", each=True)] = Field(
         DEFAULT_MODEL_SPEC, min_length=1, description="provider/model, repeatable")
     options: dict[str, Any] = Field(default_factory=dict, description="this model's options (its backend's keys)")
 
-    @model_validator(mode="before")
-    @classmethod
-    def _spec_alone(cls, value: Any) -> Any:
-        return {"spec": value} if isinstance(value, str) else value
 
-
-class JudgeRef(StudyPart):
+class JudgeRef(SpecRef):
     """The judge model of the judge-based analyses (grades, maple, tutor scores)."""
 
     spec: Annotated[str, Flag("--judge")] = Field(min_length=1, description="judge model for later grading")
-    options: dict[str, Any] = Field(default_factory=dict, description="the judge's model options")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _spec_alone(cls, value: Any) -> Any:
-        return {"spec": value} if isinstance(value, str) else value
+    options: Annotated[dict[str, Any], Flag("-J", merge=True, metavar="KEY=VALUE")] = Field(
+        default_factory=dict, description="judge model option key=value (the judge backend's keys)")
 
 
 class Ablation(StudyPart):
@@ -112,10 +122,40 @@ class Execution(StudyPart):
 class Retrieval(StudyPart):
     """Options of the retrieval configurations (rag, contextual)."""
 
-    kb: Annotated[str | None, Flag("--kb")] = Field(None, description="knowledge base for rag/contextual [calculus]")
+    kb: Annotated[str | None, Flag("--kb")] = Field(None,
+                                                    description="knowledge base for rag/contextual (default calculus)")
     top_k: Annotated[int | None, Flag("--top-k")] = Field(None, ge=1, description="retrieved chunks per question")
     options: Annotated[dict[str, Any], Flag("--configuration-option", "-C", merge=True, metavar="KEY=VALUE")] = Field(
         default_factory=dict, description="configuration option key=value")
+
+
+class Tutoring(StudyPart):
+    """A tutoring study (the learner-adaptivity design): each item put to each learner paired with it,
+    under each context condition; the conditions are the run's configurations (`condition-<n>`)."""
+
+    profiles: Annotated[str, Flag("--profiles")] = Field(
+        "default", min_length=1, description="learner profiles: default | balanced[:PER_CELL[:SEED]] | a profile "
+                                             "YAML file")
+    conditions: Annotated[list[int], Flag("--conditions", split=True)] = Field(
+        default_factory=lambda: [1, 2, 3, 4], min_length=1, description="context conditions to run (1-4)")
+    images: Annotated[ImageMode, Flag("--images")] = Field(
+        "auto", description="how diagrams reach models: auto (images to models that read them, the written "
+                            "description to the others), send (images only), describe (the description only)")
+    match_grade: Annotated[bool, Flag("--all-grades", invert=True,
+                                      help="pair every learner with every item (not only their grade's)")] = Field(
+        True, description="pair each learner with the items of their own grade (an item without a grade goes "
+                          "to every learner)")
+
+    @field_validator("conditions")
+    @classmethod
+    def _conditions(cls, value: list[int]) -> list[int]:
+        for c in value:
+            if c not in CONDITIONS:
+                raise ValueError(f"unknown context condition {c}: choose from {', '.join(map(str, CONDITIONS))}")
+        repeated = sorted({c for c in value if value.count(c) > 1})
+        if repeated:
+            raise ValueError(f"context condition {repeated[0]} is listed twice")
+        return sorted(value)
 
 
 class ReportTables(StudyPart):
@@ -149,9 +189,12 @@ class Study(StudyPart):
     repeats: Annotated[int, Flag("--runs")] = Field(1, ge=1, le=1000, description="repeat each question N times "
                                                                                    "(seed + k)")
     role: Annotated[str | None, Flag("--system-role")] = Field(
-        None, description="a named system role, or a text file replacing it [exam]")
+        None, description="a named system role, or a text file replacing it (default exam)")
     exam_mode: Annotated[ExamMode, Flag("--exam-mode")] = Field(
         "per-question", description="per-question (a request each) or sequential (an exam in one conversation)")
+    tutoring: Tutoring | None = Field(
+        None, description="a tutoring study: learner profiles x context conditions (the conditions replace the "
+                          "configurations; no ablation, retrieval, system role or sequential mode)")
     generation: Generation = Field(default_factory=Generation)
     execution: Execution = Field(default_factory=Execution)
     analyses: dict[str, dict[str, Any]] = Field(

@@ -1,26 +1,40 @@
 """From a validated study to what a run records: item sources, generation, configurations, ablation.
 
-Paths in a study file (item files, a system-role file) are read relative to the file's folder, so
-a study and its items can move together; built-in names (exams, roles) are left as they are.
+Paths in a study file (item files, a system-role file, a learner-profile file) are read relative
+to the file's folder, so a study and its items can move together; built-in names (exams, roles,
+the `tutoring` items, the `default` and `balanced` profiles) are left as they are. An item file
+that is not there is looked for in the working folder, then in each folder of `$MATHLENS_DATA`
+(several separated like `PATH`), so a data set downloaded once serves every study naming it; a
+built-in study (`study:NAME`) has no folder of its own and starts at the working folder. A study
+file's item file found nowhere stops the run before anything is sent, naming the file and how to
+point at it (`--items PATH`, or `MATHLENS_DATA`).
+
 The resolved study (paths made absolute, every default filled in) is what `mathlens run` saves in
 the run directory as `study.yaml` and names in the manifest.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from mathlens.errors import UserError
 from mathlens.items.loaders import builtin_exams
 from mathlens.models.base import GenerateConfig
 from mathlens.runs.records import ItemSource
 from mathlens.solve.prompts import DEFAULT_STOP, SYSTEM_ROLES
+from mathlens.solve.tutoring import TutorDesign, condition_label
 from mathlens.study.model import Study
 
 #: the file in a run directory that holds the study it ran
 STUDY_FILE = "study.yaml"
+#: folders (separated by os.pathsep) where relative item files are looked for last
+DATA_ENV = "MATHLENS_DATA"
+#: the built-in tutoring items, a source name of tutoring studies
+TUTORING_ITEMS = "tutoring"
 
 
 def _local(value: str, base: Path | None) -> str:
@@ -31,21 +45,93 @@ def _local(value: str, base: Path | None) -> str:
     return str(candidate) if candidate.exists() else value
 
 
-def resolved(study: Study, base: Path | None) -> Study:
-    """`study` with its item and role files made absolute against `base` (the study file's folder)."""
+def data_folders() -> list[Path]:
+    """The folders `$MATHLENS_DATA` names, in order (none when it is unset)."""
+    return [Path(p).expanduser() for p in os.environ.get(DATA_ENV, "").split(os.pathsep) if p.strip()]
+
+
+def search_folders(base: Path | None) -> list[Path]:
+    """Where a relative item file is looked for: `base` (the study file's folder), the working folder,
+    then `$MATHLENS_DATA`'s folders (each once)."""
+    out: list[Path] = []
+    for folder in [*([base] if base is not None else []), Path.cwd(), *data_folders()]:
+        if folder.resolve() not in [f.resolve() for f in out]:
+            out.append(folder)
+    return out
+
+
+def find_file(value: str, base: Path | None) -> Path | None:
+    """The file `value` names, looked for as `search_folders` says (an absolute path only there)."""
+    path = Path(value).expanduser()
+    if path.is_absolute():
+        return path if path.exists() else None
+    return next((f / path for f in search_folders(base) if (f / path).exists()), None)
+
+
+def _missing(value: str, where: str, field: str, base: Path | None) -> UserError:
+    folders = ", ".join(str(f) for f in search_folders(base))
+    env = "" if data_folders() else f" (${DATA_ENV} is not set)"
+    return UserError(f"{where}: field '{field}': no item file {value!r} in {folders}{env}. Point at it with "
+                     f"--items PATH, or put its folder in ${DATA_ENV}")
+
+
+def resolved(study: Study, base: Path | None, where: str | None = None) -> Study:
+    """`study` with its item, role and profile files made absolute: looked for beside the study file
+    (`base`, its folder; None for a built-in study or the command line), then in the working folder
+    and `$MATHLENS_DATA`. `where` names the study file (or `study:NAME`) in the error raised for an
+    item file found nowhere; without it (sources given on the command line) a missing file is left
+    for the item reader to report."""
     names = set(builtin_exams())
-    items = [s if s.source in names else s.model_copy(update={"source": _local(s.source, base)})
-             for s in study.items]
+    if study.tutoring is not None:
+        names.add(TUTORING_ITEMS)
+    items = []
+    for i, s in enumerate(study.items):
+        if s.source in names:
+            items.append(s)
+            continue
+        found = find_file(s.source, base)
+        if found is None and where is not None and ("/" in s.source or Path(s.source).suffix):
+            raise _missing(s.source, where, f"items[{i}].source", base)
+        items.append(s if found is None else s.model_copy(update={"source": str(found.resolve())}))
     role = study.role
     if role is not None and role not in SYSTEM_ROLES:
         role = _local(role, base)
-    return study.model_copy(update={"items": items, "role": role})
+    tutoring = study.tutoring
+    if tutoring is not None and tutoring.profiles != "default" and not tutoring.profiles.startswith("balanced"):
+        tutoring = tutoring.model_copy(update={"profiles": _local(tutoring.profiles, base)})
+    return study.model_copy(update={"items": items, "role": role, "tutoring": tutoring})
 
 
 def item_sources(study: Study) -> list[ItemSource]:
-    """The run's item sources (sampling seeded with the generation seed, as before studies)."""
-    return [ItemSource(source=s.source, format=s.format, mapping=s.fields, limit=s.limit, sample=s.sample,
+    """The run's item sources (sampling seeded with the generation seed, as before studies); in a
+    tutoring study `tutoring` is the built-in tutoring items' file, and any other source must be a
+    file (a tutoring item's images are read relative to it)."""
+    from mathlens.analyze.adaptivity.design import resolve_items  # the tutoring package loads on use
+
+    def source(name: str) -> str:
+        return str(resolve_items(name)) if study.tutoring is not None else name
+
+    return [ItemSource(source=source(s.source), format=s.format, mapping=s.fields, limit=s.limit, sample=s.sample,
                        seed=study.generation.seed) for s in study.items]
+
+
+def configurations(study: Study) -> list[str]:
+    """The run's configurations: a tutoring study's are its context conditions (`condition-<n>`)."""
+    if study.tutoring is not None:
+        return [condition_label(c) for c in study.tutoring.conditions]
+    return list(study.configurations)
+
+
+def tutor_design(study: Study, accepts_images: dict[str, bool]) -> TutorDesign | None:
+    """The tutoring design a tutoring study's manifest keeps (None for another study): its learners,
+    conditions, image mode, the objectives of the learners' grades, and for each model whether it
+    reads images (`accepts_images`, from the models as built)."""
+    from mathlens.analyze.adaptivity.study import design_for
+
+    t = study.tutoring
+    if t is None:
+        return None
+    return design_for(t.profiles, t.conditions, t.images, t.match_grade, accepts_images)
 
 
 def generate_config(study: Study) -> GenerateConfig:

@@ -16,13 +16,14 @@ import asyncio
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, field_validator
 
 from mathlens.analyze.judging.entries import Judgement
 from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions, Outcome
 from mathlens.errors import UserError
+from mathlens.flags import Flag
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import Model, closing_all
 from mathlens.models.registry import get_model
@@ -40,9 +41,12 @@ _LISTENER: ContextVar[ScoreListener | None] = ContextVar("tutor_score_listener",
 class ScoreOptions(AnalyzerOptions):
     """What to score and how long a judge reply may be."""
 
-    items: tuple[str, ...] = Field(default=(), description="rubric item ids or codes [all]")
-    limit: int | None = Field(default=None, ge=1, description="score only the first N responses")
-    max_tokens: int = Field(default=160, ge=16, description="token cap per judge reply")
+    items: Annotated[tuple[str, ...], Flag("--items", split=True)] = Field(
+        default=(), description="rubric items to score (ids or codes); all 19 when none is named")
+    limit: Annotated[int | None, Flag("--limit")] = Field(default=None, ge=1,
+                                                          description="score only the first N responses")
+    max_tokens: Annotated[int, Flag("--max-tokens")] = Field(default=160, ge=16,
+                                                             description="token cap per judge reply")
 
     @field_validator("items", mode="before")
     @classmethod

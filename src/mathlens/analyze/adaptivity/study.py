@@ -16,9 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel
+
 from mathlens.errors import UserError
 from mathlens.items.schema import Exam
 from mathlens.models.model import Model
+from mathlens.runs.coverage import RecordsSnapshot
 from mathlens.runs.documents import DocumentVersionError
 from mathlens.runs.plan import plan_tasks
 from mathlens.runs.records import ItemSource, Manifest, ModelEntry, Task
@@ -64,6 +67,19 @@ def _objectives(grades: set[int]) -> dict[int, tuple[str, ...]]:
     return out
 
 
+def design_for(profiles: str, conditions: list[int], image_mode: ImageMode = "auto", match_grade: bool = True,
+               accepts_images: dict[str, bool] | None = None) -> TutorDesign:
+    """The design of a tutoring run: the learners `profiles` names, the context conditions, the image
+    mode, the objectives of the learners' grades (when a condition shows them) and, when known, which
+    models read images."""
+    learners = load_profiles(profiles)
+    with_objectives = any(CONDITIONS[c].objectives_in_system for c in conditions)
+    return TutorDesign(profiles=tuple(learners), profile_source=profiles, conditions=tuple(conditions),
+                       image_mode=image_mode, match_grade=match_grade,
+                       objectives=_objectives({p.grade for p in learners}) if with_objectives else {},
+                       accepts_images=dict(accepts_images or {}))
+
+
 def new_manifest(opts: StudyOptions) -> Manifest:
     """A manifest whose `tutor` field holds the design: learners, conditions (its configurations),
     image mode and the objectives of the learners' grades. Which models read images is added by
@@ -72,11 +88,7 @@ def new_manifest(opts: StudyOptions) -> Manifest:
         raise UserError("name at least one model (--model)")
     if len(set(opts.models)) != len(opts.models):
         raise UserError("a model is listed twice")
-    profiles = load_profiles(opts.profiles)
-    with_objectives = any(CONDITIONS[c].objectives_in_system for c in opts.conditions)
-    design = TutorDesign(profiles=tuple(profiles), profile_source=opts.profiles, conditions=tuple(opts.conditions),
-                         image_mode=opts.image_mode, match_grade=opts.match_grade,
-                         objectives=_objectives({p.grade for p in profiles}) if with_objectives else {})
+    design = design_for(opts.profiles, opts.conditions, opts.image_mode, opts.match_grade)
     items = [ItemSource(source=str(resolve_items(s)), limit=opts.limit) for s in opts.items]
     return base_manifest(
         run_id=opts.run_id,
@@ -167,19 +179,21 @@ def _stats_so_far(store: RunStore) -> tuple[list[TutorStats], list[DimensionScor
         return [], []
 
 
-def compute_stats(store: RunStore, source: str = "judge", alpha: float = 0.05, seed: int = 0) -> TutorStats:
+def compute_stats(store: RunStore, source: str = "judge", alpha: float = 0.05, seed: int = 0, *,
+                  records: RecordsSnapshot | None = None, options: BaseModel | None = None) -> TutorStats:
     """Tables 1 and 2 (Table 2 also by learner profile, over applicable cases) and the ANOVAs of one
     score source, stored in `TUTOR_STATS` beside those of the other sources (the judge's, whatever its
     model, or one annotator's are replaced). A document of an older schema version is replaced with
-    this source's statistics alone."""
+    this source's statistics alone. `records` (the records read, frozen) and `options` (recorded in the
+    document's envelope) are the analyzer's, `tutor_stats`; the records are read now without them."""
     stats, rows = tutor_stats(load_cells(store), load_scores(store, source), rubric_of(store), alpha=alpha, seed=seed)
     slot = slot_of(stats.source)
     sources, entries = _stats_so_far(store)
     kept = [s for s in sources if slot_of(s.source) != slot]
     ordered = sorted([*kept, stats], key=lambda s: (not s.judged, s.source))
-    TUTOR_STATS.write(store.root, run_id=store.manifest().run_id, records=store.snapshot(),
+    TUTOR_STATS.write(store.root, run_id=store.manifest().run_id, records=records or store.snapshot(),
                       entries=[e for e in entries if slot_of(e.source) != slot] + rows,
-                      summary=TutorStatsSummary(sources=ordered))
+                      summary=TutorStatsSummary(sources=ordered), options=options)
     return stats
 
 

@@ -47,7 +47,7 @@ class Unavailable:
     command: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunValues:
     """One run's records and metric values (see the module table)."""
 

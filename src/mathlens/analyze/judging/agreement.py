@@ -59,7 +59,7 @@ class PairStats(BaseModel):
     mae: CI | None = None
 
 
-class AgreementRow(BaseModel):
+class AgreementRow(PairStats):
     """Agreement of graders `a` and `b` on one unit or scope (`scope`); `unit` is what one
     observation is (`response`, or `response x item` in a pooled scope)."""
 
@@ -67,13 +67,6 @@ class AgreementRow(BaseModel):
     b: str
     scope: str
     unit: str
-    n: int
-    kappa_weights: Weights
-    alpha_level: Level
-    percent: CI | None = None
-    kappa: CI
-    alpha: CI
-    mae: CI | None = None
 
 
 class SelfAgreement(BaseModel):

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from mathlens.analyze.maple.score import MapleParts, error_rate, maple_score
 
 # Exports are loaded on first use, so that importing one light module of the package (for example
-# `detect`, used by the output-quality flags) does not pull in the judge and model machinery.
+# `score`) does not pull in the judge and model machinery.
 _EXPORTS = {
     "MAPLE_AGREEMENT": "agreement", "import_human_labels": "agreement",
     "AuditMetrics": "audit", "audit_metrics": "audit", "load_audit_data": "audit", "run_audit": "audit",

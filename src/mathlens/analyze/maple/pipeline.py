@@ -38,7 +38,6 @@ from mathlens.analyze.flow import analyze_solution, segment_steps
 from mathlens.analyze.flow.models import FlowResult
 from mathlens.analyze.grading.equivalence import check_answer
 from mathlens.analyze.maple.aggregate import BootstrapConfig, figure_data, group_rows
-from mathlens.analyze.maple.detect import IncoherenceConfig, has_final_answer
 from mathlens.analyze.maple.judge import judge_steps
 from mathlens.analyze.maple.labels import LabelSet, default_labels, load_label_set
 from mathlens.analyze.maple.naming import LabelNaming
@@ -50,6 +49,7 @@ from mathlens.analyze.maple.steplabels import detector_labels, label_counts, mer
 from mathlens.analyze.maple.vr import VR, RedundancyMode, ValidityMode, VRSource, vr_from_flow
 from mathlens.analyze.protocol import AnalyzerOptions
 from mathlens.analyze.quality import DEGENERATE_FLAGS, record_quality
+from mathlens.analyze.quality.detect import IncoherenceConfig, has_final_answer
 from mathlens.errors import UserError
 from mathlens.flags import Flag
 from mathlens.items.schema import Question

@@ -120,8 +120,9 @@ class DiscoveryOutcome(BaseModel):
 
     status: Literal["ok", "error"]
     embedder: str
-    reflections: int = Field(description="usable reflections (before removing duplicates)")
-    texts: list[str] = Field(default_factory=list, description="the distinct reflections clustered")
+    reflections: int = Field(description="failing points of the usable reflections, one per round of a loop "
+                                         "(before removing duplicates)")
+    texts: list[str] = Field(default_factory=list, description="the distinct failing points clustered")
     error: str = ""
     result: Discovery | None = None
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from mathlens.analyze.maple.detect import IncoherenceConfig, incoherence, is_no_solution
 from mathlens.analyze.maple.judge import JudgedStep
 from mathlens.analyze.maple.labels import INCOHERENT, NO_SOLUTION, LabelSet
+from mathlens.analyze.quality.detect import IncoherenceConfig, incoherence, is_no_solution
 
 
 def detector_labels(

@@ -1,7 +1,7 @@
 """The individual output-quality checks: empty text, echo of the prompt, foreign script.
 
 Each check is a plain, linear-time property of (a bounded window of) the text; `flags.py` combines
-them with the looping checks of `analyze/maple/detect.py` and the final-answer search of grading.
+them with the looping checks of `analyze/quality/detect.py` and the final-answer search of grading.
 """
 
 from __future__ import annotations

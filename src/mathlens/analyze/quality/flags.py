@@ -17,7 +17,7 @@ characters of the response, in time linear in that window):
   solution that restates the question or quotes a formula from it covers a small part of its own
   words. A response shorter than 8 words is an echo when it has `echo_min_words` (4) or more words
   and occurs word for word in the role or prompt.
-* `repetition_loop`: one of the looping checks of `analyze/maple/detect.py` fires (a character
+* `repetition_loop`: one of the looping checks of `analyze/quality/detect.py` fires (a character
   run, a chunk repeated back to back, repeated word 4-grams, a line repeated; see its docstring),
   or one line (8+ characters once its step number or bullet is removed) appears 4 or more times
   under different step numbers ("1. Find x. 2. Find x. ...", which the plain line count misses).
@@ -30,7 +30,7 @@ characters of the response, in time linear in that window):
 * `truncated`: the finish reason is `length` (the token cap cut the response).
 * `no_final_answer`: grading's `extract_final_answer` finds no stated answer (a boxed value, an
   answer line, "the answer is", a closing "therefore ..." or a last equation; see
-  `analyze/maple/detect.py:has_final_answer`), searched in the last `max_chars` characters. In a
+  `analyze/quality/detect.py:has_final_answer`), searched in the last `max_chars` characters. In a
   response cut by the token cap a last equation does not count: it is where the work stopped.
 
 `degenerate` is `empty or echo or repetition_loop or wrong_script`; `truncated` and
@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from mathlens.analyze.maple.detect import IncoherenceConfig, has_final_answer, incoherence
 from mathlens.analyze.quality.checks import echo_match, is_empty, repeated_numbered_line, script_share, window
+from mathlens.analyze.quality.detect import IncoherenceConfig, has_final_answer, incoherence
 from mathlens.items.schema import Question
 
 #: The detect.py checks that mean "looping"; `garbled` means unreadable and feeds `wrong_script`.

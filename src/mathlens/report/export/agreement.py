@@ -9,13 +9,15 @@ graders scored; the CSV gives estimate, bounds and n in separate columns.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from mathlens.analyze.adaptivity.agreement import TUTOR_AGREEMENT
 from mathlens.analyze.grading.agreement_report import AGREEMENT
-from mathlens.analyze.judging.agreement import AgreementRow, SelfAgreement
-from mathlens.report.export.builder import Col, TableBuilder, columns_table, constant, empty
-from mathlens.report.export.table import Column, Estimate, PublicationTable
+from mathlens.analyze.judging.agreement import AgreementReport, AgreementRow, SelfAgreement
+from mathlens.report.export.builder import Col, Layout, TableBuilder, constant, empty
+from mathlens.report.export.table import Column, Estimate
 from mathlens.report.loader import RunData
+from mathlens.runs.documents import Document
 from mathlens.stats.bootstrap import CI
 
 WEIGHTS = {"none": "unweighted", "linear": "linear", "quadratic": "quadratic"}
@@ -31,7 +33,7 @@ def _named(header: str, values: set[str]) -> tuple[str, bool]:
     return (f"{header} ({values.pop()})", False) if len(values) == 1 else (header, True)
 
 
-def pairs_table(id: str, title: str, source: str, rows: Sequence[AgreementRow], caption: str) -> PublicationTable:
+def pairs_table(title: str, rows: Sequence[AgreementRow], caption: str) -> Layout[AgreementRow]:
     """Agreement rows in the judging core's shape: percent agreement (ordinal scales), kappa, alpha
     and the mean absolute error (points), each with its interval; which kappa and alpha were
     computed is named in the header, or in a column when the rows differ."""
@@ -50,20 +52,16 @@ def pairs_table(id: str, title: str, source: str, rows: Sequence[AgreementRow], 
         *([Col[AgreementRow](Column("α level"), lambda r: r.alpha_level)] if alpha_col else []),
         Col(Column("Mean absolute error (points)", 2), lambda r: _ci(r.mae), empty),
     ]
-    return columns_table(id, title, source, cols, rows, caption=caption, groups=2)
+    return Layout(title, cols, rows, caption, groups=2)
 
 
-def grading_pairs(run: RunData) -> list[PublicationTable]:
-    doc = run.document(AGREEMENT)
-    if doc is None or not doc.summary.pairs:
-        return []
+def grading_pairs(run: RunData, doc: Document[AgreementReport]) -> list[Layout[Any]]:
     caption = ("Agreement between graders on each rubric criterion and on the question total, over the records "
                "both scored, with 95% bootstrap intervals.")
-    return [pairs_table("grading-agreement", "Grading agreement between graders", AGREEMENT.name,
-                        doc.summary.pairs, caption)]
+    return [pairs_table("Grading agreement between graders", doc.summary.pairs, caption)]
 
 
-def self_table(id: str, title: str, source: str, rows: Sequence[SelfAgreement]) -> PublicationTable:
+def self_table(title: str, rows: Sequence[SelfAgreement]) -> Layout[SelfAgreement]:
     """A judge against itself across its repeated runs, per unit or scope."""
     alpha, alpha_col = _named("Krippendorff's α", {s.alpha_level for s in rows})
     cols: list[Col[SelfAgreement]] = [
@@ -76,38 +74,26 @@ def self_table(id: str, title: str, source: str, rows: Sequence[SelfAgreement]) 
         Col(Column("Identical scores (share)", 2), lambda s: s.identical_share),
     ]
     caption = "The judge against itself across repeated runs, with 95% bootstrap intervals."
-    return columns_table(id, title, source, cols, rows, caption=caption, groups=1)
+    return Layout(title, cols, rows, caption, groups=1)
 
 
-def grading_self(run: RunData) -> list[PublicationTable]:
-    doc = run.document(AGREEMENT)
-    if doc is None or not doc.summary.self_agreement:
-        return []
-    return [self_table("grading-self-agreement", "Judge self-agreement across grading runs", AGREEMENT.name,
-                       doc.summary.self_agreement)]
+def grading_self(run: RunData, doc: Document[AgreementReport]) -> list[Layout[Any]]:
+    return [self_table("Judge self-agreement across grading runs", doc.summary.self_agreement)]
 
 
-def tutoring(run: RunData) -> list[PublicationTable]:
-    doc = run.document(TUTOR_AGREEMENT)
-    if doc is None or not doc.summary.pairs:
-        return []
+def tutoring(run: RunData, doc: Document[AgreementReport]) -> list[Layout[Any]]:
     caption = ("Agreement between tutoring graders per rubric item (kappa linearly weighted on three-point items) "
                "and per dimension (items pooled, one observation per response x item), with 95% bootstrap "
                "intervals.")
-    return [pairs_table("tutoring-agreement", "Tutoring rubric agreement between graders", TUTOR_AGREEMENT.name,
-                        doc.summary.pairs, caption)]
+    return [pairs_table("Tutoring rubric agreement between graders", doc.summary.pairs, caption)]
+
+
+def tutoring_self(run: RunData, doc: Document[AgreementReport]) -> list[Layout[Any]]:
+    return [self_table("Judge self-agreement across tutoring scoring runs", doc.summary.self_agreement)]
 
 
 GRADING_PAIRS = TableBuilder("grading-agreement", "Grading agreement between graders", AGREEMENT, grading_pairs)
 GRADING_SELF = TableBuilder("grading-self-agreement", "Judge self-agreement", AGREEMENT, grading_self)
-def tutoring_self(run: RunData) -> list[PublicationTable]:
-    doc = run.document(TUTOR_AGREEMENT)
-    if doc is None or not doc.summary.self_agreement:
-        return []
-    return [self_table("tutoring-self-agreement", "Judge self-agreement across tutoring scoring runs",
-                       TUTOR_AGREEMENT.name, doc.summary.self_agreement)]
-
-
 TUTORING = TableBuilder("tutoring-agreement", "Tutoring rubric agreement", TUTOR_AGREEMENT, tutoring)
 TUTORING_SELF = TableBuilder("tutoring-self-agreement", "Tutoring judge self-agreement", TUTOR_AGREEMENT,
                              tutoring_self)

@@ -1,10 +1,10 @@
 """What a table builder is, and the helpers builders share.
 
 A `TableBuilder` names one kind of table (its file id and title), the analysis document it reads
-(`spec`) and the function that builds it from a loaded run. A builder returns one table, several
-(one per score source, for the tutoring tables) or none (the document has no rows for it); the
-registry (`registry.py`) turns an absent document or an empty result into a skipped entry of
-the index, with the reason.
+(`spec`) and the function that lays out its tables (`Layout`) from a loaded run and that document.
+A builder lays out one table, several (one per score source, for the tutoring tables) or none (the
+document has no rows for it); the registry (`registry.py`) turns an absent document or an empty
+result into a skipped entry of the index, with the reason.
 
 `columns_table` builds a table from `Col`s (a column and how its cell is read from an item),
 dropping the columns whose `drop` rule says they carry nothing: `constant` (the same value on every
@@ -22,7 +22,7 @@ from typing import Any, Generic, TypeVar
 
 from mathlens.report.export.table import Cell, Column, PublicationTable
 from mathlens.report.loader import RunData
-from mathlens.runs.documents import DocumentSpec
+from mathlens.runs.documents import Document, DocumentSpec
 
 R = TypeVar("R")
 
@@ -32,13 +32,34 @@ CONFIGURATION_NAMES = {"baseline": "baseline", "rag": "RAG", "contextual": "cont
 
 
 @dataclass(frozen=True)
+class Layout(Generic[R]):
+    """One table as a builder lays it out: its title, columns and rows (one per item), caption and
+    row-group columns. Its builder gives it the id (with `suffix` appended: one table per score
+    source) and the source document."""
+
+    title: str
+    cols: Sequence[Col[R]]
+    items: Sequence[R]
+    caption: str = ""
+    groups: int = 0
+    suffix: str = ""
+
+
+@dataclass(frozen=True)
 class TableBuilder:
-    """One kind of publication table, read from one analysis document."""
+    """One kind of publication table, read from one analysis document: `build` lays out its tables
+    from the run and that document (the registry reads it once, and skips the builder when the run
+    lacks it); `tables` makes them, named by this builder's id and document."""
 
     id: str
     title: str
     spec: DocumentSpec[Any, Any]
-    build: Callable[[RunData], list[PublicationTable]]
+    build: Callable[[RunData, Document[Any]], list[Layout[Any]]]
+
+    def tables(self, run: RunData, doc: Document[Any]) -> list[PublicationTable]:
+        """The tables of `run`, from its document `doc`."""
+        return [columns_table(self.id + t.suffix, t.title, self.spec.name, t.cols, t.items, caption=t.caption,
+                              groups=t.groups) for t in self.build(run, doc)]
 
 
 def constant(values: list[Cell]) -> bool:

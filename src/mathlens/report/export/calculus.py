@@ -27,19 +27,20 @@ are not exported.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from mathlens.analyze.ablation.analyzer import SENSITIVITY
+from mathlens.analyze.ablation.analyzer import SENSITIVITY, SensitivitySummary
 from mathlens.analyze.ablation.metrics import QuestionSensitivity
 from mathlens.analyze.ablation.tables import ExamRow as SensitivityRow
 from mathlens.analyze.ablation.tables import MetricSummary
-from mathlens.analyze.flow.models import FLOW
+from mathlens.analyze.flow.models import FLOW, FlowSummary
 from mathlens.analyze.flow.models import ExamRow as FlowRow
-from mathlens.analyze.grading.tables import GRADE_TABLES, ExamScore, Table7Row
+from mathlens.analyze.grading.tables import GRADE_TABLES, ExamScore, GradeTables, Table7Row
 from mathlens.report.export.builder import (
     CONFIGURATION_CODES,
     Col,
+    Layout,
     TableBuilder,
-    columns_table,
     configuration_key,
     constant,
     course_of,
@@ -50,8 +51,9 @@ from mathlens.report.export.builder import (
     question_key,
     zero,
 )
-from mathlens.report.export.table import Column, Estimate, PublicationTable, Ratio
+from mathlens.report.export.table import Column, Estimate, Ratio
 from mathlens.report.loader import RunData
+from mathlens.runs.documents import Document
 
 LEGEND = "B: baseline; R: RAG; C: contextual retrieval."
 
@@ -84,9 +86,7 @@ def _element(q: QuestionSensitivity) -> str | None:
     return top.element_text if top.element_text is not None else top.variant
 
 
-def table2(run: RunData) -> list[PublicationTable]:
-    if run.document(SENSITIVITY) is None:
-        return []
+def table2(run: RunData, doc: Document[SensitivitySummary]) -> list[Layout[Any]]:
     items = sorted(run.all_entries(SENSITIVITY), key=lambda q: (
         exam_key(run, q.exam_id), question_key(run, q.exam_id, q.question_id), q.model,
         configuration_key(q.configuration)))
@@ -109,16 +109,12 @@ def table2(run: RunData) -> list[PublicationTable]:
                "TF-IDF cosine between the original response and the responses to the ablated prompts; the "
                "impact factor (1 - cosine) is the most influential element's; phrase sensitivity is the "
                "largest change over the ablations. The reasoning pattern is that of the first original response.")
-    return [columns_table("calculus-table2-question-metrics", "Question-level metrics", SENSITIVITY.name, cols,
-                          items, caption=caption, groups=2)]
+    return [Layout("Question-level metrics", cols, items, caption, groups=2)]
 
 
 # -- Table 3 -----------------------------------------------------------------------------------
 
-def table3(run: RunData) -> list[PublicationTable]:
-    doc = run.document(FLOW)
-    if doc is None:
-        return []
+def table3(run: RunData, doc: Document[FlowSummary]) -> list[Layout[Any]]:
     items: Sequence[FlowRow] = sorted(doc.summary.exams, key=lambda r: (
         exam_key(run, r.exam_id), r.model, configuration_key(r.configuration)))
     cols: list[Col[FlowRow]] = [
@@ -137,16 +133,12 @@ def table3(run: RunData) -> list[PublicationTable]:
                "mean step count, complexity score as mean ± sd over responses, mean invalid steps per response "
                "and the share of responses with at least one invalid step. Exam-level robustness and phrase "
                "sensitivity are in Table 8.")
-    return [columns_table("calculus-table3-exam-metrics", "Exam-level reasoning-flow metrics", FLOW.name, cols,
-                          items, caption=caption, groups=2)]
+    return [Layout("Exam-level reasoning-flow metrics", cols, items, caption, groups=2)]
 
 
 # -- Tables 6 and 7 ------------------------------------------------------------------------------
 
-def table6(run: RunData) -> list[PublicationTable]:
-    doc = run.document(GRADE_TABLES)
-    if doc is None:
-        return []
+def table6(run: RunData, doc: Document[GradeTables]) -> list[Layout[Any]]:
     items = sorted(doc.summary.table6, key=lambda r: (
         course_of(run, r.exam_id) or "", exam_key(run, r.exam_id), r.model, configuration_key(r.configuration),
         not r.original, r.variant, r.grader))
@@ -168,18 +160,14 @@ def table6(run: RunData) -> list[PublicationTable]:
     caption = ("As in Table 6 of the calculus study. Only graded questions count towards the score and its total; "
                "the class average is a descriptive comparison. With repeated runs each question's points are "
                "averaged over the runs, and the spread of the run scores is given.")
-    return [columns_table("calculus-table6-exam-scores", "Course exam performance comparison", GRADE_TABLES.name,
-                          cols, items, caption=caption, groups=2)]
+    return [Layout("Course exam performance comparison", cols, items, caption, groups=2)]
 
 
 def _table7_label(r: Table7Row) -> str:
     return "Student average" if r.kind == "class" else f"{r.model} ({r.configuration})"
 
 
-def table7(run: RunData) -> list[PublicationTable]:
-    doc = run.document(GRADE_TABLES)
-    if doc is None:
-        return []
+def table7(run: RunData, doc: Document[GradeTables]) -> list[Layout[Any]]:
     items = sorted(doc.summary.table7, key=lambda r: (
         exam_key(run, r.exam_id), r.kind != "class", r.model, configuration_key(r.configuration), r.grader))
     cols: list[Col[Table7Row]] = [
@@ -189,16 +177,12 @@ def table7(run: RunData) -> list[PublicationTable]:
         Col(Column("Score (%)", 1), lambda r: r.percent),
     ]
     caption = "As in Table 7 of the calculus study, on the original prompts."
-    return [columns_table("calculus-table7-configurations", "Performance comparison across configurations",
-                          GRADE_TABLES.name, cols, items, caption=caption, groups=1)]
+    return [Layout("Performance comparison across configurations", cols, items, caption, groups=1)]
 
 
 # -- Table 8 -----------------------------------------------------------------------------------
 
-def table8(run: RunData) -> list[PublicationTable]:
-    doc = run.document(SENSITIVITY)
-    if doc is None:
-        return []
+def table8(run: RunData, doc: Document[SensitivitySummary]) -> list[Layout[Any]]:
     items: Sequence[SensitivityRow] = sorted(doc.summary.exams, key=lambda r: (
         r.course or "", exam_key(run, r.exam_id), r.model, configuration_key(r.configuration)))
     cols: list[Col[SensitivityRow]] = [
@@ -214,8 +198,8 @@ def table8(run: RunData) -> list[PublicationTable]:
     caption = (f"As in Table 8 of the calculus study. "
                f"{LEGEND} Each cell is the mean ± sd over the exam's questions (the CSV adds the 95% bootstrap "
                f"interval and the number of questions).")
-    return [columns_table("calculus-table8-interpretability", "LLM interpretability metrics across courses, exams "
-                          "and configurations", SENSITIVITY.name, cols, items, caption=caption, groups=3)]
+    return [Layout("LLM interpretability metrics across courses, exams and configurations", cols, items, caption,
+                   groups=3)]
 
 
 TABLE2 = TableBuilder("calculus-table2-question-metrics", "Question-level metrics (calculus Table 2)", SENSITIVITY,

@@ -8,12 +8,14 @@ The study draws these as Figures 3 and 5; the tables give the numbers behind the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from mathlens.analyze.maple.results import MAPLE, GroupRow, MapleSummary
-from mathlens.report.export.builder import Col, TableBuilder, columns_table, configuration_key, constant
-from mathlens.report.export.table import Column, Estimate, PublicationTable
+from mathlens.report.export.builder import Col, Layout, TableBuilder, configuration_key, constant
+from mathlens.report.export.table import Column, Estimate
 from mathlens.report.loader import RunData
+from mathlens.runs.documents import Document
 from mathlens.stats.bootstrap import CI
 
 
@@ -35,7 +37,7 @@ def _group_key(group: str) -> tuple[int, float, str]:
         return 1, 0.0, group
 
 
-def _table(id: str, title: str, rows: Sequence[GroupRow], group: Column | None, caption: str) -> PublicationTable:
+def _table(title: str, rows: Sequence[GroupRow], group: Column | None, caption: str) -> Layout[GroupRow]:
     items = sorted(rows, key=lambda r: (r.model, configuration_key(r.configuration), r.variant != "original",
                                         r.variant, _group_key(r.group)))
     cols: list[Col[GroupRow]] = [
@@ -53,35 +55,21 @@ def _table(id: str, title: str, rows: Sequence[GroupRow], group: Column | None, 
         Col(Column("MAPLE (wrong answers)", 3), lambda r: _ci(r.mean_maple_incorrect)),
         Col(Column("Error rate e", 3), lambda r: r.mean_e.estimate),
     ]
-    return columns_table(id, title, MAPLE.name, cols, items, caption=caption, groups=3 if group else 0)
+    return Layout(title, cols, items, caption, groups=3 if group else 0)
 
 
-def by_level(run: RunData) -> list[PublicationTable]:
-    doc = run.document(MAPLE)
-    if doc is None or not doc.summary.by_level:
-        return []
-    return [_table("maple-by-level", "Accuracy and MAPLE score by MATH level", doc.summary.by_level,
-                   Column("Level"), "By MATH difficulty level (the data of Figure 3 of the MAPLE study). "
-                   + _caption(doc.summary))]
+def _builder(id: str, short: str, title: str, rows: Callable[[MapleSummary], Sequence[GroupRow]],
+             group: Column | None, lead: str) -> TableBuilder:
+    """A table of the summary's rows of one grouping (level, subject, or none: overall)."""
+    def build(run: RunData, doc: Document[MapleSummary]) -> list[Layout[Any]]:
+        return [_table(title, rows(doc.summary), group, lead + _caption(doc.summary))]
+    return TableBuilder(id, short, MAPLE, build)
 
 
-def by_subject(run: RunData) -> list[PublicationTable]:
-    doc = run.document(MAPLE)
-    if doc is None or not doc.summary.by_subject:
-        return []
-    return [_table("maple-by-subject", "Accuracy and MAPLE score by subject", doc.summary.by_subject,
-                   Column("Subject"), "By MATH subject (the data of Figure 5 of the MAPLE study). "
-                   + _caption(doc.summary))]
-
-
-def overall(run: RunData) -> list[PublicationTable]:
-    doc = run.document(MAPLE)
-    if doc is None or not doc.summary.overall:
-        return []
-    return [_table("maple-overall", "Accuracy and MAPLE score overall", doc.summary.overall, None,
-                   _caption(doc.summary))]
-
-
-BY_LEVEL = TableBuilder("maple-by-level", "MAPLE by MATH level", MAPLE, by_level)
-BY_SUBJECT = TableBuilder("maple-by-subject", "MAPLE by subject", MAPLE, by_subject)
-OVERALL = TableBuilder("maple-overall", "MAPLE overall", MAPLE, overall)
+BY_LEVEL = _builder("maple-by-level", "MAPLE by MATH level", "Accuracy and MAPLE score by MATH level",
+                    lambda s: s.by_level, Column("Level"),
+                    "By MATH difficulty level (the data of Figure 3 of the MAPLE study). ")
+BY_SUBJECT = _builder("maple-by-subject", "MAPLE by subject", "Accuracy and MAPLE score by subject",
+                      lambda s: s.by_subject, Column("Subject"),
+                      "By MATH subject (the data of Figure 5 of the MAPLE study). ")
+OVERALL = _builder("maple-overall", "MAPLE overall", "Accuracy and MAPLE score overall", lambda s: s.overall, None, "")

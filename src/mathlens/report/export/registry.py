@@ -14,6 +14,7 @@ from mathlens.report.export import agreement, calculus, maple, tutoring
 from mathlens.report.export.builder import TableBuilder
 from mathlens.report.export.table import PublicationTable
 from mathlens.report.loader import RunData
+from mathlens.unique import occurrences
 
 BUILDERS: tuple[TableBuilder, ...] = (
     calculus.TABLE2,
@@ -60,12 +61,13 @@ def build_tables(run: RunData, builders: tuple[TableBuilder, ...] = BUILDERS) ->
     skipped: list[Skipped] = []
     for b in builders:
         name = b.spec.name
-        if run.document(b.spec) is None:
+        doc = run.document(b.spec)
+        if doc is None:
             why = (f"analysis/{name}.jsonl could not be read (see the notes)" if b.spec.exists(run.root)
                    else f"no {name} analysis in the run; `{b.spec.rerun}` writes it")
             skipped.append(Skipped(b.id, b.title, name, why))
             continue
-        built = [t for t in b.build(run) if t.rows]
+        built = [t for t in b.tables(run, doc) if t.rows]
         if not built:
             skipped.append(Skipped(b.id, b.title, name, f"analysis/{name}.jsonl has no rows for this table"))
         tables += built
@@ -74,10 +76,5 @@ def build_tables(run: RunData, builders: tuple[TableBuilder, ...] = BUILDERS) ->
 
 def _unique_ids(tables: list[PublicationTable]) -> tuple[PublicationTable, ...]:
     """Tables whose ids collide (two annotators whose names slug alike) get `-2`, `-3`... appended."""
-    seen: dict[str, int] = {}
-    out = []
-    for t in tables:
-        n = seen.get(t.id, 0) + 1
-        seen[t.id] = n
-        out.append(t if n == 1 else replace(t, id=f"{t.id}-{n}"))
-    return tuple(out)
+    return tuple(t if n == 1 else replace(t, id=f"{t.id}-{n}")
+                 for t, n in zip(tables, occurrences(t.id for t in tables), strict=True))

@@ -23,13 +23,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from mathlens.analyze.adaptivity.rubric import DIMENSIONS, load_rubric
-from mathlens.analyze.adaptivity.tables import TUTOR_STATS, Table1Row, Table2ProfileRow, Table2Row, TutorStats
+from mathlens.analyze.adaptivity.tables import (
+    TUTOR_STATS,
+    Table1Row,
+    Table2ProfileRow,
+    Table2Row,
+    TutorStats,
+    TutorStatsSummary,
+)
 from mathlens.errors import UserError
-from mathlens.report.export.builder import Col, TableBuilder, columns_table, only, slug
-from mathlens.report.export.table import Cell, Column, Estimate, PublicationTable
+from mathlens.report.export.builder import Col, Layout, TableBuilder, only, slug
+from mathlens.report.export.table import Cell, Column, Estimate
 from mathlens.report.loader import RunData
+from mathlens.runs.documents import Document
 from mathlens.stats.anova import AnovaResult, Pair, PostHoc
 
 PERFORMANCE_ORDER = ("high", "intermediate", "low")
@@ -41,19 +50,16 @@ SEED_ASPECTS = {"CK": "cognitive", "CCS": "cognitive", "DL": "cognitive", "LA": 
 ASPECT_ORDER = ("cognitive", "motivational", "complexity")
 
 
-def _sources(run: RunData) -> Iterator[tuple[TutorStats, str, str]]:
+def _sources(doc: Document[TutorStatsSummary]) -> Iterator[tuple[TutorStats, str, str]]:
     """Each score source with its table-id suffix and title suffix (empty for the judge)."""
-    doc = run.document(TUTOR_STATS)
-    if doc is None:
-        return
     for st in doc.summary.sources:
         yield st, ("" if st.judged else "-" + slug(st.source)), ("" if st.judged else f" ({st.source})")
 
 
-def _per_source(make: Callable[[TutorStats, str, str], PublicationTable | None]) -> Callable[
-        [RunData], list[PublicationTable]]:
-    def build(run: RunData) -> list[PublicationTable]:
-        return [t for st, ids, title in _sources(run) if (t := make(st, ids, title)) is not None]
+def _per_source(make: Callable[[TutorStats, str, str], Layout[Any] | None]) -> Callable[
+        [RunData, Document[TutorStatsSummary]], list[Layout[Any]]]:
+    def build(run: RunData, doc: Document[TutorStatsSummary]) -> list[Layout[Any]]:
+        return [t for st, ids, title in _sources(doc) if (t := make(st, ids, title)) is not None]
     return build
 
 
@@ -63,7 +69,7 @@ def _rank(value: str, order: tuple[str, ...]) -> tuple[int, str]:
 
 # -- Table 1 -----------------------------------------------------------------------------------
 
-def _table1(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
+def _table1(st: TutorStats, ids: str, title: str) -> Layout[Any] | None:
     if not st.table1:
         return None
     cells: dict[tuple[str, str], dict[str, Table1Row]] = {}
@@ -89,8 +95,8 @@ def _table1(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
     caption = ("Mean percentage of the dimension's possible points (Table 1 of the tutoring study), over responses "
                "whose every item of the dimension was scored, with 95% bootstrap intervals. Adaptivity items Q2-Q3 "
                "score -1 for a negative response, so adaptivity can fall below 0%.")
-    return columns_table(f"tutoring-table1-dimensions{ids}", f"Dimension scores by model and learner performance"
-                         f"{title}", TUTOR_STATS.name, cols, keys, caption=caption, groups=1)
+    return Layout(f"Dimension scores by model and learner performance{title}", cols, keys, caption, groups=1,
+                  suffix=ids)
 
 
 # -- Table 2 -----------------------------------------------------------------------------------
@@ -111,7 +117,7 @@ class _Metric:
     item_id: str
 
 
-def _table2(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
+def _table2(st: TutorStats, ids: str, title: str) -> Layout[Any] | None:
     if not st.table2:
         return None
     aspects = _aspects(st)
@@ -142,8 +148,7 @@ def _table2(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
     only = f" Model: {models[0]}." if len(models) == 1 else ""
     caption = ("Percentage of scored responses meeting each adaptivity criterion, by context condition G1-G4 "
                f"(Table 2 of the tutoring study).{only}")
-    return columns_table(f"tutoring-table2-adaptivity{ids}", f"Adaptivity sub-metrics by context condition{title}",
-                         TUTOR_STATS.name, cols, metrics, caption=caption, groups=1)
+    return Layout(f"Adaptivity sub-metrics by context condition{title}", cols, metrics, caption, groups=1, suffix=ids)
 
 
 # -- Table 2 by learner profile ----------------------------------------------------------------
@@ -161,7 +166,7 @@ def _described(r: Table2ProfileRow) -> str:
     return f"grade {r.grade}, {r.performance}; attitude: {r.attitude}; self-efficacy: {r.self_efficacy}"
 
 
-def _table2_profiles(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
+def _table2_profiles(st: TutorStats, ids: str, title: str) -> Layout[Any] | None:
     if not st.table2_profiles:
         return None
     aspects = _aspects(st)
@@ -207,8 +212,7 @@ def _table2_profiles(st: TutorStats, ids: str, title: str) -> PublicationTable |
                "criterion asks it to adapt to (the learner's self-description, G2 and G4, for CK, DL, LA and SE; "
                "the learner's grade, G2-G4, for CCS; nothing for Expl, Exam, Prac and SBS) and, for LA and SE, when "
                f"the learner does not say they like math or are confident. – (blank in CSV): no applicable case.{only}")
-    return columns_table(f"tutoring-table2-profiles{ids}", f"Adaptivity sub-metrics by learner profile{title}",
-                         TUTOR_STATS.name, cols, metrics, caption=caption, groups=3)
+    return Layout(f"Adaptivity sub-metrics by learner profile{title}", cols, metrics, caption, groups=3, suffix=ids)
 
 
 # -- ANOVA -------------------------------------------------------------------------------------
@@ -235,7 +239,7 @@ def _terms(st: TutorStats) -> list[_Term]:
     return out
 
 
-def _anova(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
+def _anova(st: TutorStats, ids: str, title: str) -> Layout[Any] | None:
     items = _terms(st)
     if not items:
         return None
@@ -252,15 +256,14 @@ def _anova(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
     caption = ("Two-way ANOVA of the dimension percentage per design (type II sums of squares). Where an "
                "assumption check fails the rank-based tests are reported instead (column Reported, shown when "
                "that happens; see the assumption checks).")
-    return columns_table(f"tutoring-anova{ids}", f"Two-way ANOVA{title}", TUTOR_STATS.name, cols, items,
-                         caption=caption, groups=2)
+    return Layout(f"Two-way ANOVA{title}", cols, items, caption, groups=2, suffix=ids)
 
 
 def _results(st: TutorStats) -> list[tuple[str, str, AnovaResult]]:
     return [(dim, design, res) for dim, designs in st.anova.items() for design, res in designs.items()]
 
 
-def _checks(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
+def _checks(st: TutorStats, ids: str, title: str) -> Layout[Any] | None:
     items = _results(st)
     if not items:
         return None
@@ -276,15 +279,14 @@ def _checks(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
     ]
     caption = ("Assumption checks of each two-way ANOVA: equal variances (Levene, median-centred) and normal "
                "residuals (Shapiro-Wilk); when one fails the rank-based analysis is reported.")
-    return columns_table(f"tutoring-anova-checks{ids}", f"ANOVA assumption checks{title}", TUTOR_STATS.name, cols,
-                         items, caption=caption, groups=1)
+    return Layout(f"ANOVA assumption checks{title}", cols, items, caption, groups=1, suffix=ids)
 
 
 def _posthocs(res: AnovaResult) -> list[PostHoc]:
     return [*res.posthoc, *(t.posthoc for t in res.nonparametric if t.posthoc is not None)]
 
 
-def _pairs(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
+def _pairs(st: TutorStats, ids: str, title: str) -> Layout[Any] | None:
     items = [(dim, design, ph, pair) for dim, design, res in _results(st) for ph in _posthocs(res)
              for pair in ph.pairs]
     if not items:
@@ -301,11 +303,10 @@ def _pairs(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
     ]
     caption = ("Pairwise post hoc comparisons of each factor's groups (Tukey HSD; Dunn with Holm adjustment for "
                "the rank-based fallback): mean of the second group minus the first, with its 95% interval.")
-    return columns_table(f"tutoring-posthoc{ids}", f"Post hoc pairwise comparisons{title}", TUTOR_STATS.name,
-                         cols, items, caption=caption, groups=3)
+    return Layout(f"Post hoc pairwise comparisons{title}", cols, items, caption, groups=3, suffix=ids)
 
 
-def _letters(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
+def _letters(st: TutorStats, ids: str, title: str) -> Layout[Any] | None:
     items = [(dim, design, ph, level) for dim, design, res in _results(st) for ph in _posthocs(res)
              for level in ph.means]
     if not items:
@@ -320,8 +321,7 @@ def _letters(st: TutorStats, ids: str, title: str) -> PublicationTable | None:
         Col(Column("Letters"), lambda x: x[2].letters.get(x[3])),
     ]
     caption = "Group means with compact letters: groups sharing a letter do not differ significantly."
-    return columns_table(f"tutoring-letters{ids}", f"Post hoc group means and compact letters{title}",
-                         TUTOR_STATS.name, cols, items, caption=caption, groups=3)
+    return Layout(f"Post hoc group means and compact letters{title}", cols, items, caption, groups=3, suffix=ids)
 
 
 TABLE1 = TableBuilder("tutoring-table1-dimensions", "Dimension scores by learner performance (tutoring Table 1)",

@@ -19,6 +19,7 @@ from mathlens.report.context import ReportContext
 from mathlens.report.loader import RunData
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table
+from mathlens.runs.documents import DocumentSpec
 from mathlens.stats.bootstrap import CI
 
 
@@ -61,33 +62,37 @@ def _self_table(ctx: ReportContext, uid: tuple[str, ...], title: str, report: Ag
     return Table(ctx.uid(*uid), title, cols, rows, decimals={i: 3 for i in range(4, len(cols))})
 
 
-def _grading(ctx: ReportContext, run: RunData, suffix: str) -> list[Table]:
-    doc = run.document(AGREEMENT)
+@dataclass(frozen=True)
+class _Source:
+    """One agreement document and how its tables are named."""
+
+    spec: DocumentSpec[AgreementRow, AgreementReport]
+    pairs_uid: tuple[str, str]
+    pairs_title: str
+    self_title: str
+    #: an ordinal rubric (percent agreement, ordinal alpha), else points (quadratic kappa, MAE)
+    ordinal: bool
+
+
+SOURCES = (
+    _Source(AGREEMENT, ("agreement", "pairs"), "Grading agreement between graders",
+            "Grading agreement of the judge with itself across runs", ordinal=False),
+    _Source(TUTOR_AGREEMENT, ("tutor_agreement", "rows"), "Tutoring rubric agreement",
+            "Tutoring rubric agreement of the judge with itself across runs", ordinal=True),
+)
+
+
+def _agreement(ctx: ReportContext, run: RunData, suffix: str, source: _Source) -> list[Table]:
+    doc = run.document(source.spec)
     if doc is None:
         return []
     report = doc.summary
     out = []
     if report.pairs:
-        out.append(_pair_table(ctx, ("agreement", "pairs", run.label), "Grading agreement between graders" + suffix,
-                               report.pairs, ordinal=False))
+        out.append(_pair_table(ctx, (*source.pairs_uid, run.label), source.pairs_title + suffix, report.pairs,
+                               ordinal=source.ordinal))
     if report.self_agreement:
-        out.append(_self_table(ctx, ("agreement", "self", run.label),
-                               "Grading agreement of the judge with itself across runs" + suffix, report))
-    return out
-
-
-def _tutoring(ctx: ReportContext, run: RunData, suffix: str) -> list[Table]:
-    doc = run.document(TUTOR_AGREEMENT)
-    if doc is None:
-        return []
-    report = doc.summary
-    out = []
-    if report.pairs:
-        out.append(_pair_table(ctx, ("tutor_agreement", "rows", run.label), "Tutoring rubric agreement" + suffix,
-                               report.pairs, ordinal=True))
-    if report.self_agreement:
-        out.append(_self_table(ctx, ("tutor_agreement", "self", run.label),
-                               "Tutoring rubric agreement of the judge with itself across runs" + suffix, report))
+        out.append(_self_table(ctx, (source.pairs_uid[0], "self", run.label), source.self_title + suffix, report))
     return out
 
 
@@ -104,7 +109,9 @@ def build(ctx: ReportContext) -> Agreement | None:
     tables: list[Table] = []
     for run in ctx.runs:
         suffix = f" · {run.label}" if ctx.multi_run else ""
-        tables.extend([*_grading(ctx, run, suffix), *_tutoring(ctx, run, suffix), *_human(ctx, run, suffix)])
+        for source in SOURCES:
+            tables.extend(_agreement(ctx, run, suffix, source))
+        tables.extend(_human(ctx, run, suffix))
     return Agreement(tuple(tables)) if tables else None
 
 

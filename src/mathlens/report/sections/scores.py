@@ -14,7 +14,9 @@ Table 7 compares configurations on the original prompts only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from mathlens.analyze.breakdown.models import BREAKDOWN
 from mathlens.analyze.grading.tables import GRADE_TABLES, CohortComparison, GradeChange
@@ -71,24 +73,27 @@ class Scores:
     changes: Table | None = None
 
 
+class _OfExam(Protocol):
+    @property
+    def exam_id(self) -> str: ...
+
+
+_R = TypeVar("_R", bound=_OfExam)
+
+
 def _from_grade_tables(run: RunData) -> list[ExamScore] | None:
     """Table 6 rows as the grading analysis computed them (`GRADE_TABLES`), if the run has them."""
     doc = run.document(GRADE_TABLES)
     if doc is None:
         return None
-    out = []
-    for r in doc.summary.table6:
-        exam = run.exams.get(r.exam_id)
-        if exam is None:
-            continue
-        out.append(ExamScore(run=run.label, exam=exam, model=r.model, configuration=r.configuration,
-                             variant=r.variant, basis=f"rubric ({r.grader})" if r.grader else "rubric",
-                             points=f"{r.score:g}/{r.total:g}", percent=r.percent, questions=r.questions,
-                             cohort=r.cohort, original=r.original,
-                             run_percents=tuple(s.percent for s in r.run_scores), mean_percent=r.mean_percent,
-                             sd_percent=r.sd_percent, changed=r.changed,
-                             judge_vs_checker=_judge_mark(r.decisive, r.disagreements, r.judge_unreliable)))
-    return out
+    return [ExamScore(run=run.label, exam=exam, model=r.model, configuration=r.configuration,
+                      variant=r.variant, basis=f"rubric ({r.grader})" if r.grader else "rubric",
+                      points=f"{r.score:g}/{r.total:g}", percent=r.percent, questions=r.questions,
+                      cohort=r.cohort, original=r.original,
+                      run_percents=tuple(s.percent for s in r.run_scores), mean_percent=r.mean_percent,
+                      sd_percent=r.sd_percent, changed=r.changed,
+                      judge_vs_checker=_judge_mark(r.decisive, r.disagreements, r.judge_unreliable))
+            for r, exam in _with_exams(run, doc.summary.table6)]
 
 
 def _from_breakdown(run: RunData) -> list[ExamScore]:
@@ -96,15 +101,15 @@ def _from_breakdown(run: RunData) -> list[ExamScore]:
     doc = run.document(BREAKDOWN)
     if doc is None or doc.summary.score_basis == "none":
         return []
-    out = []
-    for r in doc.summary.exams:
-        exam = run.exams.get(r.exam_id)
-        if exam is None:
-            continue
-        out.append(ExamScore(run=run.label, exam=exam, model=r.model, configuration=r.configuration,
-                             variant=r.variant, basis=doc.summary.score_basis, points=None, percent=r.score,
-                             questions=r.questions, cohort=r.cohort, original=r.original))
-    return out
+    return [ExamScore(run=run.label, exam=exam, model=r.model, configuration=r.configuration, variant=r.variant,
+                      basis=doc.summary.score_basis, points=None, percent=r.score, questions=r.questions,
+                      cohort=r.cohort, original=r.original)
+            for r, exam in _with_exams(run, doc.summary.exams)]
+
+
+def _with_exams(run: RunData, rows: Sequence[_R]) -> list[tuple[_R, Exam]]:
+    """Each row with its exam; rows of an exam the run does not hold are left out."""
+    return [(r, exam) for r in rows if (exam := run.exams.get(r.exam_id)) is not None]
 
 
 def _judge_mark(decisive: int, disagreements: int, unreliable: bool) -> str:

@@ -33,6 +33,7 @@ from typing import Any
 
 from mathlens.errors import UserError
 from mathlens.items.limits import SOURCE_BYTES, SOURCE_MESSAGES, SOURCE_ROWS, SOURCE_TEXT_CHARS
+from mathlens.items.readers import open_checked
 from mathlens.models.base import FinishReason, GenerateConfig, Message, Usage
 from mathlens.runs.importing.provenance import SourceScore
 
@@ -122,16 +123,7 @@ class SourceLog:
 
 def check_source(path: Path) -> tuple[int, str]:
     """(size, sha256) of a readable source file within `SOURCE_BYTES`, else `UserError`."""
-    try:
-        if path.is_dir():
-            raise SourceError(path, None, None, "is a directory; name the log or output file")
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    if size > SOURCE_BYTES.value:
-        raise SourceError(path, None, None, "the file is " + SOURCE_BYTES.exceeded(f"{size:,} bytes"))
+    size = open_checked(path, SOURCE_BYTES, "log or output", SourceError)
     h = hashlib.sha256()
     with path.open("rb") as fh:
         while block := fh.read(1 << 20):

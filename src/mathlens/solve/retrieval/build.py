@@ -11,13 +11,17 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from mathlens import __version__
 from mathlens.errors import UserError
+from mathlens.flags import Flag
 from mathlens.models.cache import ResponseCache
 from mathlens.models.registry import DEFAULT_MODEL, get_model
 from mathlens.solve.retrieval.chunking import Chunk, ChunkSettings, chunk_documents
@@ -41,6 +45,7 @@ from mathlens.solve.retrieval.store import (
     kb_path,
     release_clients,
 )
+from mathlens.solve.retrieval.topics import TOPIC_KEYWORDS, check_topics
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,89 @@ class BuildOptions:
     generate_missing: bool = True
     builtin: bool = False
     overwrite: bool = False
+
+
+T = TypeVar("T")
+
+
+def _chunker_says(check: Callable[[], T]) -> T:
+    """Run one of the chunker's own checks inside a field validator (its error becomes the field's)."""
+    try:
+        return check()
+    except UserError as exc:
+        raise ValueError(str(exc)) from None
+
+
+class EmbedderChoice(BaseModel):
+    """Which embedder and where it is served (the `--embedder` options of `kb build` and `kb query`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    spec: Annotated[str | None, Flag("--embedder")] = Field(
+        None, description="local/all-MiniLM-L6-v2 (default), ollama/MODEL or openai/MODEL")
+    url: Annotated[str | None, Flag("--embedder-url")] = Field(
+        None, description="the embedder's base URL (openai) or host (ollama)")
+
+    def options(self) -> dict[str, Any]:
+        """The embedder's options: the URL under the key its backend reads."""
+        if not self.url:
+            return {}
+        return {"host" if (self.spec or "").startswith("ollama/") else "base_url": self.url}
+
+
+class BuildSettings(BaseModel):
+    """What `mathlens kb build` is asked to do; its options are generated from the flagged fields."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    embedder: EmbedderChoice = Field(default_factory=EmbedderChoice)
+    contextual: Annotated[bool, Flag("--contextual")] = Field(False, description="generate chunk contexts with a model")
+    context_model: Annotated[str, Flag("--model")] = Field(
+        DEFAULT_MODEL, min_length=1, description="the model that writes the chunk contexts")
+    context_model_options: Annotated[dict[str, Any], Flag("-M", merge=True, metavar="KEY=VALUE")] = Field(
+        default_factory=dict, description="context model option key=value")
+    topics: Annotated[list[str], Flag("--topics", split=True)] = Field(
+        default_factory=list, description="keep only segments on these topics (comma separated): "
+                                          + ", ".join(TOPIC_KEYWORDS))
+    chunk_size: Annotated[int, Flag("--chunk-size")] = Field(ChunkSettings.size, description="chunk size in characters")
+    overlap: Annotated[int, Flag("--overlap")] = Field(ChunkSettings.overlap,
+                                                       description="overlap between chunks in characters")
+    builtin: Annotated[bool, Flag("--builtin")] = Field(
+        False, description="use the built-in notes as the sources (as the built-in knowledge base of that --name "
+                           "when there is one)")
+    overwrite: Annotated[bool, Flag("--overwrite")] = Field(False, description="replace an existing knowledge base")
+
+    @field_validator("topics")
+    @classmethod
+    def _topics(cls, value: list[str]) -> list[str]:
+        return list(_chunker_says(lambda: check_topics(value)))
+
+    @field_validator("chunk_size")
+    @classmethod
+    def _size(cls, value: int) -> int:
+        _chunker_says(lambda: ChunkSettings(size=value, overlap=0))
+        return value
+
+    @field_validator("overlap")
+    @classmethod
+    def _overlap(cls, value: int, info: ValidationInfo) -> int:
+        _chunker_says(lambda: ChunkSettings(size=info.data.get("chunk_size", ChunkSettings.size), overlap=value))
+        return value
+
+    @property
+    def chunking_given(self) -> bool:
+        """Whether the chunk size or overlap was asked for (else a built-in keeps its own)."""
+        return bool({"chunk_size", "overlap"} & self.model_fields_set)
+
+    def chunks(self) -> ChunkSettings:
+        """The chunking asked for."""
+        return ChunkSettings(size=self.chunk_size, overlap=self.overlap, topics=tuple(self.topics))
+
+    def options(self) -> BuildOptions:
+        """The build's options."""
+        return BuildOptions(embedder=self.embedder.spec, embedder_options=self.embedder.options(),
+                            chunks=self.chunks(), contextual=self.contextual, context_model=self.context_model,
+                            context_model_options=dict(self.context_model_options), overwrite=self.overwrite)
 
 
 def context_key(doc: Document, chunk: Chunk, settings: ContextSettings) -> str:
@@ -120,9 +208,7 @@ def build_from_documents(name: str, docs: list[Document], opts: BuildOptions,
     cost = None
     if opts.contextual:
         contexts, cost = _contexts(chunks, by_doc, opts)
-    records = [ChunkRecord(id=c.id, doc_id=c.doc_id, source=c.source, index=c.index, start=c.start, end=c.end,
-                           title=c.title, topics=list(c.topics), text=c.text, context=contexts.get(c.id))
-               for c in chunks]
+    records = [ChunkRecord(**dict(c), context=contexts.get(c.id)) for c in chunks]
     embedder = get_embedder(opts.embedder, opts.embedder_options)
     tmp = final.parent / f".{final.name}.building-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)

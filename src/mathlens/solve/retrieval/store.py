@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from mathlens.errors import UnknownNameError, UserError
 from mathlens.solve.retrieval.bm25 import BM25Index
+from mathlens.solve.retrieval.chunking import Chunk
 from mathlens.solve.retrieval.embed import Embedder, get_embedder
 from mathlens.solve.retrieval.fusion import reciprocal_rank_fusion
 
@@ -31,18 +32,9 @@ KB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}[A-Za-z0-9]$")
 FORMAT_VERSION = 1
 
 
-class ChunkRecord(BaseModel):
+class ChunkRecord(Chunk):
     """One stored chunk; `context` is the generated situating text (contextual knowledge bases)."""
 
-    id: str
-    doc_id: str
-    source: str
-    index: int
-    start: int
-    end: int
-    title: str = ""
-    topics: list[str] = Field(default_factory=list)
-    text: str
     context: str | None = None
 
     def indexed_text(self, contextual: bool) -> str:

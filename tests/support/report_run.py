@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from mathlens.cli.main import app
 
-HERE = Path(__file__).resolve().parent
+CASES = Path(__file__).resolve().parents[1] / "cases" / "report"
 MODEL = "mock/report"
 
 
@@ -71,7 +71,7 @@ def add_judged_analyses(run: Path) -> list[str]:
     from mathlens.runs.documents import RecordRef, records_digest
     from mathlens.runs.store import RunStore
 
-    docs = yaml.safe_load((HERE / "judged.yaml").read_text(encoding="utf-8"))
+    docs = yaml.safe_load((CASES / "judged.yaml").read_text(encoding="utf-8"))
     store = RunStore(run)
     refs = {r.key: RecordRef.of(r).model_dump() for r in store.records()}
     for name, doc in docs.items():

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from mathlens.analyze.maple.detect import incoherence, is_no_solution, repeated_ngram_share
+from mathlens.analyze.quality.detect import incoherence, is_no_solution, repeated_ngram_share
 
 CASES = yaml.safe_load(
     (Path(__file__).resolve().parents[1] / "cases" / "maple" / "incoherence.yaml").read_text()

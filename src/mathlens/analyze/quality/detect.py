@@ -1,4 +1,5 @@
-"""Judge-free detectors for two MAPLE labels: "incoherent output" and "no solution".
+"""Judge-free detectors of incoherent output and of a missing solution: the output-quality flags
+(`flags.py`) use them, and so do two MAPLE labels ("incoherent output", "no solution").
 
 Small models loop ("the the the ...", one line over and over, a digit run to the token cap); a
 judge model is not needed to see that, and a weak judge often misses it. Each check below is a
