@@ -8,9 +8,11 @@ measured in the same run, and the goals as ratios (issue 33: ``mathlens flow`` o
 
 * ``flow one step``: ``mathlens flow --json -- "Step 1: x = 2"``, the whole command.
 * ``first verify_steps``: in a fresh process, the import of the step checker with `prestart`, then
-  (timed apart) the first `verify_steps` call; ``first check_answer`` the same for the answer
-  comparison (`grading.equivalence.equivalent`, through the internal function where the public
-  API is not there).
+  (timed apart) the first `verify_steps` call; ``first check_answer`` the same for the public
+  `mathlens.check_answer` on a response with a fraction against a decimal, ``..., expression``
+  on an expression in one letter (both decided without SymPy in the calling process, which the
+  script asserts), ``..., SymPy`` on an integral, which the worker compares (that call waits
+  for the worker started in the background by the first use of `mathlens.check_answer`).
 
     .venv/bin/python bench/bench_startup.py [--repeats N] [--json]
 """
@@ -39,18 +41,24 @@ t2 = time.perf_counter()
 assert out[0].verdict == "valid", out
 print(t1 - t0, t2 - t1)
 """
+# the public answer check: `import mathlens` and the attribute (which starts the worker in the
+# background), then, timed apart, the first call; SymPy must stay out of the calling process
 _FIRST_ANSWER = """
-import time
+import sys, time
 t0 = time.perf_counter()
-from mathlens.analyze.grading.equivalence import equivalent
-from mathlens.analyze.verify.budget import prestart
-prestart()
+import mathlens
+check = mathlens.check_answer
 t1 = time.perf_counter()
-got = equivalent("\\\\frac{x^2 - 1}{x - 1}", "x + 1")
+got = check(%r, %r)
 t2 = time.perf_counter()
-assert got.status == "equal", got
+assert got.status == "correct", got
+assert "sympy" not in sys.modules
 print(t1 - t0, t2 - t1)
 """
+_ANSWER_NUMBER = _FIRST_ANSWER % ("Of the 8 outcomes, 3 have two heads, so the answer is $\\frac{3}{8}$.", "0.375")
+_ANSWER_EXPRESSION = _FIRST_ANSWER % ("$\\boxed{\\frac{x^2 - 1}{x - 1}}$", "x + 1")
+# an integral is compared by SymPy in the worker: the call waits for the worker's start-up
+_ANSWER_WORKER = _FIRST_ANSWER % ("$\\boxed{\\int_0^1 x\\,dx}$", "1/2")
 
 #: name -> command; a command printing two numbers reports (import, first call) itself
 CASES: dict[str, list[str]] = {
@@ -60,10 +68,12 @@ CASES: dict[str, list[str]] = {
     "mathlens --help": [MATHLENS, "--help"],
     "flow one step": [MATHLENS, "flow", "--json", "--", "Step 1: x = 2"],
     "first verify_steps": [PY, "-c", _FIRST_STEPS],
-    "first check_answer": [PY, "-c", _FIRST_ANSWER],
+    "first check_answer": [PY, "-c", _ANSWER_NUMBER],
+    "first check_answer, expression": [PY, "-c", _ANSWER_EXPRESSION],
+    "first check_answer, SymPy": [PY, "-c", _ANSWER_WORKER],
 }
 GOALS = {"import mathlens": 0.3, "flow one step": 1.0, "first verify_steps (call)": 0.5,
-         "first check_answer (call)": 0.5}
+         "first check_answer (call)": 0.5, "first check_answer, expression (call)": 0.5}
 
 
 def _run(cmd: list[str]) -> dict[str, float]:

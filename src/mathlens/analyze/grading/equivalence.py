@@ -17,7 +17,7 @@ import math
 import re
 import time
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from mathlens.analyze.grading.answers import FinalAnswer, choice_label, extract_final_answer
 from mathlens.analyze.grading.bases import compare_bases
@@ -44,7 +44,6 @@ from mathlens.analyze.grading.quick import decide, exact, infinity, read
 from mathlens.analyze.grading.relations import compare_named, option_answer, split_approximation
 from mathlens.analyze.grading.statements import lhs_kind, split_equals
 from mathlens.analyze.grading.structures import compare_structures
-from mathlens.analyze.grading.symbolic import compare_answers
 from mathlens.analyze.grading.verdicts import (
     AnswerVerdict,
     ChoiceCheck,
@@ -53,6 +52,9 @@ from mathlens.analyze.grading.verdicts import (
     VerdictStatus,
 )
 from mathlens.items.schema import Question
+
+if TYPE_CHECKING:
+    from mathlens.analyze.grading.symbolic import ComparePayload
 
 _PLAIN_WORDS = re.compile(r"[A-Za-z]+(?:[ -][A-Za-z]+){0,3}")
 _MATH_TOKENS = {"e", "i", "pi", "oo", "inf", "infinity", "infty", "c"}
@@ -237,12 +239,20 @@ def _scalar(text: str) -> bool:
     return infinity(text) is not None or (reading is not None and len(reading.sides) == 1)
 
 
+def symbolic_in_worker(pred: str, ref: str, rel_tol: float, min_digits: int) -> ComparePayload:
+    """`symbolic.compare_answers`, imported where it runs: in the bounded worker, so that the
+    calling process loads SymPy never (the worker has it already)."""
+    from mathlens.analyze.grading.symbolic import compare_answers
+
+    return compare_answers(pred, ref, rel_tol, min_digits)
+
+
 def _symbolic(pred: str, ref: str, config: EquivalenceConfig, deadline: float) -> EquivalenceResult:
     from mathlens.analyze.verify.budget import run_bounded
 
     budget = max(0.05, min(config.timeout_s, deadline - time.monotonic()))
     # waiting for a worker that replaces a killed one counts against the response's budget too
-    outcome = run_bounded(compare_answers, degrees_to_radians(pred), degrees_to_radians(ref), config.rel_tol,
+    outcome = run_bounded(symbolic_in_worker, degrees_to_radians(pred), degrees_to_radians(ref), config.rel_tol,
                           config.min_digits, timeout_s=budget, ready_s=budget)
     if outcome.status == "timeout":
         return EquivalenceResult(status="timeout", method="symbolic", error=outcome.error)

@@ -49,7 +49,7 @@ from typing import Any
 from mathlens.analyze.grading.numeric import near_printed
 from mathlens.analyze.verify.latex_fast import to_plain
 from mathlens.analyze.verify.limits import DEFAULT_LIMITS, check_text
-from mathlens.analyze.verify.plain import normalize
+from mathlens.analyze.verify.plain_text import normalize
 from mathlens.analyze.verify.text import strip_delimiters
 
 MAX_CHARS = 300

@@ -1,15 +1,19 @@
 """Bounds on what the math parser accepts: text length, bracket nesting, tree size, number growth.
 
 Every check here is cheap and runs before SymPy evaluates anything, so most adversarial input is
-refused in microseconds; the worker's time budget is the second line of defence.
+refused in microseconds; the worker's time budget is the second line of defence. The text checks
+need no SymPy, which the tree checks import when first called (the answer checker reads these
+limits in the calling process, where SymPy is loaded only when a comparison needs it).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import sympy
+if TYPE_CHECKING:
+    import sympy
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,8 @@ def check_text(text: str, limits: ParseLimits = DEFAULT_LIMITS) -> str | None:
 
 def _log10_magnitude(node: sympy.Basic, limit: float) -> float:
     """An upper bound on log10 of |value| for a numeric subtree (inf when beyond `limit` digits)."""
+    import sympy
+
     if isinstance(node, sympy.Integer):
         p = abs(int(node.p))
         return math.log10(p) if p > 1 else 0.0
@@ -90,6 +96,8 @@ def _log10_magnitude(node: sympy.Basic, limit: float) -> float:
 
 def check_tree(expr: sympy.Basic, limits: ParseLimits = DEFAULT_LIMITS) -> str | None:
     """Why an unevaluated expression is refused before evaluation, or None when it is safe."""
+    import sympy
+
     nodes = 0
     stack: list[tuple[sympy.Basic, int]] = [(expr, 1)]
     while stack:
@@ -121,6 +129,8 @@ def check_tree(expr: sympy.Basic, limits: ParseLimits = DEFAULT_LIMITS) -> str |
 
 def tree_depth(expr: sympy.Basic) -> int:
     """Height of the expression tree: an atom has depth 1, `x + 1` depth 2, `sin(x + 1)` depth 3."""
+    import sympy
+
     best = 0
     stack: list[tuple[sympy.Basic, int]] = [(expr, 1)]
     while stack:
