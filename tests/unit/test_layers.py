@@ -104,7 +104,8 @@ def test_every_part_of_analyze_has_a_layer() -> None:
     # the loops the contract keeps broken, written back inside functions, where they used to hide
     ("analyze/verify/_upward.py", "def warm() -> None:\n    from mathlens.analyze.grading.symbolic import warm_up",
      "mathlens.analyze.verify._upward -> mathlens.analyze.grading.symbolic"),
-    ("analyze/quality/_upward.py", "def read() -> None:\n    from mathlens.analyze.grading.equivalence import equivalent",
+    ("analyze/quality/_upward.py",
+     "def read() -> None:\n    from mathlens.analyze.grading.equivalence import equivalent",
      "mathlens.analyze.quality._upward -> mathlens.analyze.grading.equivalence"),
 ])
 def test_an_upward_import_inside_analyze_breaks_its_contract(tmp_path: Path, where: str, code: str,
