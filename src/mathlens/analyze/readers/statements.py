@@ -23,10 +23,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mathlens.analyze.grading.inline import closing_run
-from mathlens.analyze.grading.normalize import answer_word
-from mathlens.analyze.grading.numberwords import words_to_digits
-from mathlens.analyze.grading.setwords import set_phrase
+from mathlens.analyze.readers.inline import closing_run
+from mathlens.analyze.readers.normalize import answer_word
+from mathlens.analyze.readers.numberwords import words_to_digits
+from mathlens.analyze.readers.setwords import set_phrase
 
 MATH_WORDS = frozenset({"infinity", "odd", "even", "neither", "none", "undefined", "diverges", "converges",
                         "both", "all real numbers", "empty", "true", "false", "yes", "no"})
@@ -241,7 +241,7 @@ def _piecewise(s: str) -> str | None:
     kept whole: its conditions are not trailing prose."""
     if not _PIECEWISE_HINT.search(s):
         return None
-    from mathlens.analyze.grading.piecewise import read_piecewise  # imports the evaluators
+    from mathlens.analyze.readers.piecewise import read_piecewise  # imports the evaluators
 
     t = strip_leading_prose(s.strip().rstrip("."))
     return t if read_piecewise(t) is not None else None

@@ -20,9 +20,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from mathlens.analyze.grading.inline import closing_run
-from mathlens.analyze.grading.normalize import answer_word
-from mathlens.analyze.grading.statements import (
+from mathlens.analyze.readers.inline import closing_run
+from mathlens.analyze.readers.normalize import answer_word
+from mathlens.analyze.readers.statements import (
     LINK,
     Reduced,
     answerish,
