@@ -324,21 +324,22 @@ def last_quantity(s: str) -> str:
     return (last.group(0) + (unit.group(0) if unit else "")).strip()
 
 
-_RESTATED = re.compile(r"(?i),?\s*\(?\b(?:i\.e\.|that\s+is|or\s+equivalently)\s*,?\s*")
+_RESTATED = re.compile(r"(?i),?\s*\(?\b(?:i\.e\.|that\s+is|or\s+equivalently|which\s+is)\s*,?\s*")
 _APPROXIMATE = re.compile(r"(?i)≈|\\approx|\b(?:about|approximately|roughly|nearly)\b")
 
 
 def restated(s: str) -> str:
-    """"$\\frac{5}{36}$, i.e. about 13.9%" -> the exact value with the approximation after it;
+    """"$\\frac{5}{36}$, i.e. about 13.9%" (or ", which is about 13.9%") -> the exact value with the
+    approximation after it;
     "about 31.4 cm, i.e. $10\\pi$" -> `$10\\pi$`: of a value and its restatement, the exact one
     (two exact forms are left as they are)."""
     m = _RESTATED.search(s)
     if m is None or m.start() == 0:
         return s
     left, right = s[: m.start()].strip(), s[m.end():].strip().rstrip(").")
-    if _APPROXIMATE.search(right) and not _APPROXIMATE.search(left):
+    if _APPROXIMATE.search(right) and not _APPROXIMATE.search(left) and re.search(r"\d", right):
         return f"{left} \\approx {_APPROXIMATE.sub(' ', right).strip()}"
-    if _APPROXIMATE.search(left) and not _APPROXIMATE.search(right):
+    if _APPROXIMATE.search(left) and not _APPROXIMATE.search(right) and _MATHY.search(right):
         return right
     return s
 
