@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from mathlens.analyze.grading.answers import extract_final_answer
 from mathlens.analyze.grading.equivalence import check_answer
+from mathlens.analyze.readers.answers import extract_final_answer
 from mathlens.items.schema import Question
 
 SHARED = Path(os.environ.get("MATHLENS_SHARED_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data")

@@ -16,9 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-from mathlens.analyze.grading.answers import extract_final_answer
 from mathlens.analyze.grading.equivalence import equivalent
 from mathlens.analyze.grading.symbolic import compare_answers
+from mathlens.analyze.readers.answers import extract_final_answer
 from mathlens.analyze.verify.budget import run_bounded
 
 SHARED = Path(os.environ.get("MATHLENS_SHARED_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data")

@@ -211,3 +211,78 @@ class FlagValues:
                                              for p, x in zip(path, loc, strict=False)):
                 return ff.name
         return None
+
+
+#: the largest seed any command takes (a 32-bit signed value: every backend and NumPy accept it)
+MAX_SEED = 2**31 - 1
+#: the most bootstrap resamples any command draws
+MAX_RESAMPLES = 100_000
+#: the most tokens any request may ask for
+MAX_TOKENS = 1_000_000
+
+#: pydantic error types that mean "the number given is outside what the field allows"
+RANGE_ERRORS = frozenset({"greater_than", "greater_than_equal", "less_than", "less_than_equal", "finite_number"})
+
+
+def _number(x: Any) -> str:
+    """`1000` -> `1,000`; `0.5` -> `0.5`; `1e-4` -> `0.0001`."""
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        return str(x)
+    if isinstance(x, int) or (x.is_integer() and abs(x) < 1e15):
+        return f"{int(x):,}"
+    return f"{x:f}".rstrip("0").rstrip(".") if abs(x) >= 1e-6 else f"{x:g}"
+
+
+def describe_range(ge: Any = None, gt: Any = None, le: Any = None, lt: Any = None) -> str | None:
+    """The values a number may take, in words (`from 1 to 1,000`, `greater than 0 and at most 86,400`),
+    or None when nothing bounds it."""
+    low = f"at least {_number(ge)}" if ge is not None else f"greater than {_number(gt)}" if gt is not None else None
+    high = f"at most {_number(le)}" if le is not None else f"less than {_number(lt)}" if lt is not None else None
+    if ge is not None and le is not None:
+        return f"from {_number(ge)} to {_number(le)}"
+    if low and high:
+        return f"{low} and {high}"
+    return low or high
+
+
+def field_range(field: FieldInfo) -> str | None:
+    """The range a pydantic field declares (`Field(ge=1, le=1000)`), in words; None when unbounded."""
+    bounds: dict[str, Any] = {}
+    for m in field.metadata:
+        for key in ("ge", "gt", "le", "lt"):
+            value = getattr(m, key, None)
+            if value is not None:
+                bounds[key] = value
+    return describe_range(**bounds) if bounds else None
+
+
+def field_at(model: type[BaseModel], loc: tuple[Any, ...]) -> FieldInfo | None:
+    """The field of `model` at validation-error location `loc` (through nested models and lists)."""
+    current: Any = model
+    info: FieldInfo | None = None
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)) or part not in current.model_fields:
+            return None
+        info = current.model_fields[part]
+        current, _ = _model_of(info.annotation)
+    return info
+
+
+def refused_flag(model: type[BaseModel], flags: FlagValues, error: Any, prefix: tuple[Any, ...] = ()) -> str | None:
+    """The message for a validation error (one item of `ValidationError.errors()`, located in `model`
+    under `prefix`) on a value a flag set: the flag and pydantic's words, or, for a number out of
+    range, the flag, the number and the whole range allowed (`--runs 0: out of range (allowed: from 1
+    to 1,000)`). None when no flag set the value."""
+    loc = (*prefix, *error["loc"])
+    flag = flags.owner(loc)
+    if flag is None:
+        return None
+    field = field_at(model, tuple(error["loc"])) if error["type"] in RANGE_ERRORS else None
+    allowed = field_range(field) if field is not None else None
+    if allowed:
+        problem = "not a finite number" if error["type"] == "finite_number" else "out of range"
+        return f"{flag} {error.get('input')}: {problem} (allowed: {allowed})"
+    message = str(error["msg"]).removeprefix("Value error, ")  # a validator's own message reads alone
+    return message if message.startswith(flag + " ") else f"{flag}: {message}"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mathlens.analyze.grading.answers import extract_final_answer
 from mathlens.analyze.grading.equivalence import check_answer, equivalent
+from mathlens.analyze.readers.answers import extract_final_answer
 from mathlens.items.loaders import load_items
 from mathlens.items.schema import Question
 

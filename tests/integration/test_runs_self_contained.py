@@ -33,7 +33,9 @@ def test_analyze_and_report_after_the_item_file_is_deleted(tmp_path: Path) -> No
     assert run.returncode == 0, run.stderr
     run_dir = made_in / "run"
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["items"][0]["source"] == "data.jsonl" and len(manifest["items"][0]["sha256"]) == 64
+    # the manifest names the file where it was found (a run's item paths are made absolute) and its digest
+    assert Path(manifest["items"][0]["source"]) == (made_in / "data.jsonl").resolve()
+    assert len(manifest["items"][0]["sha256"]) == 64
     snapshot = json.loads((run_dir / "items.json").read_text())
     assert [q["id"] for q in snapshot["exams"][0]["questions"]] == ["d1", "d2"]
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from mathlens.analyze.grading.answers import extract_final_answer
 from mathlens.analyze.grading.equivalence import EquivalenceConfig, check_answer, equivalent
+from mathlens.analyze.readers.answers import extract_final_answer
 from mathlens.items.schema import Part, Question
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "answers"

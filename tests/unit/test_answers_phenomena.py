@@ -1,7 +1,9 @@
 """Whole responses and answer pairs by phenomenon (tests/cases/answers/responses_*.yaml,
-pairs_comparing.yaml): reading the answer out of chat output that runs on past it, and comparing it
-with references written another way. Each table's shape is checked too: every phenomenon has
-equal and not-equal cases, and at least half of the cases are whole responses.
+pairs_comparing.yaml, conventions.yaml): reading the answer out of chat output that runs on past
+it, comparing it with references written another way, and the switchable rules where answer
+checkers disagree. The tables' shape is checked too (the map of phenomena.yaml): every phenomenon
+has equal and not-equal cases, those of reading, comparing and conventions have whole responses
+among them, and at least half of all cases are whole responses.
 
 A case listed under `known` in a table is a limitation the project documents (docs/grading.md):
 it is expected to fail, and the test says so if it starts to pass.
@@ -17,6 +19,7 @@ import yaml
 
 from mathlens.analyze.grading.equivalence import EquivalenceConfig, check_answer, equivalent
 from mathlens.items.schema import Question
+from support.answer_cases import all_cases, by_phenomenon, cases, count, unlisted_groups
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "answers"
 RESPONSE_TABLES = ("responses_reading.yaml", "responses_comparing.yaml")
@@ -99,6 +102,38 @@ def test_the_tables_are_large_and_mostly_whole_responses() -> None:
     pairs = len(_pair_cases())
     assert responses + pairs >= 300
     assert responses >= (responses + pairs) / 2
+    total = count(all_cases())  # the count scripts/count_answer_cases.py prints, conventions included
+    assert total.total == responses + pairs + len(cases("conventions"))
+    assert total.whole >= total.total / 2
+
+
+def test_every_group_is_one_phenomenon() -> None:
+    assert unlisted_groups() == []
+
+
+@pytest.mark.parametrize(("section", "phenomenon"), list(by_phenomenon()))
+def test_every_phenomenon_has_equal_and_not_equal_cases_and_whole_responses(section: str, phenomenon: str) -> None:
+    c = by_phenomenon()[section, phenomenon]
+    assert c.equal > 0 and c.not_equal > 0, c
+    if section != "more":
+        assert c.whole > 0, c
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=f"{c.group}-{i}-{'switched' if c.setting else 'default'}")
+                                  for i, c in enumerate(cases("conventions"))])
+def test_convention_switch(case: Any) -> None:
+    config = EquivalenceConfig(**dict(case.setting))
+    verdict = check_answer(case.text, Question(id="q", text="t", answers=[case.reference]), config)
+    assert verdict.correct is case.equal, f"{case.text[-60:]!r} vs {case.reference!r} {case.setting} -> {verdict}"
+
+
+def test_each_convention_changes_some_verdict() -> None:
+    # a switch that changes nothing in its own group would test nothing
+    rows = cases("conventions")
+    for group in {c.group for c in rows}:
+        default = [c for c in rows if c.group == group and not c.setting]
+        switched = [c for c in rows if c.group == group and c.setting]
+        assert any(a.equal != b.equal for a, b in zip(default, switched, strict=True)), group
 
 
 def test_spans_point_into_the_response_as_given() -> None:

@@ -1,5 +1,5 @@
-"""Comparisons decided in the calling process (`grading.quick`, `grading.structures`, unions in
-`grading.intervals`): they must give the worker's verdict, stay bounded, and spare the worker."""
+"""Comparisons decided in the calling process (`readers.quick`, `grading.structures`, unions in
+`readers.intervals`): they must give the worker's verdict, stay bounded, and spare the worker."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 
 from mathlens.analyze.grading.equivalence import equivalent
 from mathlens.analyze.grading.forms import items
-from mathlens.analyze.grading.intervals import differ_as_sets, read_set, same_set
-from mathlens.analyze.grading.quick import decide, read, show
 from mathlens.analyze.grading.structures import matrix_rows, split_brackets
 from mathlens.analyze.grading.symbolic import compare_answers
+from mathlens.analyze.readers.intervals import differ_as_sets, read_set, same_set
+from mathlens.analyze.readers.quick import decide, read, show
 
 #: pairs the worker compares symbolically; each is either decided here with the worker's verdict
 #: or left to the worker (None)
@@ -198,7 +198,7 @@ def test_unit_vectors_are_read_only_when_they_are_vectors() -> None:
 
 
 def test_piecewise_forms_are_read() -> None:
-    from mathlens.analyze.grading.piecewise import read_piecewise
+    from mathlens.analyze.readers.piecewise import read_piecewise
 
     forms = ["\\begin{cases} x^2 & x < 0 \\\\ 2x & \\text{if } x \\ge 0 \\end{cases}", "x^2 if x < 0, 2x if x >= 0",
              "x^2 for x < 0; 2x for x >= 0", "f(x) = x^2 if x < 0 and f(x) = 2x if x >= 0",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import pkgutil
 import subprocess
 import sys
@@ -50,3 +51,25 @@ def test_help_lists_every_command() -> None:
                           timeout=120, check=True)
     for command in COMMANDS:
         assert command in proc.stdout
+
+
+def test_a_plain_run_loads_no_statistics_package(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A run that is not a tutoring study never loads the tutoring analysis and its statistics (SciPy,
+    pandas, statsmodels): they used to cost every `mathlens run` about 1.7 s of start-up."""
+    from mathlens.testing.standin import StandinServer
+
+    items = tmp_path / "q.jsonl"
+    items.write_text('{"id": "q1", "text": "What is 2 + 3?"}\n{"id": "q2", "text": "What is 4 + 4?"}\n')
+    argv = ["run", str(items), "--model", "openai/standin", "--max-tokens", "16", "--out", str(tmp_path / "run"),
+            "-q"]
+    code = ("import sys, json\nfrom mathlens.cli.main import app\n"
+            f"sys.argv = ['mathlens', *{argv!r}]\n"
+            "try:\n    app()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "print(json.dumps(sorted(m for m in ('scipy', 'pandas', 'statsmodels', 'sympy') if m in sys.modules)))")
+    with StandinServer() as srv:
+        env = {**os.environ, "OPENAI_BASE_URL": srv.url + "/v1", "OPENAI_API_KEY": "x",
+               "MATHLENS_CACHE_DIR": str(tmp_path / "cache")}
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (tmp_path / "run" / "records.jsonl").stat().st_size > 0
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []

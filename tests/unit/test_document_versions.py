@@ -26,15 +26,21 @@ from support import report_run as fx
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "mathlens"
 
 
-def _specs_in_source() -> set[str]:
-    """Names of every `DocumentSpec("name", ...)` declared in the package."""
-    names = set()
+def _declared_versions() -> dict[str, object]:
+    """Every `DocumentSpec("name", VERSION, ...)` declared in the package: name -> the version as written."""
+    found: dict[str, object] = {}
     for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "DocumentSpec"
                     and node.args and isinstance(node.args[0], ast.Constant)):
-                names.add(str(node.args[0].value))
-    return names
+                version = node.args[1] if len(node.args) > 1 else None
+                found[str(node.args[0].value)] = version.value if isinstance(version, ast.Constant) else version
+    return found
+
+
+def _specs_in_source() -> set[str]:
+    """Names of every `DocumentSpec("name", ...)` declared in the package."""
+    return set(_declared_versions())
 
 
 #: documents that are not a run's analyses (`mathlens compare --out DIR` writes a comparison's)
@@ -87,6 +93,15 @@ def _copy_run(run: Path, tmp: Path) -> Path:
     return tmp / "run"
 
 
+def test_every_version_history_is_covered_by_the_refusal_cases() -> None:
+    # the version cases below run over the registered documents: a bumped document declared
+    # elsewhere (as `compare` is) would have no case; the versions are read from the source as written
+    declared = _declared_versions()
+    assert all(isinstance(v, int) for v in declared.values()), declared
+    bumped = {name for name, version in declared.items() if isinstance(version, int) and version > 1}
+    assert bumped <= set(DOCUMENTS), bumped - set(DOCUMENTS)
+
+
 @pytest.mark.parametrize("name", sorted(n for n in DOCUMENTS if document_spec(n).version > 1))
 def test_a_bumped_document_of_the_version_before_is_refused_by_name(name: str, run: Path, tmp_path: Path) -> None:
     spec = _spec(name)
@@ -114,6 +129,23 @@ def test_a_newer_or_unversioned_document_is_refused_by_name(name: str, run: Path
     with pytest.raises(DocumentVersionError, match="unversioned layout") as caught:
         spec.read(copy)
     assert str(spec.legacy_path(copy)) in str(caught.value) and spec.rerun in str(caught.value)
+
+
+def test_a_comparison_document_of_another_version_or_layout_is_refused_by_name(tmp_path: Path) -> None:
+    """`mathlens compare --out DIR` writes a document outside any run: the same refusals hold."""
+    from mathlens.analyze.compare.models import COMPARE
+
+    for version in (COMPARE.version + 1, COMPARE.version - 1):
+        path = _with_version(COMPARE, tmp_path, version)
+        with pytest.raises(DocumentVersionError) as caught:
+            COMPARE.read(tmp_path)
+        message = str(caught.value)
+        assert str(path) in message and f"schema version {version}" in message and COMPARE.rerun in message
+        path.unlink()
+    COMPARE.legacy_path(tmp_path).write_text("{}", encoding="utf-8")
+    with pytest.raises(DocumentVersionError, match="unversioned layout") as caught:
+        COMPARE.read(tmp_path)
+    assert str(COMPARE.legacy_path(tmp_path)) in str(caught.value)
 
 
 #: fields added to stored models without a version bump: (document, where in it, field)

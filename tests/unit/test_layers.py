@@ -85,3 +85,31 @@ def test_an_import_of_the_stand_ins_inside_a_function_breaks_the_contract(tmp_pa
     bad = _lint(tmp_path, code, where="report/_standin.py")
     assert bad.returncode != 0
     assert "BROKEN" in bad.stdout and "mathlens.report._standin -> mathlens.testing" in bad.stdout
+
+
+def _analyze_contract() -> dict[str, object]:
+    return next(c for c in _contracts() if c.get("containers") == ["mathlens.analyze"])
+
+
+def test_every_part_of_analyze_has_a_layer() -> None:
+    analyze = PACKAGE / "analyze"
+    parts = {p.name for p in analyze.iterdir() if (p / "__init__.py").is_file()}
+    parts |= {p.stem for p in analyze.glob("*.py") if p.stem != "__init__"}
+    layered = {part.strip() for layer in _analyze_contract()["layers"]  # type: ignore[union-attr]
+               for part in str(layer).replace(":", "|").split("|")}
+    assert parts == layered
+
+
+@pytest.mark.parametrize("where, code, arrow", [
+    # the loops the contract keeps broken, written back inside functions, where they used to hide
+    ("analyze/verify/_upward.py", "def warm() -> None:\n    from mathlens.analyze.grading.symbolic import warm_up",
+     "mathlens.analyze.verify._upward -> mathlens.analyze.grading.symbolic"),
+    ("analyze/quality/_upward.py",
+     "def read() -> None:\n    from mathlens.analyze.grading.equivalence import equivalent",
+     "mathlens.analyze.quality._upward -> mathlens.analyze.grading.equivalence"),
+])
+def test_an_upward_import_inside_analyze_breaks_its_contract(tmp_path: Path, where: str, code: str,
+                                                             arrow: str) -> None:
+    bad = _lint(tmp_path, code + "  # noqa: F401", where=where)
+    assert bad.returncode != 0
+    assert "analyze layers BROKEN" in bad.stdout and arrow in bad.stdout

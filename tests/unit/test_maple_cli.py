@@ -61,7 +61,7 @@ def test_maple_rejects_bad_options_before_doing_anything(tmp_path: Path) -> None
     res = runner.invoke(app, ["maple", str(tmp_path), "--vr", "magic"])
     assert res.exit_code == 2 and "'magic' is not one of 'flow', 'judge', 'reasoneval'" in said(res)
     res = runner.invoke(app, ["maple", str(tmp_path), "--floor", "2"])
-    assert res.exit_code == 2 and "--floor: Input should be less than or equal to 1" in said(res)
+    assert res.exit_code == 2 and "--floor 2.0: out of range (allowed: greater than 0 and at most 1)" in said(res)
     res = runner.invoke(app, ["maple", str(tmp_path)])
     assert res.exit_code == 2 and "not a run directory" in res.output
     res = runner.invoke(app, ["maple", str(tmp_path), "--discover-labels", "many"])

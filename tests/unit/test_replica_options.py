@@ -43,7 +43,7 @@ def test_bad_replica_files_name_file_and_line(tmp_path: Path, text: str, message
 
 
 def test_a_missing_replica_file_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(UserError, match=r"cannot read replica file .*nope.txt"):
+    with pytest.raises(UserError, match=r"replica file .*nope\.txt: cannot read it"):
         get_model("openai/m", {"base_urls": f"@{tmp_path / 'nope.txt'}"})
 
 

@@ -116,7 +116,7 @@ def test_a_bad_study_file_is_refused_with_file_line_and_field(case: dict[str, An
 
 def test_a_bad_flag_over_a_study_names_the_flag(tmp_path: Path) -> None:
     code, output = _invoke("run", "study:quickstart", "--limit", "0", "--out", str(tmp_path / "run"))
-    assert code == 2 and "--limit: Input should be greater than or equal to 1" in " ".join(output.split())
+    assert code == 2 and "--limit 0: out of range (allowed: from 1 to 10,000,000)" in " ".join(output.split())
     code, output = _invoke("run", "study:quickstart", "--exam-mode", "all", "--out", str(tmp_path / "run"))
     assert code == 2 and "all" in output
     code, output = _invoke("run", "study:nope")
@@ -209,7 +209,7 @@ def test_tutor_run_is_the_tutoring_part_of_a_study(tmp_path: Path, monkeypatch: 
     # balanced:1 is one learner per grade x performance cell (2 grades x 3 levels), each paired with the item
     assert RunStore(out).manifest().total_tasks == 2 * 6
     code, output = _invoke("tutor", "run", "tutoring", "--model", "mock/echo", "--ablate", "all")
-    assert code == 2 and "No such option" in output  # the design replaces the ablation: no such option here
+    assert code == 2 and "no such option" in output  # the design replaces the ablation: no such option here
     code, output = _invoke("run", "tutoring", "--conditions", "1", "--ablate", "all", "--model", "mock/echo",
                            "--dry-run")
     assert code == 2 and "--ablate: not in a tutoring study" in " ".join(output.split())

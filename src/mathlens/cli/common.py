@@ -113,7 +113,9 @@ def describe_os_error(exc: OSError) -> str:
     hints = {errno.ENOSPC: " (free some space and run the command again)",
              errno.EROFS: " (the folder is read-only: choose a writable one)",
              errno.EACCES: " (permission denied: choose a folder you can write)",
-             errno.EISDIR: " (a directory was given where a file is needed)"}
+             errno.EISDIR: " (a directory was given where a file is needed)",
+             errno.EEXIST: " (a file stands where a folder is needed: choose another path)",
+             errno.ENOTDIR: " (a file stands where a folder is needed: choose another path)"}
     return f"cannot use{where}: {what}{hints.get(exc.errno or 0, '')}"
 
 

@@ -23,6 +23,7 @@ from mathlens.analyze.compare import COMPARE, CompareOptions, CompareReport, com
 from mathlens.analyze.compare.models import By, Comparison, CorrectionName
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
 from mathlens.errors import UserError
+from mathlens.flags import MAX_SEED
 from mathlens.report.tables import Cell, csv_cell
 from mathlens.runs.documents import records_digest
 from mathlens.runs.store import RunStore
@@ -161,7 +162,7 @@ def compare(
     runs: list[Path] = typer.Argument(..., help="RUN_A [RUN_B]: two runs, or one run with --by."),
     by: str | None = typer.Option(None, "--by", help="model | configuration | variant: the field whose groups "
                                   "are compared (within one run: each against baseline / original / first model)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and the permutation draws."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of the bootstrap and the permutation draws."),
     resamples: int = typer.Option(2000, "--resamples", min=1, max=100_000, help="Bootstrap resamples (and "
                                   "random sign flips when there are too many pairs to enumerate)."),
     confidence: float = typer.Option(0.95, "--confidence", min=0.5, max=0.999, help="CI level."),

@@ -23,7 +23,7 @@ from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, console, emit_json, e
 from mathlens.cli.grade_tables import pct, print_changes, print_tables
 from mathlens.cli.options import NO_FLAGS, options_from, with_model_options
 from mathlens.errors import UserError
-from mathlens.flags import FlagValues
+from mathlens.flags import MAX_RESAMPLES, MAX_SEED, FlagValues
 from mathlens.models.registry import parse_options
 from mathlens.runs.store import RunStore
 
@@ -128,8 +128,8 @@ class _Null:
 
 def agreement_cmd(
     run_dir: Path = typer.Argument(..., help="The run directory."),
-    resamples: int = typer.Option(2000, "--resamples", min=0, help="Bootstrap resamples."),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    resamples: int = typer.Option(2000, "--resamples", min=0, max=MAX_RESAMPLES, help="Bootstrap resamples."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Bootstrap seed."),
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Agreement between the judge and human graders (and the judge with itself)."""

@@ -110,7 +110,7 @@ def query(
     text: str = typer.Argument(..., help="The query."),
     mode: str = typer.Option("embedding", "--mode", help="embedding, bm25 or hybrid (RRF of both)."),
     contextual: bool = typer.Option(False, "--contextual", help="Search the context-prefixed chunks."),
-    top_k: int = typer.Option(4, "--top-k", "-k", help="How many chunks."),
+    top_k: int = typer.Option(4, "--top-k", "-k", min=1, max=1000, help="How many chunks."),
     as_json: bool = JSON_OPTION,
     flags: FlagValues = NO_FLAGS,
 ) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,11 +65,77 @@ class LazyGroup(TyperGroup):
             return TyperCommand(cmd_name, help=COMMANDS[cmd_name][1], short_help=COMMANDS[cmd_name][1])
         return None
 
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
+        """As Typer's, but a usage error (an option's value refused, an option missing) is one line
+        on stderr, `error: ...`, naming the option and, for a number, the range it allows; exit 2."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, windows_expand_args, **extra)
+        from typer._click.exceptions import ClickException
+        from typer.exceptions import Abort
+
+        argv = list(sys.argv[1:] if args is None else args)
+        try:
+            rv = super().main(argv, prog_name, complete_var, False, windows_expand_args, **extra)
+        except ClickException as exc:
+            if type(exc).__name__ != "NoArgsIsHelpError":  # the help is already printed
+                _usage_error(exc, argv)
+            sys.exit(exc.exit_code)
+        except Abort:
+            sys.stderr.write("Aborted!\n")
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) and not isinstance(rv, bool) else 0)
+
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         name = args[0] if args else None
         if name in COMMANDS and name not in self.commands:
             self.commands.update(load_module_commands(COMMANDS[name][0]))
         return super().resolve_command(ctx, args)
+
+
+def _given_value(param: Any, argv: list[str]) -> str | None:
+    """The value `argv` gave the option `param` (its last occurrence), as typed."""
+    value = None
+    for i, arg in enumerate(argv):
+        for name in getattr(param, "opts", ()):
+            if arg == name and i + 1 < len(argv):
+                value = argv[i + 1]
+            elif arg.startswith(name + "="):
+                value = arg[len(name) + 1:]
+    return value
+
+
+def _usage_error(exc: Any, argv: list[str]) -> None:
+    """One line for a usage error: a number refused names the option, the value and what the option
+    allows (its range, or a whole number); anything else keeps the parser's words and says where the
+    options are listed."""
+    from mathlens.cli.common import fail
+    from mathlens.flags import describe_range
+
+    param = getattr(exc, "param", None)
+    ctx = getattr(exc, "ctx", None)
+    opts = getattr(param, "opts", None) or []
+    kind = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    if type(exc).__name__ == "BadParameter" and opts and kind in (int, float):
+        allowed = describe_range(ge=getattr(param, "min", None), le=getattr(param, "max", None))
+        what = "a whole number" if kind is int else "a finite number"
+        given = _given_value(param, argv)
+        try:
+            number = kind(given) if given is not None else None
+        except ValueError:
+            number = None
+        problem = "out of range" if number is not None and number == number else f"not {what}"
+        name = max(opts, key=len)
+        fail(f"{name} {given if given is not None else ''}".rstrip()
+             + f": {problem} (allowed: {what}{' ' + allowed if allowed else ''})")
+        return
+    message = exc.format_message().rstrip(".")
+    names = []
+    while ctx is not None and ctx.parent is not None:  # the command as a user types it, however it was started
+        names.append(ctx.info_name)
+        ctx = ctx.parent
+    where = f" ({' '.join(['mathlens', *reversed(names)])} --help lists the options)"
+    fail(message[:1].lower() + message[1:] + where)
 
 
 def _switches_show_no_type() -> None:

@@ -20,12 +20,13 @@ from mathlens.analyze.maple.results import MAPLE, GroupRow, MapleSummary
 from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, console, emit_json, escape, out_console, user_errors
 from mathlens.cli.options import NO_FLAGS, options_from, with_model_options
 from mathlens.errors import UserError
-from mathlens.flags import FlagValues
+from mathlens.flags import MAX_RESAMPLES, MAX_SEED, MAX_TOKENS, FlagValues
 from mathlens.models.base import GenerateConfig
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import closing_all
 from mathlens.models.registry import get_model, parse_options
 from mathlens.runs.documents import Document
+from mathlens.runs.judge import judged_command
 from mathlens.runs.store import RunStore
 
 
@@ -158,9 +159,9 @@ def maple_audit(
     judge: str = typer.Option(..., "--judge", help="Judge model to audit."),
     judge_option: list[str] = typer.Option(None, "-J", help="Judge model option key=value."),
     labels: Path = typer.Option(None, "--labels", help="Label set file (default: the seven defaults)."),
-    limit: int = typer.Option(None, "--limit", min=1, help="A seeded random sample of N solutions."),
-    seed: int = typer.Option(0, "--seed", help="Sampling seed for --limit."),
-    max_tokens: int = typer.Option(384, "--max-tokens", help="Token cap of each judge reply."),
+    limit: int = typer.Option(None, "--limit", min=1, max=10_000_000, help="A seeded random sample of N solutions."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Sampling seed for --limit."),
+    max_tokens: int = typer.Option(384, "--max-tokens", min=1, max=MAX_TOKENS, help="Token cap of each judge reply."),
     out: Path = typer.Option(None, "--out", help="Also write the full report (every item) as JSON here."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the response cache."),
     as_json: bool = JSON_OPTION,
@@ -240,8 +241,8 @@ def maple_agreement(
     labels_from: str = typer.Option("merged", "--labels-from",
                                     help="merged: the labels the score counts (judge and detectors); judge: the "
                                          "judge's own."),
-    resamples: int = typer.Option(2000, "--resamples", min=0, help="Bootstrap resamples per CI."),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    resamples: int = typer.Option(2000, "--resamples", min=0, max=MAX_RESAMPLES, help="Bootstrap resamples per CI."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Bootstrap seed."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Agreement of the MAPLE step judge with human step labels: per label, per step, first error."""
@@ -253,10 +254,11 @@ def maple_agreement(
     if labels_from not in LABEL_SOURCES:
         raise UserError(f"--labels-from must be one of {', '.join(LABEL_SOURCES)}, not {labels_from!r}")
     store = RunStore(run_dir)
-    store.manifest()  # a clear error first when RUN is not a run
+    manifest = store.manifest()  # a clear error first when RUN is not a run
     if worksheet is not None:
         if MAPLE.read(store.root) is None:
-            raise UserError(f"{store.root}: no MAPLE document; run `mathlens maple {store.root}` first")
+            raise UserError(f"{store.root}: no MAPLE document; run "
+                            f"`{judged_command(f'mathlens maple {store.root}', manifest)}` first")
         questions = store.questions()
         judged = [s for s in MAPLE.entries(store.root) if s.judgement is not None and s.judgement.status == "ok"]
         prompts = {s.record.key: q.prompt_text() for s in judged

@@ -23,7 +23,7 @@ from typing import Any, Literal, ParamSpec, TypeVar, get_args, get_origin
 import typer
 from pydantic import BaseModel
 
-from mathlens.flags import FlagField, FlagValues, flag_fields
+from mathlens.flags import FlagField, FlagValues, flag_fields, refused_flag
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -175,6 +175,9 @@ def options_from(model: type[M], flags: FlagValues, data: dict[str, Any] | None 
         return model.model_validate(values)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = flags.owner(tuple(first["loc"])) or ".".join(str(p) for p in first["loc"])
+        refused = refused_flag(model, flags, first)
+        if refused:
+            raise UserError(refused) from None
+        where = ".".join(str(p) for p in first["loc"])
         message = str(first["msg"]).removeprefix("Value error, ")  # a validator's own message reads alone
         raise UserError(f"{where}: {message}" if where else message) from None

@@ -50,10 +50,12 @@ def report(
                              "with --tables, a folder [RUN/tables]."),
     title: str = typer.Option(None, "--title", help="Page title."),
     only: str = typer.Option(None, "--sections", help="Comma-separated section ids to include (default: all)."),
-    complexity: float = typer.Option(None, "--complexity-threshold", help="Flag complexity above this (default: the "
+    complexity: float = typer.Option(None, "--complexity-threshold", min=0, max=1_000_000,
+                                     help="Flag complexity above this (default: the "
                                      "threshold of the flow analysis' depth definition: 20 chars, 7.7 tokens, "
                                      "3.4 tree)."),
-    sensitivity: float = typer.Option(0.5, "--sensitivity-threshold", help="Flag phrase sensitivity above this."),
+    sensitivity: float = typer.Option(0.5, "--sensitivity-threshold", min=0, max=1,
+                                      help="Flag phrase sensitivity above this."),
     tables: str = typer.Option(None, "--tables", help="Instead of the HTML page, export every result table as "
                                "latex, markdown or csv (comma-separated for several): one file per table and "
                                "index.json in the --out folder."),
@@ -88,13 +90,16 @@ def view(
     """Serve an index of runs and each run's report on http://127.0.0.1:PORT/ (local only)."""
     from pydantic import ValidationError
 
+    from mathlens.flags import field_range
     from mathlens.report.server import ViewOptions, ViewServer, ViewState, find_runs, serve
 
     try:
         options = ViewOptions(port=port, lifetime=lifetime)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise UserError(f"--{err['loc'][0]} {err.get('input')!r}: {err['msg'].lower()}") from None
+        allowed = field_range(ViewOptions.model_fields[str(err["loc"][0])])
+        raise UserError(f"--{err['loc'][0]} {err.get('input')}: out of range (allowed: {allowed})" if allowed
+                        else f"--{err['loc'][0]} {err.get('input')!r}: {err['msg'].lower()}") from None
     if not runs_dir.is_dir():
         raise UserError(f"{runs_dir} is not a folder")
     try:

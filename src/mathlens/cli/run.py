@@ -17,7 +17,7 @@ from mathlens.cli.progress import Bar
 from mathlens.cli.run_args import check_model_options, check_out_dir, check_resume_dir, check_url, resolve_system_role
 from mathlens.cli.summary import print_summary, print_warning, run_summary
 from mathlens.errors import UserError
-from mathlens.flags import FlagValues
+from mathlens.flags import FlagValues, refused_flag
 from mathlens.items.schema import Exam
 from mathlens.models.admission import Concurrency
 from mathlens.models.cache import ResponseCache
@@ -238,7 +238,8 @@ def resume_run(resume: Path, flags: FlagValues, options: Options) -> None:
         execution = StudyExecution.model_validate(data["execution"])
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise UserError(f"{flags.owner(('execution', *first['loc'])) or 'execution'}: {first['msg']}") from None
+        refused = refused_flag(StudyExecution, flags, first, prefix=("execution",))
+        raise UserError(refused or f"execution: {first['msg']}") from None
     base_urls = [str(u) for u in data.get("base_urls") or []]
     for url in base_urls:
         check_url("--base-url", url)
@@ -277,10 +278,12 @@ def _start(store: RunStore, manifest: Manifest, how: Options, *, resumed: bool, 
     if how.dry_run:
         _print_dry_run(store, manifest, tasks, exams, how, resumed)
         return
+    if not resumed and store.records_path.exists() and store.records_path.stat().st_size > 0:
+        raise UserError(_holds_a_run(store))  # before the lock: a refused run leaves no lock file behind
     store.acquire_lock()  # one writer per run directory
     try:
         if not resumed and store.records_path.exists() and store.records_path.stat().st_size > 0:
-            raise UserError(f"{store.root} already holds a run: use --resume {store.root} or another --out")
+            raise UserError(_holds_a_run(store))  # written while this command waited for the lock
         if how.retry_errors:
             dropped = store.drop_error_records()
             if not (how.quiet or how.as_json):
@@ -329,6 +332,20 @@ def load_run_exams(manifest: Manifest) -> list[Exam]:
 
         return load_tutor_exams(manifest.items)
     return load_exams(manifest)
+
+
+def _holds_a_run(store: RunStore) -> str:
+    """Why a new run cannot go to `store`, with the way on that works there: `--resume` for a run
+    that was sent (it has requests to finish), another `--out` for an imported one (it has none)."""
+    try:
+        imported = store.manifest().imported
+    except (UserError, OSError, ValueError):
+        imported = None
+    if imported is not None:
+        return (f"{store.root} already holds a run imported from {imported.source} (mathlens import), which "
+                "cannot be resumed: choose another --out")
+    return (f"{store.root} already holds a run: resume it with `mathlens run --resume {store.root}`, "
+            "or choose another --out")
 
 
 def _fail_if_nothing_succeeded(store: RunStore) -> None:

@@ -10,10 +10,11 @@ import math
 import re
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from mathlens.errors import UnknownNameError, UserError
+from mathlens.models.options import http_url
 from mathlens.solve.prompts import DEFAULT_SYSTEM_ROLE, SYSTEM_ROLES, named_system_role
+from mathlens.textfile import TextFileError, read_small_text
 
 #: Largest system-role file read (it is sent with every request).
 MAX_SYSTEM_ROLE_BYTES = 64 * 1024
@@ -28,14 +29,9 @@ def check_url(name: str, value: str) -> str:
     'http://127.0.0.1:8000/v1'
     """
     try:
-        parts = urlsplit(value)
-        port = parts.port  # raises ValueError on a bad port
+        return http_url(value, name)
     except ValueError as exc:
-        raise UserError(f"{name} {value!r} is not a valid URL ({exc})") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UserError(f"{name} must be an http:// or https:// URL with a host (not {value!r})")
-    del port
-    return value
+        raise UserError(str(exc)) from None
 
 
 def check_model_options(options: dict[str, Any]) -> None:
@@ -69,14 +65,9 @@ def read_system_role(path: Path) -> str:
     if not path.is_file():
         raise UserError(f"--system-role {path}: not a file")
     try:
-        size = path.stat().st_size
-        if size > MAX_SYSTEM_ROLE_BYTES:
-            raise UserError(f"--system-role {path}: {size} bytes is more than the limit of {MAX_SYSTEM_ROLE_BYTES}")
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UserError(f"--system-role {path}: not UTF-8 text ({exc.reason})") from None
-    except OSError as exc:
-        raise UserError(f"--system-role {path}: cannot read it ({exc.strerror or exc})") from None
+        text = read_small_text(path, MAX_SYSTEM_ROLE_BYTES)
+    except TextFileError as exc:
+        raise UserError(f"--system-role {path}: {exc}") from None
     if not text.strip():
         raise UserError(f"--system-role {path}: the file is empty")
     return text

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from mathlens.analyze.ablation import SensitivityReport, read_report
 from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_console, user_errors
+from mathlens.flags import MAX_RESAMPLES, MAX_SEED
 from mathlens.runs.store import RunStore
 
 
@@ -66,13 +67,16 @@ def _print(report: SensitivityReport, top: int) -> None:
 @user_errors
 def sensitivity(
     run_dir: Path = typer.Argument(..., help="A run directory (made with `mathlens run --ablate`)."),
-    complexity_max: float = typer.Option(None, help="Flag questions whose complexity is above this (default: the "
+    complexity_max: float = typer.Option(None, min=0, max=1_000_000,
+                                         help="Flag questions whose complexity is above this (default: the "
                                          "threshold of the flow depth definition: 3.4 for tree, docs/flow.md)."),
-    ps_max: float = typer.Option(0.5, "--ps-max", help="Flag questions whose phrase sensitivity is above this."),
+    ps_max: float = typer.Option(0.5, "--ps-max", min=0, max=1,
+                                  help="Flag questions whose phrase sensitivity is above this."),
     no_flow: bool = typer.Option(False, "--no-flow", help="Skip step counts and reasoning patterns."),
-    resamples: int = typer.Option(2000, help="Bootstrap resamples for the exam-level intervals."),
-    seed: int = typer.Option(0, help="Bootstrap seed."),
-    top: int = typer.Option(5, help="Impact factors shown per question."),
+    resamples: int = typer.Option(2000, min=0, max=MAX_RESAMPLES,
+                                  help="Bootstrap resamples for the exam-level intervals."),
+    seed: int = typer.Option(0, min=0, max=MAX_SEED, help="Bootstrap seed."),
+    top: int = typer.Option(5, min=0, max=1000, help="Impact factors shown per question."),
     include_degenerate: bool = typer.Option(
         False, "--include-degenerate", help="Keep empty, echoed, looping or wrong-script responses in the metrics."),
     as_json: bool = JSON_OPTION,

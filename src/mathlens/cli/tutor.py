@@ -26,7 +26,7 @@ from mathlens.cli.run import Options as RunOptions
 from mathlens.cli.run import resume_run, run_study
 from mathlens.cli.run_args import check_out_dir, check_resume_dir
 from mathlens.errors import UserError
-from mathlens.flags import FlagValues
+from mathlens.flags import MAX_RESAMPLES, MAX_SEED, FlagValues
 from mathlens.models.registry import parse_options
 from mathlens.runs.store import RunStore
 from mathlens.study.load import study_from
@@ -172,8 +172,8 @@ def stats_cmd(
 @user_errors
 def agreement_cmd(
     run_dir: Path = typer.Argument(..., help="A tutoring run with judge scores and/or worksheets."),
-    seed: int = typer.Option(0, "--seed"),
-    resamples: int = typer.Option(1000, "--resamples", min=0),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED),
+    resamples: int = typer.Option(1000, "--resamples", min=0, max=MAX_RESAMPLES),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Agreement per item and dimension: judge vs annotators and annotators pairwise."""

@@ -1,7 +1,8 @@
 """Typed model options: what `-M key=value` may say to each backend.
 
 Every provider declares its options as a `ProviderOptions` subclass beside itself, in its own
-module (`Provider.Options`; the HTTP backends share `HttpOptions` and the pool's `PoolOptions`); the
+module (`Provider.Options`; the HTTP backends share `HttpOptions`, the pooled ones `providers.pool.PoolOptions`
+with its replica list); the
 values given on the command line or stored in a run manifest are validated against it when the
 provider is built. An unknown key is an error that suggests the closest known key and lists the
 valid ones; a value of the wrong type or out of range names the key and the value.
@@ -15,11 +16,10 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from mathlens.errors import UserError
 
@@ -32,65 +32,17 @@ class ProviderOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True, allow_inf_nan=False)
 
 
-#: Most replicas one pool takes, and the largest replica file read.
-MAX_REPLICAS = 256
-MAX_REPLICA_FILE_BYTES = 64 * 1024
-
-
-def replica_url(url: str, where: str) -> str:
-    parts = urlsplit(url)
+def http_url(url: str, where: str) -> str:
+    """`url` when it is an http:// or https:// URL with a host (and a valid port), else `ValueError`
+    naming `where`."""
     try:
+        parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError on a bad port
     except ValueError as exc:
         raise ValueError(f"{where}: {url!r} is not a valid URL ({exc})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"{where}: {url!r} is not an http:// or https:// URL with a host")
-    return url.rstrip("/")
-
-
-def read_replica_file(path: Path) -> list[str]:
-    """The URLs of a replica file: one per line; blank lines and `#` comments (whole lines, or
-    after the URL) are skipped. Errors name the file and line."""
-    try:
-        if path.stat().st_size > MAX_REPLICA_FILE_BYTES:
-            raise ValueError(f"replica file {path} is larger than {MAX_REPLICA_FILE_BYTES} bytes")
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"replica file {path} is not UTF-8 text ({exc.reason})") from None
-    except OSError as exc:
-        raise ValueError(f"cannot read replica file {path} ({exc.strerror or exc})") from None
-    urls = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        url = line.split("#", 1)[0].strip() if not line.lstrip().startswith("#") else ""
-        if url:
-            urls.append(replica_url(url, f"{path} line {number}"))
-    if not urls:
-        raise ValueError(f"replica file {path} lists no URL")
-    return urls
-
-
-def _replica_list(value: Any) -> Any:
-    """`base_urls` as given: a list, `URL1,URL2`, or `@FILE` (see `read_replica_file`)."""
-    if isinstance(value, str):
-        if value.startswith("@"):
-            return read_replica_file(Path(value[1:]))
-        return [v.strip() for v in value.split(",") if v.strip()]
-    return value
-
-
-def _check_replicas(urls: tuple[str, ...]) -> tuple[str, ...]:
-    checked = [replica_url(u, "base_urls") for u in urls]
-    seen: set[str] = set()
-    for url in checked:
-        if url in seen:
-            raise ValueError(f"base_urls: {url} is listed twice")
-        seen.add(url)
-    if len(checked) > MAX_REPLICAS:
-        raise ValueError(f"base_urls: {len(checked)} replicas is more than the limit of {MAX_REPLICAS}")
-    return tuple(checked)
-
-
-ReplicaList = Annotated[tuple[str, ...], BeforeValidator(_replica_list), AfterValidator(_check_replicas)]
+    return url
 
 
 def _describe(cls: type[BaseModel]) -> str:

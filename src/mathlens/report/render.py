@@ -7,6 +7,7 @@ markup injection that slipped past escaping could not run script or load anythin
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup
 
 from mathlens import __version__
-from mathlens.errors import sanitize
+from mathlens.errors import UserError, sanitize
 from mathlens.report.context import ReportContext, ReportOptions
 from mathlens.report.loader import QuestionView, RunData, question_views
 from mathlens.report.order import telling_order
@@ -34,12 +35,20 @@ def pages_folder(path: Path) -> str:
 
 
 def _atomic_write(path: Path, text: str) -> Path:
+    """`text` written to a temporary file beside `path` and renamed into place; on any failure the
+    temporary is removed and the error names `path` (the file asked for, not the temporary)."""
+    if path.is_dir():
+        raise UserError(f"cannot write {path}: it is a folder; name the HTML file to write "
+                        f"(e.g. --out {path / 'report.html'})")
     tmp = path.with_name(path.name + ".tmp")
     try:
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
     return path
 
 

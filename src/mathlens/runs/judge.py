@@ -19,6 +19,12 @@ NO_JUDGE = ("no judge model for run {run}: pass --judge MODEL (for example --jud
             "(mathlens run ... --judge MODEL)")
 
 
+def judged_command(command: str, manifest: Manifest) -> str:
+    """`command` as a hint names it: with `--judge MODEL` when the run records no judge, since the
+    command would otherwise stop at once asking for one."""
+    return command if manifest.judge is not None else f"{command} --judge MODEL"
+
+
 def resolve_judge(manifest: Manifest, spec: str | None, options: dict[str, Any] | None = None) -> ModelEntry:
     """The judge for a command on the run of `manifest` (see the module notes)."""
     if spec:

@@ -18,7 +18,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from mathlens.errors import UnknownNameError, UserError
-from mathlens.flags import FlagValues
+from mathlens.flags import FlagValues, refused_flag
 from mathlens.items.errors import ItemFileError, from_validation, loc_to_field, yaml_line
 from mathlens.items.limits import ITEM_YAML_BYTES
 from mathlens.items.readers import load_yaml, read_text
@@ -83,9 +83,9 @@ def study_from(data: dict[str, Any], path: Path | str, node: yaml.Node | None = 
         study = Study.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        flag = flags.owner(tuple(first["loc"]))
-        if flag is not None:
-            raise UserError(f"{flag}: {first['msg']}") from None
+        refused = refused_flag(Study, flags, first)
+        if refused is not None:
+            raise UserError(refused) from None
         raise _located(path, exc, node) from None
     check_analyses(study, path, node)
     check_tutoring(study, path, node, flags)

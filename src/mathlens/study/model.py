@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from mathlens.flags import Flag
+from mathlens.flags import MAX_SEED, MAX_TOKENS, Flag
 from mathlens.items.loaders import Format
 from mathlens.models.admission import check_concurrency
 from mathlens.runs.records import ExamMode
@@ -30,6 +30,16 @@ TableFormat = Literal["csv", "markdown", "latex"]
 
 #: study files name the model when none is given
 DEFAULT_MODEL_SPEC = "embedded/qwen2.5-coder-1.5b"
+
+# The ranges of the numeric settings (a value outside is refused with the range named, exit 2).
+#: questions taken from one item file (--limit, --sample)
+MAX_QUESTIONS = 10_000_000
+#: sampling temperature (--temperature); providers accept 0-2, a few up to 5
+MAX_TEMPERATURE = 10.0
+#: seconds one request may take (--timeout): a day
+MAX_TIMEOUT_S = 86_400.0
+#: retrieved chunks per question (--top-k)
+MAX_TOP_K = 1_000
 
 
 class StudyPart(BaseModel):
@@ -51,8 +61,9 @@ class ItemSet(StudyPart):
     format: Annotated[Format, Flag("--format")] = Field("auto", description="the item file's format")
     fields: Annotated[dict[str, str] | None, Flag("--field", merge=True, metavar="FIELD=KEY")] = Field(
         None, description="JSONL mapping of item fields to the file's keys (field=KEY)")
-    limit: Annotated[int | None, Flag("--limit")] = Field(None, ge=1, description="the first K questions")
-    sample: Annotated[int | None, Flag("--sample")] = Field(None, ge=1,
+    limit: Annotated[int | None, Flag("--limit")] = Field(None, ge=1, le=MAX_QUESTIONS,
+                                                          description="the first K questions")
+    sample: Annotated[int | None, Flag("--sample")] = Field(None, ge=1, le=MAX_QUESTIONS,
                                                             description="a seeded random sample of N questions")
 
 
@@ -94,9 +105,12 @@ class Ablation(StudyPart):
 class Generation(StudyPart):
     """Decoding settings of every request."""
 
-    max_tokens: Annotated[int, Flag("--max-tokens")] = Field(512, ge=1, description="token cap per response")
-    temperature: Annotated[float, Flag("--temperature")] = Field(0.0, ge=0, description="sampling temperature")
-    seed: Annotated[int, Flag("--seed")] = Field(1234, description="generation seed (and sampling seed)")
+    max_tokens: Annotated[int, Flag("--max-tokens")] = Field(512, ge=1, le=MAX_TOKENS,
+                                                                 description="token cap per response")
+    temperature: Annotated[float, Flag("--temperature")] = Field(0.0, ge=0, le=MAX_TEMPERATURE,
+                                                                       description="sampling temperature")
+    seed: Annotated[int, Flag("--seed")] = Field(1234, ge=0, le=MAX_SEED,
+                                                     description="generation seed (and sampling seed)")
 
 
 class Execution(StudyPart):
@@ -108,7 +122,8 @@ class Execution(StudyPart):
                           "answers well, backs off on 429/503, Retry-After, timeouts and rising latency; ceiling "
                           "-M max_concurrency, default 256). Default: auto for openai/, 2 for ollama/, 1 for "
                           "embedded")
-    timeout: Annotated[float, Flag("--timeout")] = Field(300.0, gt=0, description="seconds per request before a retry")
+    timeout: Annotated[float, Flag("--timeout")] = Field(300.0, gt=0, le=MAX_TIMEOUT_S,
+                                                             description="seconds per request before a retry")
     attempts: Annotated[int, Flag("--attempts")] = Field(4, ge=1, le=100,
                                                          description="attempts per request on transient failures")
 
@@ -124,7 +139,8 @@ class Retrieval(StudyPart):
 
     kb: Annotated[str | None, Flag("--kb")] = Field(None,
                                                     description="knowledge base for rag/contextual (default calculus)")
-    top_k: Annotated[int | None, Flag("--top-k")] = Field(None, ge=1, description="retrieved chunks per question")
+    top_k: Annotated[int | None, Flag("--top-k")] = Field(None, ge=1, le=MAX_TOP_K,
+                                                             description="retrieved chunks per question")
     options: Annotated[dict[str, Any], Flag("--configuration-option", "-C", merge=True, metavar="KEY=VALUE")] = Field(
         default_factory=dict, description="configuration option key=value")
 

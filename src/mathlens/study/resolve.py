@@ -106,10 +106,13 @@ def item_sources(study: Study) -> list[ItemSource]:
     """The run's item sources (sampling seeded with the generation seed, as before studies); in a
     tutoring study `tutoring` is the built-in tutoring items' file, and any other source must be a
     file (a tutoring item's images are read relative to it)."""
-    from mathlens.analyze.adaptivity.design import resolve_items  # the tutoring package loads on use
-
     def source(name: str) -> str:
-        return str(resolve_items(name)) if study.tutoring is not None else name
+        if study.tutoring is None:
+            return name
+        # the tutoring package (and its statistics: SciPy, pandas) loads only for a tutoring study
+        from mathlens.analyze.adaptivity.design import resolve_items
+
+        return str(resolve_items(name))
 
     return [ItemSource(source=source(s.source), format=s.format, mapping=s.fields, limit=s.limit, sample=s.sample,
                        seed=study.generation.seed) for s in study.items]
@@ -126,11 +129,11 @@ def tutor_design(study: Study, accepts_images: dict[str, bool]) -> TutorDesign |
     """The tutoring design a tutoring study's manifest keeps (None for another study): its learners,
     conditions, image mode, the objectives of the learners' grades, and for each model whether it
     reads images (`accepts_images`, from the models as built)."""
-    from mathlens.analyze.adaptivity.study import design_for
-
     t = study.tutoring
     if t is None:
         return None
+    from mathlens.analyze.adaptivity.study import design_for  # SciPy and pandas load for a tutoring study only
+
     return design_for(t.profiles, t.conditions, t.images, t.match_grade, accepts_images)
 
 

@@ -9,7 +9,6 @@ records which source it used.
 
 from __future__ import annotations
 
-import importlib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -38,11 +37,11 @@ def answer_source() -> str:
 
 def _grading() -> tuple[Any, Any] | None:
     try:
-        answers = importlib.import_module("mathlens.analyze.grading.answers")
-        equivalence = importlib.import_module("mathlens.analyze.grading.equivalence")
+        from mathlens.analyze.grading.equivalence import equivalent
+        from mathlens.analyze.readers.answers import extract_final_answer
     except ImportError:
         return None
-    return answers.extract_final_answer, equivalence.equivalent
+    return extract_final_answer, equivalent
 
 
 _FINAL_LINE = re.compile(r"final answer\s*[:\-]\s*(.+)", re.I)
@@ -137,11 +136,11 @@ def from_flow_result(result: Any, source: str = "flow") -> FlowSummary:
 def summarize_flow(text: str, question_text: str | None) -> FlowSummary:
     """Steps, pattern and complexity of a response (cached per text and question text)."""
     try:
-        flow = importlib.import_module("mathlens.analyze.flow")
+        from mathlens.analyze.flow import analyze_solution
     except ImportError:
         return FlowSummary(_plain_steps(text), None, None, "line count")
     try:
-        result = flow.analyze_solution(text, question_text)
+        result = analyze_solution(text, question_text)
     except Exception as exc:  # a parser failure on one response must not stop the analysis
         return FlowSummary(_plain_steps(text), None, None, f"line count (flow failed: {type(exc).__name__})")
     return from_flow_result(result)

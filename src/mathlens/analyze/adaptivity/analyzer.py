@@ -23,7 +23,7 @@ from pydantic import Field, field_validator
 from mathlens.analyze.judging.entries import Judgement
 from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions, Outcome
 from mathlens.errors import UserError
-from mathlens.flags import Flag
+from mathlens.flags import MAX_TOKENS, Flag
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import Model, closing_all
 from mathlens.models.registry import get_model
@@ -43,9 +43,9 @@ class ScoreOptions(AnalyzerOptions):
 
     items: Annotated[tuple[str, ...], Flag("--items", split=True)] = Field(
         default=(), description="rubric items to score (ids or codes); all 19 when none is named")
-    limit: Annotated[int | None, Flag("--limit")] = Field(default=None, ge=1,
+    limit: Annotated[int | None, Flag("--limit")] = Field(default=None, ge=1, le=10_000_000,
                                                           description="score only the first N responses")
-    max_tokens: Annotated[int, Flag("--max-tokens")] = Field(default=160, ge=16,
+    max_tokens: Annotated[int, Flag("--max-tokens")] = Field(default=160, ge=16, le=MAX_TOKENS,
                                                              description="token cap per judge reply")
 
     @field_validator("items", mode="before")

@@ -18,7 +18,7 @@ from typing import Annotated
 from pydantic import Field
 
 from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions, Outcome
-from mathlens.flags import Flag
+from mathlens.flags import MAX_SEED, Flag
 
 from .judge import TUTOR_SCORES
 from .study import compute_stats
@@ -32,7 +32,8 @@ class StatsOptions(AnalyzerOptions):
         "judge", pattern=r"^(judge|human:.+)$", description="the scores: judge | human:<annotator>")
     alpha: Annotated[float, Flag("--alpha")] = Field(
         0.05, ge=0.0001, le=0.5, description="level of the assumption checks and post hoc tests")
-    seed: Annotated[int, Flag("--seed")] = Field(0, description="seed of the bootstrap intervals")
+    seed: Annotated[int, Flag("--seed")] = Field(0, ge=0, le=MAX_SEED,
+                                                  description="seed of the bootstrap intervals")
 
 
 def run(job: AnalysisJob[StatsOptions]) -> Outcome[TutorStats]:

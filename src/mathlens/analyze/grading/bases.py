@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from mathlens.analyze.grading.normalize import strip_text_wrappers
+from mathlens.analyze.readers.normalize import strip_text_wrappers
 
 _WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
           "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16}

@@ -19,7 +19,6 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from mathlens.analyze.grading.answers import FinalAnswer, choice_label, extract_final_answer
 from mathlens.analyze.grading.bases import compare_bases
 from mathlens.analyze.grading.bounds import MAX_ANSWER_CHARS, answer_bounds
 from mathlens.analyze.grading.forms import (
@@ -29,20 +28,8 @@ from mathlens.analyze.grading.forms import (
     prepare,
     without_constant,
 )
-from mathlens.analyze.grading.intervals import (
-    differ_as_sets,
-    is_inequality,
-    read_set,
-    same_set,
-    same_set_with_pair,
-)
 from mathlens.analyze.grading.lists import compare_lists
-from mathlens.analyze.grading.normalize import answer_word, normalize_answer, strip_text_wrappers
-from mathlens.analyze.grading.numeric import NumberForm, numbers_equal, read_number
-from mathlens.analyze.grading.piecewise import compare_piecewise
-from mathlens.analyze.grading.quick import decide, exact, infinity, read
 from mathlens.analyze.grading.relations import compare_named, option_answer, split_approximation
-from mathlens.analyze.grading.statements import lhs_kind, split_equals
 from mathlens.analyze.grading.structures import compare_structures
 from mathlens.analyze.grading.verdicts import (
     AnswerVerdict,
@@ -51,6 +38,19 @@ from mathlens.analyze.grading.verdicts import (
     PartVerdict,
     VerdictStatus,
 )
+from mathlens.analyze.readers.answers import FinalAnswer, choice_label, extract_final_answer
+from mathlens.analyze.readers.intervals import (
+    differ_as_sets,
+    is_inequality,
+    read_set,
+    same_set,
+    same_set_with_pair,
+)
+from mathlens.analyze.readers.normalize import answer_word, normalize_answer, strip_text_wrappers
+from mathlens.analyze.readers.numeric import NumberForm, numbers_equal, read_number
+from mathlens.analyze.readers.piecewise import compare_piecewise
+from mathlens.analyze.readers.quick import decide, exact, infinity, read
+from mathlens.analyze.readers.statements import lhs_kind, split_equals
 from mathlens.items.schema import Question
 
 if TYPE_CHECKING:

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import re
 
-from mathlens.analyze.grading.normalize import answer_word
-from mathlens.analyze.grading.numberwords import words_to_digits
-from mathlens.analyze.grading.numeric import read_number
-from mathlens.analyze.grading.setwords import sets_in_words
-from mathlens.analyze.grading.statements import (
+from mathlens.analyze.grading.structures import split_brackets
+from mathlens.analyze.readers.normalize import answer_word
+from mathlens.analyze.readers.numberwords import words_to_digits
+from mathlens.analyze.readers.numeric import read_number
+from mathlens.analyze.readers.setwords import sets_in_words
+from mathlens.analyze.readers.statements import (
     FUNCTION_NAMES,
     LINK,
     alternatives,
@@ -33,7 +34,6 @@ from mathlens.analyze.grading.statements import (
     split_equals,
     split_top_level,
 )
-from mathlens.analyze.grading.structures import split_brackets
 
 MAX_ITEMS = 24
 

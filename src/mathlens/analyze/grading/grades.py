@@ -38,7 +38,7 @@ from mathlens.analyze.grading.tables import GRADE_TABLES, GradeTables, grade_tab
 from mathlens.analyze.judging.entries import StepEvidence
 from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions, Outcome
 from mathlens.errors import UserError
-from mathlens.flags import Flag
+from mathlens.flags import MAX_TOKENS, Flag
 from mathlens.items.schema import Question
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import Model
@@ -111,8 +111,10 @@ class GradeOptions(AnalyzerOptions):
                                "or the judge alone")
     judge_runs: Annotated[int, Flag("--judge-runs")] = Field(
         1, ge=1, le=20, description="grade each record N times (judge self-agreement)")
-    max_tokens: Annotated[int, Flag("--max-tokens")] = Field(768, ge=16, description="token cap of each judge reply")
-    limit: Annotated[int | None, Flag("--limit")] = Field(None, ge=1, description="grade only the first N records")
+    max_tokens: Annotated[int, Flag("--max-tokens")] = Field(768, ge=16, le=MAX_TOKENS,
+                                                                  description="token cap of each judge reply")
+    limit: Annotated[int | None, Flag("--limit")] = Field(None, ge=1, le=10_000_000,
+                                                                    description="grade only the first N records")
     all_variants: Annotated[bool, Flag("--all-variants")] = Field(
         False, description="grade ablation variants too (their own table rows)")
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from mathlens.analyze.grading.forms import is_tuple, items
-from mathlens.analyze.grading.statements import split_equals, split_top_level
+from mathlens.analyze.readers.statements import split_equals, split_top_level
 
 ListVerdict = tuple[Literal["equal", "different"], str]
 Same = Callable[[str, str], bool]

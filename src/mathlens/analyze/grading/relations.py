@@ -24,9 +24,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from mathlens.analyze.grading.normalize import normalize_answer
-from mathlens.analyze.grading.quick import decide
-from mathlens.analyze.grading.statements import lhs_kind, split_equals
+from mathlens.analyze.readers.normalize import normalize_answer
+from mathlens.analyze.readers.quick import decide
+from mathlens.analyze.readers.statements import lhs_kind, split_equals
 
 Status = str
 _APPROX = re.compile(r"\s*,?\s*(?:or\s+)?(?:\\approx|≈|\\simeq|≃|\\doteq|(?<![A-Za-z])(?:approximately|approx\.?|"

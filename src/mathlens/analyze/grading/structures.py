@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from mathlens.analyze.grading.statements import split_equals, split_top_level
+from mathlens.analyze.readers.statements import split_equals, split_top_level
 
 Status = str  # "equal", "different", "unparseable" or "timeout"
 Same = Callable[[str, str], Status]

@@ -114,7 +114,7 @@ _NESTED = re.compile(r"^\s*\[\s*\[.*\]\s*\]\s*$", re.S)
 
 def _nested_list(text: str) -> Any:
     """`[[1, 2], [3, 4]]` as a Matrix (not as two intervals)."""
-    from mathlens.analyze.grading.statements import split_top_level
+    from mathlens.analyze.readers.statements import split_top_level
 
     rows = [r.strip() for r in split_top_level(text.strip()[1:-1], ",")]
     if not all(r.startswith("[") and r.endswith("]") for r in rows):
@@ -151,7 +151,7 @@ PARSE_CACHE = 512
 @functools.lru_cache(maxsize=PARSE_CACHE)
 def _to_sympy_cached(text: str, latex: bool) -> tuple[Any, str]:
     from mathlens.analyze.grading.forms import is_relation_list
-    from mathlens.analyze.grading.statements import alternatives
+    from mathlens.analyze.readers.statements import alternatives
 
     try:
         if _NESTED.match(text):
@@ -423,7 +423,7 @@ _DECIMAL_TEXT = re.compile(r"^\s*[-+]?\d*\.\d+\s*$")
 
 def _printed_decimal(pred: str, ref: str, p: Any, r: Any, min_digits: int) -> bool | None:
     """A long decimal against an exact number: equal within one unit of its last printed place."""
-    from mathlens.analyze.grading.numeric import near_printed
+    from mathlens.analyze.readers.numeric import near_printed
 
     for text, other in ((pred, r), (ref, p)):
         if _DECIMAL_TEXT.match(text) and isinstance(other, sympy.Expr) and not other.free_symbols:

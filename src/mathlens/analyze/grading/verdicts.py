@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from mathlens.analyze.grading.answers import AnswerSpan, How
+from mathlens.analyze.readers.answers import AnswerSpan, How
 
 EquivalenceStatus = Literal["equal", "different", "unparseable", "timeout"]
 VerdictStatus = Literal["correct", "incorrect", "unparseable", "unverifiable", "no_reference"]

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mathlens.analyze.maple.results import Figure, FigurePoint, GroupBy, GroupRow, SolutionMaple
-from mathlens.flags import Flag
+from mathlens.flags import MAX_RESAMPLES, Flag
 from mathlens.runs.documents import RecordRef
 from mathlens.stats.bootstrap import bootstrap_ci
 
@@ -43,7 +43,8 @@ class BootstrapConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    n_resamples: Annotated[int, Flag("--resamples")] = Field(2000, ge=1, description="bootstrap resamples per CI")
+    n_resamples: Annotated[int, Flag("--resamples")] = Field(2000, ge=1, le=MAX_RESAMPLES,
+                                                                         description="bootstrap resamples per CI")
     confidence: float = Field(0.95, gt=0, lt=1)
     seed: int = 0
 

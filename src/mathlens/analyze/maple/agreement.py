@@ -45,6 +45,7 @@ from mathlens.analyze.maple.labels import LabelSet
 from mathlens.analyze.maple.results import MAPLE, SolutionMaple
 from mathlens.errors import UserError
 from mathlens.runs.documents import DocumentSpec, RecordRef
+from mathlens.runs.judge import judged_command
 from mathlens.runs.store import RunStore
 from mathlens.stats.bootstrap import CI, bootstrap_ci
 
@@ -250,7 +251,8 @@ def import_human_labels(store: RunStore, human: Path, labels_from: LabelSource =
     manifest = store.manifest()
     doc = MAPLE.read(store.root)
     if doc is None:
-        raise UserError(f"{store.root}: no MAPLE document to compare with; run `mathlens maple {store.root}` first")
+        raise UserError(f"{store.root}: no MAPLE document to compare with; run "
+                        f"`{judged_command(f'mathlens maple {store.root}', manifest)}` first")
     solutions = {s.record.key: s for s in MAPLE.entries(store.root)}
     read = read_human_labels(human, solutions, doc.summary.labels)
     compared: list[SolutionAgreement] = []

@@ -51,7 +51,7 @@ from mathlens.analyze.protocol import AnalyzerOptions
 from mathlens.analyze.quality import DEGENERATE_FLAGS, record_quality
 from mathlens.analyze.quality.detect import IncoherenceConfig, has_final_answer
 from mathlens.errors import UserError
-from mathlens.flags import Flag
+from mathlens.flags import MAX_TOKENS, Flag
 from mathlens.items.schema import Question
 from mathlens.models.base import GenerateConfig
 from mathlens.models.cache import ResponseCache
@@ -101,10 +101,11 @@ class MapleOptions(AnalyzerOptions):
     judge_correct: Annotated[bool, Flag("--judge-correct")] = Field(
         False, description="also judge solutions with a right answer")
     judge_limit: Annotated[int | None, Flag("--judge-limit")] = Field(
-        None, ge=0, description="judge at most N solutions (the rest: unjudged)")
-    judge_tokens: Annotated[int, Flag("--max-tokens")] = Field(384, ge=1, description="token cap of each judge reply")
+        None, ge=0, le=10_000_000, description="judge at most N solutions (the rest: unjudged)")
+    judge_tokens: Annotated[int, Flag("--max-tokens")] = Field(384, ge=1, le=MAX_TOKENS,
+                                                                     description="token cap of each judge reply")
     reflect_tokens: Annotated[int, Flag("--reflect-tokens")] = Field(
-        160, ge=1, description="token cap of each reflection")
+        160, ge=1, le=MAX_TOKENS, description="token cap of each reflection")
     include_degenerate: Annotated[bool, Flag("--include-degenerate")] = Field(
         False, description="also score empty, echoed, looping or wrong-script responses")
     #: a judge for the steps SymPy cannot decide: v then comes from the hybrid step check

@@ -90,7 +90,7 @@ class QualityFlags(BaseModel):
 
 
 def _no_final_answer(text: str, question: Question | None, cfg: QualityConfig, truncated: bool) -> bool:
-    from mathlens.analyze.grading.answers import extract_final_answer
+    from mathlens.analyze.readers.answers import extract_final_answer
 
     tail = text if len(text) <= 2 * cfg.max_chars else text[-cfg.max_chars :]
     found = extract_final_answer(tail, question)

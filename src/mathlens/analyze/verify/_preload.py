@@ -9,6 +9,7 @@ import would).
 
 from __future__ import annotations
 
+import importlib
 import threading
 
 import sympy
@@ -23,21 +24,24 @@ def _warm_plain() -> None:
     parse_math_unbounded("x^2 + 1 = 2")
 
 
-def warm_rest() -> None:
-    """Load and run the slower readers once: their first use fills caches (compiled grammars)."""
+def warm_rest(warm_ups: tuple[tuple[str, str], ...] = ()) -> None:
+    """Load and run the slower readers once: their first use fills caches (compiled grammars).
+    `warm_ups` are the (module, function) names added by the modules whose work the workers run
+    (`budget.warm_up_in_workers`): the answer comparisons' (the LaTeX grammar's prediction cache,
+    SymPy's first use)."""
     try:
-        from mathlens.analyze.grading.symbolic import warm_up
         from mathlens.analyze.verify.parse import parse_math_unbounded
 
         parse_math_unbounded(r"\int_0^1 x \, dx")  # through latex2sympy2, not the fast rewrite
-        warm_up()  # answer comparisons: the LaTeX grammar's prediction cache, SymPy's first use
+        for module, function in warm_ups:
+            getattr(importlib.import_module(module), function)()
     except Exception:  # a warm-up is an optimisation: the calls themselves report their errors
         pass
 
 
-def warm_in_background() -> threading.Thread:
+def warm_in_background(warm_ups: tuple[tuple[str, str], ...] = ()) -> threading.Thread:
     """Start `warm_rest` in a daemon thread."""
-    thread = threading.Thread(target=warm_rest, name="mathlens-warm", daemon=True)
+    thread = threading.Thread(target=warm_rest, args=(warm_ups,), name="mathlens-warm", daemon=True)
     thread.start()
     return thread
 

@@ -1,6 +1,6 @@
 """The worker process behind ``budget.run_bounded``: a loop reading ``(fn, args)`` from a pipe.
 
-Started as ``python -c "...; main(READ_FD, WRITE_FD, MEMORY_MB, MAIN_PATH)"``, never through
+Started as ``python -c "...; main(READ_FD, WRITE_FD, MEMORY_MB, MAIN_PATH, WARM_UPS)"``, never through
 ``multiprocessing``, so the caller's ``__main__`` script is not imported again in every worker
 (it may lack a main guard, or import heavy libraries). A function pickled from the caller's
 ``__main__`` is still found: the script is then imported once, under another module name, so
@@ -66,7 +66,8 @@ def _run(data: bytes, main_path: str) -> tuple[str, Any]:
         return "error", f"{type(exc).__name__}: {exc}"[:500]
 
 
-def main(read_fd: int, write_fd: int, memory_mb: int, main_path: str) -> None:
+def main(read_fd: int, write_fd: int, memory_mb: int, main_path: str,
+         warm_ups: tuple[tuple[str, str], ...] = ()) -> None:
     """Serve calls until the pipe closes or a ``None`` message arrives."""
     inbox = Connection(read_fd, writable=False)
     outbox = Connection(write_fd, readable=False)
@@ -78,7 +79,7 @@ def main(read_fd: int, write_fd: int, memory_mb: int, main_path: str) -> None:
     warnings.simplefilter("ignore", DeprecationWarning)
     _limit_memory(memory_mb)
     outbox.send_bytes(pickle.dumps(("ready", os.getpid())))
-    warm_in_background()
+    warm_in_background(warm_ups)
     while True:
         try:
             data = inbox.recv_bytes()

@@ -72,6 +72,17 @@ class PoolConfig:
 
 _STARTUP_TIMEOUT_S = 60.0
 
+#: warm-ups a worker runs in the background once it is ready, as (module, function) names: the
+#: modules whose work runs in the workers add their own (`warm_up_in_workers`), so this module
+#: names none of them; a worker started before one is added does without it (a warm-up only saves time)
+_WARM_UPS: list[tuple[str, str]] = []
+
+
+def warm_up_in_workers(module: str, function: str) -> None:
+    """Have every worker started from now on call `module.function()` once after it is ready."""
+    if (module, function) not in _WARM_UPS:
+        _WARM_UPS.append((module, function))
+
 
 def _main_path() -> str:
     main = sys.modules.get("__main__")
@@ -90,7 +101,7 @@ class _Worker:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         code = ("from mathlens.analyze.verify._worker import main; "
-                f"main({to_child_r}, {from_child_w}, {int(memory_mb or 0)}, {_main_path()!r})")
+                f"main({to_child_r}, {from_child_w}, {int(memory_mb or 0)}, {_main_path()!r}, {tuple(_WARM_UPS)!r})")
         env = dict(os.environ)
         # The worker must import whatever module the work function lives in (tests, scripts).
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)

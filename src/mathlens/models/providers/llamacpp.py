@@ -23,6 +23,8 @@ is refused with an error naming the option.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import hashlib
 import os
 import threading
@@ -63,6 +65,23 @@ class LlamaCppOptions(ProviderOptions):
 _LOADED: dict[tuple[str, int, int, str | None, str | None], Any] = {}
 _LOAD_LOCK = threading.Lock()
 _RUN_LOCK = threading.Lock()
+
+
+def _release_at_exit() -> None:
+    """Free every loaded model while the interpreter is still whole. Left to llama-cpp-python's own
+    finaliser, a model is freed during interpreter shutdown, when the native library's bindings are
+    already torn down: the frees fail ('NoneType' object is not callable) and the process can crash."""
+    with _LOAD_LOCK:
+        models = list(_LOADED.values())
+        _LOADED.clear()
+    for llm in models:
+        close = getattr(llm, "close", None)
+        if callable(close):
+            with contextlib.suppress(Exception):
+                close()
+
+
+atexit.register(_release_at_exit)
 
 
 def embedded_model_path(name: str = DEFAULT_EMBEDDED) -> Path:

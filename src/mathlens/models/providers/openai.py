@@ -47,7 +47,6 @@ from mathlens.errors import MalformedReplyError, PermanentModelError, UserError
 from mathlens.models.admission import Admission, Concurrency, ReplicaStats
 from mathlens.models.base import GenerateConfig, Message, ModelOutput, Provider, Usage
 from mathlens.models.images import image_parts
-from mathlens.models.options import ReplicaList, replica_url
 from mathlens.models.providers._http import (
     HttpClient,
     RequestRefusedError,
@@ -56,7 +55,7 @@ from mathlens.models.providers._http import (
     refuse_inline_key,
 )
 from mathlens.models.providers._replies import ChatCompletion, validate_reply
-from mathlens.models.providers.pool import PoolOptions, PoolSettings, ReplicaPool
+from mathlens.models.providers.pool import PoolOptions, PoolSettings, ReplicaList, ReplicaPool, replica_url
 
 
 class OpenAIOptions(PoolOptions):

@@ -34,14 +34,22 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeVar, cast
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar, cast
 
-from pydantic import Field
+from pydantic import AfterValidator, BeforeValidator, Field
 
 from mathlens.errors import MalformedReplyError, ModelError, TransientModelError
 from mathlens.models.admission import MAX_CONCURRENCY, Admission, Concurrency, ReplicaStats
-from mathlens.models.providers._http import HttpOptions, RateLimitedError, RequestRefusedError, ServerTroubleError
+from mathlens.models.options import http_url
+from mathlens.models.providers._http import (
+    HttpOptions,
+    RateLimitedError,
+    RequestRefusedError,
+    ServerTroubleError,
+)
 from mathlens.models.providers.limits import AdaptiveLimit, LoopLag
+from mathlens.textfile import TextFileError, read_small_text
 
 #: Longest rest a `Retry-After` can impose on a server (seconds).
 MAX_REST_S = 60.0
@@ -54,6 +62,57 @@ ADAPTIVE_CEILING = 256
 
 Outcome = Literal["ok", "overloaded", "failed", "refused", "cancelled"]
 T = TypeVar("T")
+
+
+#: Most replicas one pool takes, and the largest replica file read.
+MAX_REPLICAS = 256
+MAX_REPLICA_FILE_BYTES = 64 * 1024
+
+
+def replica_url(url: str, where: str) -> str:
+    """`url` without a trailing slash, once `http_url` accepts it."""
+    return http_url(url, where).rstrip("/")
+
+
+def read_replica_file(path: Path) -> list[str]:
+    """The URLs of a replica file: one per line; blank lines and `#` comments (whole lines, or
+    after the URL) are skipped. Errors name the file and line."""
+    try:
+        text = read_small_text(path, MAX_REPLICA_FILE_BYTES)
+    except TextFileError as exc:
+        raise ValueError(f"replica file {path}: {exc}") from None
+    urls = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        url = line.split("#", 1)[0].strip() if not line.lstrip().startswith("#") else ""
+        if url:
+            urls.append(replica_url(url, f"{path} line {number}"))
+    if not urls:
+        raise ValueError(f"replica file {path} lists no URL")
+    return urls
+
+
+def _replica_list(value: Any) -> Any:
+    """`base_urls` as given: a list, `URL1,URL2`, or `@FILE` (see `read_replica_file`)."""
+    if isinstance(value, str):
+        if value.startswith("@"):
+            return read_replica_file(Path(value[1:]))
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return value
+
+
+def _check_replicas(urls: tuple[str, ...]) -> tuple[str, ...]:
+    checked = [replica_url(u, "base_urls") for u in urls]
+    seen: set[str] = set()
+    for url in checked:
+        if url in seen:
+            raise ValueError(f"base_urls: {url} is listed twice")
+        seen.add(url)
+    if len(checked) > MAX_REPLICAS:
+        raise ValueError(f"base_urls: {len(checked)} replicas is more than the limit of {MAX_REPLICAS}")
+    return tuple(checked)
+
+
+ReplicaList = Annotated[tuple[str, ...], BeforeValidator(_replica_list), AfterValidator(_check_replicas)]
 
 
 class PoolOptions(HttpOptions):

@@ -110,8 +110,9 @@ class BuildSettings(BaseModel):
     topics: Annotated[list[str], Flag("--topics", split=True)] = Field(
         default_factory=list, description="keep only segments on these topics (comma separated): "
                                           + ", ".join(TOPIC_KEYWORDS))
-    chunk_size: Annotated[int, Flag("--chunk-size")] = Field(ChunkSettings.size, description="chunk size in characters")
-    overlap: Annotated[int, Flag("--overlap")] = Field(ChunkSettings.overlap,
+    chunk_size: Annotated[int, Flag("--chunk-size")] = Field(ChunkSettings.size, ge=1, le=1_000_000,
+                                                         description="chunk size in characters")
+    overlap: Annotated[int, Flag("--overlap")] = Field(ChunkSettings.overlap, ge=0, le=1_000_000,
                                                        description="overlap between chunks in characters")
     builtin: Annotated[bool, Flag("--builtin")] = Field(
         False, description="use the built-in notes as the sources (as the built-in knowledge base of that --name "

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from mathlens.analyze.grading.numeric import near_printed
+from mathlens.analyze.readers.numeric import near_printed
 from mathlens.analyze.verify.latex_fast import to_plain
 from mathlens.analyze.verify.limits import DEFAULT_LIMITS, check_text
 from mathlens.analyze.verify.plain_text import normalize

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from mathlens.analyze.grading.normalize import strip_text_wrappers, to_number
+from mathlens.analyze.readers.normalize import strip_text_wrappers, to_number
 
 _CURRENCY = re.compile(r"^(?:\\\$|\$|US\$|USD|EUR|GBP|€|£|¥|Rs\.?)\s*|\s*(?:USD|EUR|GBP|€|dollars?)\s*$")
 _PERCENT = re.compile(r"\s*(?:\\%|%|\\text\{\s*%?\s*(?:percent(?:age)?|pct)\s*\}|percent(?:age(?:\s+points?)?)?|pct)"

@@ -8,7 +8,9 @@ These helpers work on one short piece of text (a sentence, an answer line) and n
   list of solutions `x = -1 or x = 3`) and reduces it to its right-hand side when the left side
   only names what is computed (`f'(3) = 6`, `Area = 12`, `2 + 3 = 5`, `\\sum_{i=1}^{10} i = 55`);
 * `reduce_statement` takes the answer out of "<subject> is <answer>" or "<answer> is <prose>",
-  cuts trailing prose ("42 because ...") and leading prose ("We find x >= 5").
+  cuts trailing prose ("42 because ...") and leading prose ("We find x >= 5"); a formula equal
+  to a number after words that name a quantity gives the number ("the area is $s^2 = 36$"), not
+  after words that name an equation ("the equation of the circle is ...").
 
     >>> reduce_statement("Therefore x ≥ 5 is the solution")
     'x ≥ 5'
@@ -23,10 +25,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mathlens.analyze.grading.inline import closing_run
-from mathlens.analyze.grading.normalize import answer_word
-from mathlens.analyze.grading.numberwords import words_to_digits
-from mathlens.analyze.grading.setwords import set_phrase
+from mathlens.analyze.readers.inline import closing_run
+from mathlens.analyze.readers.normalize import answer_word
+from mathlens.analyze.readers.numberwords import words_to_digits
+from mathlens.analyze.readers.setwords import set_phrase
 
 MATH_WORDS = frozenset({"infinity", "odd", "even", "neither", "none", "undefined", "diverges", "converges",
                         "both", "all real numbers", "empty", "true", "false", "yes", "no"})
@@ -241,7 +243,7 @@ def _piecewise(s: str) -> str | None:
     kept whole: its conditions are not trailing prose."""
     if not _PIECEWISE_HINT.search(s):
         return None
-    from mathlens.analyze.grading.piecewise import read_piecewise  # imports the evaluators
+    from mathlens.analyze.readers.piecewise import read_piecewise  # imports the evaluators
 
     t = strip_leading_prose(s.strip().rstrip("."))
     return t if read_piecewise(t) is not None else None
@@ -262,7 +264,9 @@ def reduce_statement_named(s: str) -> Reduced:
         return Reduced(s.strip().rstrip("."))  # "all real numbers greater than 5": the words are the set
     s = cut_trailing_prose(drop_leading_clause(restated(s.strip())))
     run = closing_run(s)
+    subject = ""  # the words before "is" when the answer follows them ("the area is $s^2 = 36$")
     if run is not None and not answer_word(s[run[1]:]):
+        subject = _subject_words(s[: run[0]])
         s = run[2]
     else:
         links = list(LINK.finditer(s))
@@ -270,13 +274,41 @@ def reduce_statement_named(s: str) -> Reduced:
             last = links[-1]
             left, right = s[: last.start()].strip(), s[last.end():].strip()
             if answerish(right):
-                s = right
+                s, subject = right, _subject_words(s[: last.end()])
             elif left and _MATHY.search(left):
                 s = left
             else:
                 s = right
         s = last_quantity(strip_leading_prose(s))
+    if len(split_equals(s)) == 2 and subject:
+        formula, value = split_equals(s)
+        exact = _TRAILING_WORDS.sub("", _APPROXIMATE.split(value)[0].replace("$", ""))
+        # (an equation set to 0 is an equation in standard form: "the plane is x + y - z = 0")
+        if (lhs_kind(formula.replace("$", "")) == "expression" and lhs_kind(exact) == "value"
+                and exact.strip() != "0"):
+            return Reduced(value.replace("$", "").strip())  # the formula for the named quantity, then its value
     return reduce_equation_named(s) if len(split_equals(s)) > 1 else Reduced(s)
+
+
+# what an equation is the answer as: "the equation of the circle is (x-2)^2 + (y+1)^2 = 9"
+_EQUATION_NOUN = re.compile(r"(?i)\b(?:equations?|lines?|circles?|parabola|ellipse|hyperbola|planes?|curves?|graphs?|"
+                            r"relations?|identity|conditions?|constraints?|system|locus|spheres?|surfaces?|"
+                            r"inequality|formula|expression|polynomial|form)\b")
+# words that name no quantity: "the answer is $x^2 + y^2 = 4$" keeps the equation
+_NO_QUANTITY = re.compile(r"(?i)(?:so|thus|hence|therefore|then|and)?\s*,?\s*(?:the\s+)?"
+                          r"(?:(?:final\s+)?(?:answer|solution|result)s?|it|this|that|which|we\s+get|one)")
+_TRAILING_WORDS = re.compile(r"(?:\s+[A-Za-z]{2,}\.?)+\s*$")
+
+
+def _subject_words(before: str) -> str:
+    """The words before the answer when they end in a link ("The area of the square is") and name a
+    quantity, not an equation; else empty."""
+    links = list(LINK.finditer(before))
+    if not links or before[links[-1].end():].strip() or _MATHY.search(before):
+        return ""
+    words = before[: links[-1].start()].strip().split(",")[-1].strip()  # the clause of the link
+    head = re.split(r"(?i)\b(?:of|through|for|in|on|at|with|to|between)\b", words)[0]  # "the area of the circle"
+    return "" if not words or _EQUATION_NOUN.search(head) or _NO_QUANTITY.fullmatch(words) else words
 
 
 def reduce_statement(s: str) -> str:
@@ -324,21 +356,22 @@ def last_quantity(s: str) -> str:
     return (last.group(0) + (unit.group(0) if unit else "")).strip()
 
 
-_RESTATED = re.compile(r"(?i),?\s*\(?\b(?:i\.e\.|that\s+is|or\s+equivalently)\s*,?\s*")
+_RESTATED = re.compile(r"(?i),?\s*\(?\b(?:i\.e\.|that\s+is|or\s+equivalently|which\s+is)\s*,?\s*")
 _APPROXIMATE = re.compile(r"(?i)≈|\\approx|\b(?:about|approximately|roughly|nearly)\b")
 
 
 def restated(s: str) -> str:
-    """"$\\frac{5}{36}$, i.e. about 13.9%" -> the exact value with the approximation after it;
+    """"$\\frac{5}{36}$, i.e. about 13.9%" (or ", which is about 13.9%") -> the exact value with the
+    approximation after it;
     "about 31.4 cm, i.e. $10\\pi$" -> `$10\\pi$`: of a value and its restatement, the exact one
     (two exact forms are left as they are)."""
     m = _RESTATED.search(s)
     if m is None or m.start() == 0:
         return s
     left, right = s[: m.start()].strip(), s[m.end():].strip().rstrip(").")
-    if _APPROXIMATE.search(right) and not _APPROXIMATE.search(left):
+    if _APPROXIMATE.search(right) and not _APPROXIMATE.search(left) and re.search(r"\d", right):
         return f"{left} \\approx {_APPROXIMATE.sub(' ', right).strip()}"
-    if _APPROXIMATE.search(left) and not _APPROXIMATE.search(right):
+    if _APPROXIMATE.search(left) and not _APPROXIMATE.search(right) and _MATHY.search(right):
         return right
     return s
 

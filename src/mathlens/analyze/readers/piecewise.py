@@ -33,8 +33,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from mathlens.analyze.grading.intervals import Interval, merge, read_set
-from mathlens.analyze.grading.quick import evaluate_at, read
+from mathlens.analyze.readers.intervals import Interval, merge, read_set
+from mathlens.analyze.readers.quick import evaluate_at, read
 
 Same = Callable[[str, str], str]
 MAX_PIECES = 8

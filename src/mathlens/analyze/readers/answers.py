@@ -27,7 +27,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from mathlens.analyze.grading.locate import (
+from mathlens.analyze.readers.locate import (
     STATED,
     How,
     Located,
@@ -36,7 +36,7 @@ from mathlens.analyze.grading.locate import (
     locate,
     prose_words,
 )
-from mathlens.analyze.grading.turns import own_turn_end, visible_text
+from mathlens.analyze.readers.turns import own_turn_end, visible_text
 from mathlens.items.schema import Question
 
 __all__ = ["STATED", "AnswerSpan", "FinalAnswer", "How", "PartAnswer", "boxed_spans", "choice_label",

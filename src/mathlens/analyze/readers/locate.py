@@ -20,9 +20,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from mathlens.analyze.grading.inline import closing_run
-from mathlens.analyze.grading.normalize import answer_word
-from mathlens.analyze.grading.statements import (
+from mathlens.analyze.readers.inline import closing_run
+from mathlens.analyze.readers.normalize import answer_word
+from mathlens.analyze.readers.statements import (
     LINK,
     Reduced,
     answerish,
@@ -58,11 +58,12 @@ _THEREFORE = re.compile(
 )
 NUMBER = re.compile(r"-?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?|-?\.\d+")
 _MIXED_NUMBER = re.compile(r"(?<![\d.,/])(-?\d+) (\d+)/(\d+)(?![\d/.])")  # `2 1/2`: two and a half
-_SENTENCE_END = re.compile(r"(?:(?<!\bi\.e)(?<!\be\.g)\.(?=\s|$)|(?<![\d)}])!(?=\s|$)|[?;](?=\s|$))")
+# `\!` and `\;` are LaTeX spacing (`11,\! 111`), not punctuation
+_SENTENCE_END = re.compile(r"(?:(?<!\bi\.e)(?<!\be\.g)\.(?=\s|$)|(?<![\d)}\\])!(?=\s|$)|(?<!\\)[?;](?=\s|$))")
 _SHORT_WORDS = re.compile(r"\(?[A-Za-z]\)?|[A-Za-z]+(?:\s[A-Za-z]+)?")
 _CLAUSE_BREAK = re.compile(r",\s+")
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)\s+")
-_STATEMENT_BREAK = re.compile(r"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)\s+|\n")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)(?<!\\!)\s+")
+_STATEMENT_BREAK = re.compile(r"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)(?<!\\!)\s+|\n")
 _DISPLAY = re.compile(r"\s*(?:\$\$|\\\[)\s*(.+?)\s*(?:\$\$|\\\])", re.S)  # a display block after "Answer:"
 # a closing check of the answer, on a line of its own: "Check: 40 - 13 = 27", "**Verification:** ..."
 _CHECK = re.compile(r"(?im)^[ \t>*_#-]*(?:let(?:'s|\s+me|\s+us)\s+)?(?:double[- ]?)?"
@@ -299,7 +300,13 @@ def _locate(text: str, allow_whole: bool) -> Located:
             text, closing[-1].start("rest") + len(first_sentence(closing[-1].group("rest")))):
         m = closing[-1]
         reduced = reduce_statement_named(first_sentence(m.group("rest")[:MAX_STATEMENT_CHARS]))
-        return Located(reduced.text, "therefore", m.start("rest"), m.end("rest"), reduced.subject)
+        found = Located(reduced.text, "therefore", m.start("rest"), m.end("rest"), reduced.subject)
+        if answerish(reduced.text):
+            return found
+        # words that point back at the answer ("So the sum is the matrix above."): the answer is
+        # what the sentences before it state, when they state one
+        before = _from_sentences(text[:m.start()], allow_whole)
+        return before if before.raw is not None and answerish(before.raw) else found
     whole = _single_math_line(text) if allow_whole else None
     if whole is not None:
         at = text.find(whole)
@@ -314,10 +321,24 @@ def _from_sentences(full: str, allow_whole: bool) -> Located:
     """The steps that read the closing sentences, then the shape of the text, then the last number
     (in the last `SENTENCE_WINDOW` characters before a closing check of the answer; spans are
     offsets into `full`)."""
-    full = _before_check(full)
+    full = _before_sign_off(_before_check(full))
     shift = max(0, len(full) - SENTENCE_WINDOW)
     found = _closing(full[shift:], allow_whole and shift == 0)
     return Located(found.raw, found.how, found.start + shift, found.end + shift, found.subject)
+
+
+# a closing sentence addressed to the reader, holding no number: "I hope it is correct.", "Let me know
+# if you have questions!", "Hope this helps :)"
+_SIGN_OFF = re.compile(
+    r"(?is)(?:^|(?<=[.!?:)$}])\s+|\n)[ \t*_]*(?:I\s+hope|hope\s+(?:this|that|it)|let\s+me\s+know|feel\s+free|"
+    r"please\s+(?:let|feel|ask|check)|thanks?\b|thank\s+you|good\s+luck|happy\s+to\s+help|glad\s+to|"
+    r"if\s+you\s+(?:have|need|want)|I\s+(?:am|'m)\s+(?:happy|glad|confident)|is\s+there\s+anything)[^\d$\\]*$")
+
+
+def _before_sign_off(text: str) -> str:
+    """The text before the sign-offs that close it (see `_SIGN_OFF`)."""
+    m = _SIGN_OFF.search(text, max(0, len(text) - 400))
+    return text[:m.start()] if m and m.start() > 0 else text
 
 
 def _before_check(text: str) -> str:
