@@ -15,13 +15,14 @@ the expected verdict per category and overall, the total time of each checker, t
 over the budget (`EquivalenceConfig.timeout_s`). These are in-sample figures: the rules were written
 against these cases. The worker is started before timing (its start-up is not counted).
 
-Measured on 2 shared cores, 1,605 cases: on a quiet machine (load 1-2), 3 runs, mathlens 1.32-1.35 s
-against Math-Verify 3.45-3.54 s, ratio 0.37-0.39x; slowest mathlens case 0.25-0.31 s; none over the
-1.5 s budget. Under load 8-13 from other work: 0.53-0.60x, and two cases ran past the budget by about
-0.1 s (a worker comparison killed at the budget). Agreement with the expected verdicts: mathlens
-1604/1605 (the one miss is a documented limitation), Math-Verify 1012/1605 (63.1%), 1123/1605 with
-`$...$`; on the 1,013 cases of the three newest tables (741 whole responses) mathlens 1012, Math-Verify
-681 (67.2%). Earlier rounds: 592 cases 0.22x (mathlens 592/592, Math-Verify 331/592).
+Measured on 2 shared cores (load 1.7-1.9), 1,900 cases, 3 runs: mathlens 1.15-1.25 s against
+Math-Verify 3.59-3.72 s, ratio 0.32-0.34x; none over the 1.5 s budget. The slowest mathlens case,
+0.44-0.51 s, is `x != 3`: the first relation to reach the worker, while its background warm-up may
+still run (0.16 s once that is over, 0.03 s after). Agreement with the expected verdicts: mathlens
+1900/1900, Math-Verify 1227/1900 (64.6%), 1338/1900 with `$...$`; on the 1,036 whole responses of
+responses_reading.yaml and responses_comparing.yaml mathlens 1036, Math-Verify 736 (71.0%).
+Earlier rounds: 1,605 cases 0.37-0.39x (mathlens 1604/1605, Math-Verify 1012/1605); 592 cases
+0.22x (mathlens 592/592, Math-Verify 331/592).
 
     .venv/bin/python bench/bench_answers_vs_mathverify.py [--show-misses]
 """

@@ -14,6 +14,7 @@ import pytest
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import Model, RetryPolicy
 from mathlens.models.registry import get_model
+from support.embedded import TEST_EMBEDDED
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,12 +74,12 @@ def embedded_available(name: str | None = None) -> bool:
 
 @pytest.fixture
 def embedded_model_path() -> Path:
-    """The default embedded model's GGUF (skips when it is not installed)."""
-    if not embedded_available():
-        pytest.skip("embedded model not installed (run `make setup`)")
+    """The GGUF of the tests' embedded model, `TEST_EMBEDDED` (skips when it is not installed)."""
+    if not embedded_available(TEST_EMBEDDED):
+        pytest.skip(f"embedded {TEST_EMBEDDED} not installed (run `make setup`)")
     from mathlens.models.providers.llamacpp import embedded_model_path as path
 
-    return path()
+    return path(TEST_EMBEDDED)
 
 
 @pytest.fixture

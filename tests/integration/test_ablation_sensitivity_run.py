@@ -20,6 +20,7 @@ from mathlens.runs.plan import plan_tasks
 from mathlens.runs.records import ItemSource, ModelEntry
 from mathlens.runs.runner import base_manifest, build_models, execute
 from mathlens.runs.store import RunStore
+from support.embedded import TEST_EMBEDDED_SPEC
 
 EXAM = """id: tiny
 name: Exam II
@@ -106,7 +107,7 @@ def test_cli_reports_a_bad_run_dir(tmp_path: Path) -> None:
 @pytest.mark.embedded
 async def test_embedded_ablation_run(tmp_path: Path, embedded_model_path: Path) -> None:
     one_question = EXAM.split("  - id: q2")[0]
-    store, manifest = _manifest(tmp_path, "embedded", one_question,
+    store, manifest = _manifest(tmp_path, TEST_EMBEDDED_SPEC, one_question,
                                 ablation={"elements": ["coordinates", "keywords"]}, max_tokens=32)
     models = build_models(manifest, None, RetryPolicy(), concurrency=None)  # type: ignore[arg-type]
     result = await execute(store, manifest, models)  # type: ignore[arg-type]

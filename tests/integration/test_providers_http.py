@@ -20,6 +20,7 @@ from mathlens.models.base import GenerateConfig, Message
 from mathlens.models.registry import get_model
 from mathlens.models.structured import generate_structured
 from mathlens.testing.standin import StandinServer
+from support.embedded import TEST_EMBEDDED
 
 MSGS = [Message(role="system", content="You answer briefly."), Message(role="user", content="What is 2+2?")]
 
@@ -36,7 +37,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         import llama_cpp.server  # noqa: F401
 
         from mathlens.models.providers.llamacpp import embedded_model_path
-        path = embedded_model_path()
+        path = embedded_model_path(TEST_EMBEDDED)
     except Exception as exc:  # the embedded extra is not installed
         pytest.skip(f"llama.cpp server or embedded model unavailable: {exc}")
     port = _free_port()

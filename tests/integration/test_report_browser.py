@@ -23,6 +23,7 @@ import pytest
 from mathlens.report import write_report
 from mathlens.report.server import ViewServer, ViewState
 from support import report_run as fx
+from support.embedded import TEST_EMBEDDED_SPEC
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -74,7 +75,7 @@ def _open_everything(page: Any) -> None:
 @pytest.mark.embedded
 def test_embedded_run_report_renders(browser: Any, tmp_path: Path, embedded_model_path: Path) -> None:
     run = tmp_path / "run"
-    _cli("run", "calc3-exam1", "--model", "embedded", "--limit", "2", "--max-tokens", "64", "--out", str(run),
+    _cli("run", "calc3-exam1", "--model", TEST_EMBEDDED_SPEC, "--limit", "2", "--max-tokens", "64", "--out", str(run),
          "--quiet")
     _cli("analyze", str(run))
     out = write_report([run], run / "report.html")

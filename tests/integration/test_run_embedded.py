@@ -1,4 +1,5 @@
-"""End to end: `mathlens run` on a built-in exam with the embedded Gemma 3 model, then a cached re-run."""
+"""End to end: `mathlens run` on a built-in exam with the tests' embedded model (Qwen2.5-Coder 0.5B), then a
+cached re-run."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from mathlens.items.loaders import load_items
+from support.embedded import TEST_EMBEDDED_SPEC
 
 
 def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -22,7 +24,7 @@ def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
 def test_run_builtin_exam_with_embedded_model(tmp_path: Path, embedded_model_path: Path) -> None:
     env = {**os.environ, "MATHLENS_CACHE_DIR": str(tmp_path / "cache")}
     out = tmp_path / "run"
-    args = ["run", "calc3-exam1", "--model", "embedded", "--limit", "2", "--max-tokens", "40", "--json"]
+    args = ["run", "calc3-exam1", "--model", TEST_EMBEDDED_SPEC, "--limit", "2", "--max-tokens", "40", "--json"]
     first = _run([*args, "--out", str(out)], env)
     assert first.returncode == 0, first.stderr
     doc = json.loads(first.stdout)
@@ -36,7 +38,7 @@ def test_run_builtin_exam_with_embedded_model(tmp_path: Path, embedded_model_pat
         assert 0 < rec["usage"]["completion_tokens"] <= 40
         assert rec["messages"][0]["role"] == "system" and "LaTeX" in rec["messages"][0]["content"]
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["models"][0]["spec"] == "embedded"
+    assert manifest["models"][0]["spec"] == TEST_EMBEDDED_SPEC
     assert manifest["models"][0]["identity"]["model"] == "qwen2.5-coder-0.5b-instruct-q4_k_m"
     assert manifest["models"][0]["identity"]["chat_format"] == "gguf-template"
     assert manifest["finished_at"] and manifest["packages"].get("llama_cpp_python") == "0.3.36"

@@ -23,6 +23,7 @@ from mathlens.models.model import RetryPolicy, closing_all
 from mathlens.models.registry import get_model
 from mathlens.runs.runner import build_models
 from mathlens.runs.store import RunStore
+from support.embedded import TEST_EMBEDDED_SPEC
 
 pytestmark = pytest.mark.embedded
 
@@ -31,11 +32,11 @@ ONE_THREAD = {"n_threads": 1}
 
 
 async def test_send_mode_is_refused_for_the_text_only_embedded_model(embedded_model_path: Path) -> None:
-    manifest = new_manifest(StudyOptions(items=["tutoring"], models=["embedded"], image_mode="send", limit=1,
+    manifest = new_manifest(StudyOptions(items=["tutoring"], models=[TEST_EMBEDDED_SPEC], image_mode="send", limit=1,
                                          model_options=ONE_THREAD))
     models = build_models(manifest, None, RetryPolicy(), None)
-    async with models["embedded"]:
-        assert models["embedded"].accepts_images is False
+    async with models[TEST_EMBEDDED_SPEC]:
+        assert models[TEST_EMBEDDED_SPEC].accepts_images is False
         with pytest.raises(UserError, match="text-only and cannot read the diagram of item 'g4-bar-chart'"):
             prepare(manifest, models, load_tutor_exams(manifest.items))
 
@@ -44,7 +45,7 @@ async def test_embedded_tutor_run_and_judge(embedded_model_path: Path, tmp_path:
     profiles = tmp_path / "profiles.yaml"
     profiles.write_text("- {id: ana, grade: 4, performance: low, attitude: dislikes, self_efficacy: low}\n",
                         encoding="utf-8")
-    manifest = new_manifest(StudyOptions(items=["tutoring"], models=["embedded"], profiles=str(profiles),
+    manifest = new_manifest(StudyOptions(items=["tutoring"], models=[TEST_EMBEDDED_SPEC], profiles=str(profiles),
                                          conditions=[4], limit=1, max_tokens=32, model_options=ONE_THREAD))
     store = RunStore(tmp_path / "run")
     store.write_manifest(manifest)
@@ -60,11 +61,11 @@ async def test_embedded_tutor_run_and_judge(embedded_model_path: Path, tmp_path:
         assert user.images == ()
         assert cell.record.status == "ok" and isinstance(cell.record.response, str)
         assert cell.record.usage.completion_tokens <= 32
-    async with get_model("embedded", ONE_THREAD, retry=RetryPolicy(max_attempts=1, timeout_s=600)) as judge:
+    async with get_model(TEST_EMBEDDED_SPEC, ONE_THREAD, retry=RetryPolicy(max_attempts=1, timeout_s=600)) as judge:
         scores = await score_run(AnalysisJob(store, ScoreOptions(items=("Q9", "Q13"), max_tokens=48)), judge)
     rubric = load_rubric()
     [judged] = scores.judgements
-    assert [s.unit for s in judged.scores] == ["Q9", "Q13"] and judged.grader == "judge:embedded"
+    assert [s.unit for s in judged.scores] == ["Q9", "Q13"] and judged.grader == f"judge:{TEST_EMBEDDED_SPEC}"
     for s in judged.scores:
         assert s.status in ("ok", "unscored")
         if s.value is not None:
@@ -73,5 +74,5 @@ async def test_embedded_tutor_run_and_judge(embedded_model_path: Path, tmp_path:
         else:
             assert s.error
     st = compute_stats(store)
-    sbs = [r for r in st.table2 if r.code == "SBS" and r.model == "embedded"]
+    sbs = [r for r in st.table2 if r.code == "SBS" and r.model == TEST_EMBEDDED_SPEC]
     assert sbs and sbs[0].n == sum(s.status == "ok" for s in judged.scores if s.unit == "Q9")

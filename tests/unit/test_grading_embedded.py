@@ -1,4 +1,4 @@
-"""The judge pipeline end to end with the real default embedded model (Qwen2.5-Coder 0.5B Instruct).
+"""The judge pipeline end to end with the real embedded model the tests run (Qwen2.5-Coder 0.5B Instruct).
 
 The model is too small to grade well; what is tested is that a real backend's reply goes
 through the schema constraint, the repair retry, bounds validation and the cache, and that an
@@ -18,13 +18,14 @@ from mathlens.analyze.grading.rubric import builtin_rubric
 from mathlens.models.cache import ResponseCache
 from mathlens.models.registry import get_model
 from support import grading_run as helpers
+from support.embedded import TEST_EMBEDDED_SPEC
 
 
 @pytest.mark.embedded
 def test_embedded_judge_pipeline(tmp_path: Path, embedded_model_path: Path) -> None:
     store = helpers.make_run(tmp_path)
     rubric = builtin_rubric()
-    judge = get_model("embedded", cache=ResponseCache(tmp_path / "c.sqlite"))
+    judge = get_model(TEST_EMBEDDED_SPEC, cache=ResponseCache(tmp_path / "c.sqlite"))
     options = JudgeOptions(max_tokens=400)  # room for five criteria with a short reason each
 
     async def go() -> list:  # type: ignore[type-arg]
@@ -36,7 +37,7 @@ def test_embedded_judge_pipeline(tmp_path: Path, embedded_model_path: Path) -> N
         return [first.grades[0], again.grades[0]]
 
     grade, repeat = asyncio.run(go())
-    assert grade.grader == "judge:embedded" and grade.raw
+    assert grade.grader == f"judge:{TEST_EMBEDDED_SPEC}" and grade.raw
     if grade.status == "graded":
         assert grade.total is not None and 0 <= grade.total <= grade.max_total
         assert all(c.value is not None and c.max is not None and 0 <= c.value <= c.max for c in grade.scores)

@@ -17,6 +17,7 @@ import pytest
 from mathlens.errors import PermanentModelError, UserError
 from mathlens.models.base import GenerateConfig, Message
 from mathlens.models.providers.llamacpp import CHAT_HANDLERS, LlamaCppProvider
+from support.embedded import TEST_EMBEDDED
 
 llama_chat_format = pytest.importorskip("llama_cpp.llama_chat_format", reason="llama-cpp-python is not installed")
 
@@ -73,7 +74,7 @@ async def test_a_projector_llama_cpp_cannot_load_is_one_clear_error(tmp_path: Pa
     from mathlens.models.providers.llamacpp import embedded_model_path
 
     try:
-        weights = embedded_model_path()
+        weights = embedded_model_path(TEST_EMBEDDED)
     except Exception as exc:  # weights not assembled on this machine
         pytest.skip(f"embedded weights unavailable: {exc}")
     mmproj = tmp_path / "mmproj.gguf"

@@ -131,7 +131,7 @@ async def test_structured_model_failure_is_error(mock_model) -> None:  # type: i
 
 def test_registry_names_and_options() -> None:
     assert split_spec("ollama/gemma3:4b") == ("ollama", "gemma3:4b")
-    assert split_spec("embedded") == ("embedded", "qwen2.5-coder-0.5b")
+    assert split_spec("embedded") == ("embedded", "qwen2.5-coder-1.5b")  # the default since the 1.5B finishes answers
     assert split_spec("embedded/gemma3-270m") == ("embedded", "gemma3-270m")
     with pytest.raises(UnknownNameError, match="Did you mean 'ollama'"):
         get_model("olama/x")

@@ -50,6 +50,13 @@ def _print(report: SensitivityReport, top: int) -> None:
                 f"  excluded degenerate={q.excluded_degenerate}"
                 + (f"  [{q.status}: {q.note}]" if q.status == "degenerate" else ""))
         out_console.print(head, highlight=False)
+        c = q.consistency
+        if c is not None and c.status == "ok":
+            out_console.print(f"    repeats: answer agreement={_num(c.answer_agreement, 2)} of {c.n_answer_pairs}"
+                              f" answered pair(s) (left out: {c.n_answer_unanswered} unanswered,"
+                              f" {c.n_answer_truncated} truncated, {c.n_unknown_pairs} not comparable)"
+                              f"  mean cosine={_num(c.mean_pairwise_cosine)} over {c.n_runs} runs",
+                              highlight=False, markup=False)
         for imp in q.impact[:top]:
             out_console.print(f"    Important phrase: {imp.element_text}  ({imp.element_type})"
                               f"  Impact: {imp.impact:.3f}", highlight=False, markup=False)

@@ -29,7 +29,7 @@ from mathlens.solve.tutoring import CONDITIONS, ImageMode
 TableFormat = Literal["csv", "markdown", "latex"]
 
 #: study files name the model when none is given
-DEFAULT_MODEL_SPEC = "embedded/qwen2.5-coder-0.5b"
+DEFAULT_MODEL_SPEC = "embedded/qwen2.5-coder-1.5b"
 
 # The ranges of the numeric settings (a value outside is refused with the range named, exit 2).
 #: questions taken from one item file (--limit, --sample)

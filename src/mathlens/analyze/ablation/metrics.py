@@ -37,7 +37,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from mathlens.analyze.ablation.consistency import Consistency, repeat_consistency
+from mathlens.analyze.ablation.consistency import Consistency, Unanswered, repeat_consistency
 from mathlens.analyze.ablation.divergence import divergences, sequence_distance
 from mathlens.analyze.ablation.flags import Flag, FlagConfig, question_flags
 from mathlens.analyze.ablation.outcomes import AnswerStatus, FlowSummary, compare_answers, summarize_flow
@@ -47,7 +47,7 @@ from mathlens.runs.records import RunRecord
 
 PairStatus = Literal["ok", "error", "empty", "no_original", "degenerate", "degenerate_original"]
 #: why a pair's final answers were not compared
-AnswerLeftOut = Literal["no_final_answer", "truncated"]
+AnswerLeftOut = Unanswered
 QuestionStatus = Literal["ok", "no_variants", "no_original", "degenerate"]
 #: Pair statuses that mean "left out because a response is degenerate" (not a failure).
 EXCLUDED_PAIR = ("degenerate", "degenerate_original")
@@ -176,14 +176,20 @@ def degenerate_reasons(records: list[RunRecord], question: Question | None,
     return out
 
 
+def _unanswered(rec: RunRecord, flags: dict[str, QualityFlags | None]) -> AnswerLeftOut | None:
+    """Why the final answer of `rec` cannot be compared, or None when it states one in full."""
+    f = flags.get(rec.key)
+    if f is not None and f.no_final_answer:
+        return "no_final_answer"
+    return "truncated" if rec.truncated else None
+
+
 def _answer_left_out(a: RunRecord, b: RunRecord, flags: dict[str, QualityFlags | None]) -> AnswerLeftOut | None:
     """Why the final answers of `a` and `b` cannot be compared, or None when both state one in full."""
-    fa, fb = flags.get(a.key), flags.get(b.key)
-    if (fa is not None and fa.no_final_answer) or (fb is not None and fb.no_final_answer):
+    why = (_unanswered(a, flags), _unanswered(b, flags))
+    if "no_final_answer" in why:
         return "no_final_answer"
-    if a.truncated or b.truncated:
-        return "truncated"
-    return None
+    return "truncated" if "truncated" in why else None
 
 
 @dataclass(frozen=True)
@@ -317,7 +323,8 @@ def question_sensitivity(records: list[RunRecord], question: Question | None,
     bad_originals = [o for o in originals.values() if o is not None and o.key in degenerate]
     consistency = None
     if len(by_repeat) > 1:
-        consistency = repeat_consistency(texts, question, config.answers).model_copy(
+        consistency = repeat_consistency(texts, question, config.answers,
+                                         [_unanswered(o, flags) for o, _ in usable]).model_copy(
             update={"excluded_degenerate": len(bad_originals)})
     common = {**head, "n_repeats": len(by_repeat), "step_count": steps, "complexity": complexity,
               "flow_source": summaries[0].source if summaries else None, "consistency": consistency,

@@ -250,7 +250,7 @@ class LlamaCppProvider(Provider):
 
 class EmbeddedProvider(LlamaCppProvider):
     """`embedded/<name>`: a model shipped on PyPI (see `mathlens list models`); `embedded` alone is
-    Qwen2.5-Coder 0.5B Instruct."""
+    the default, Qwen2.5-Coder 1.5B Instruct."""
 
     name = "embedded"
 

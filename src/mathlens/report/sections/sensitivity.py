@@ -100,9 +100,12 @@ def _panel(ctx: ReportContext, view: QuestionView, run: RunData, q: QuestionSens
                ("excluded (degenerate responses)", str(q.excluded_degenerate))]
     cons = q.consistency
     if cons is not None and cons.status == "ok":
-        metrics.append(("repeat consistency", f"answer agreement {_fmt(cons.answer_agreement)}, "
-                                              f"mean pairwise cosine {_fmt(cons.mean_pairwise_cosine)} "
-                                              f"over {cons.n_runs} runs"))
+        metrics.append(("repeat answer agreement (answered pairs only)",
+                        f"{_fmt(cons.answer_agreement)} of {cons.n_answer_pairs} answered pairs; left out "
+                        f"{cons.n_answer_unanswered} without a final answer, {cons.n_answer_truncated} cut by "
+                        f"the token cap, {cons.n_unknown_pairs} not comparable"))
+        metrics.append(("repeat text similarity", f"mean pairwise cosine {_fmt(cons.mean_pairwise_cosine)} "
+                                                  f"over {cons.n_runs} runs"))
     flags = tuple((f.name, f.reason) for f in q.flags)
     impacts = [(_element(i.element_text, i.element_type, i.variant), i.impact) for i in q.impact]
     chart = ranked_bars(ctx.uid("impact", view.anchor, label), f"Impact of each prompt element · {label}",
