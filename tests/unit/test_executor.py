@@ -131,3 +131,42 @@ def test_cli_without_ray_is_a_clear_error(tmp_path: Any) -> None:
     assert "mathlens[ray]" in result.output
     bad = CliRunner().invoke(app, ["analyze", str(store.root), "--executor", "spark"])
     assert bad.exit_code != 0 and "local or ray" in bad.output
+
+
+class _FlakyRay:
+    """Stands in for `ray.init` only: the real failure is a race inside the cluster's client proxy
+    (its per-client server process dies while starting), which no test can bring about on purpose."""
+
+    def __init__(self, failures: list[Exception]) -> None:
+        self.failures = failures
+        self.calls = 0
+
+    def init(self, **_: Any) -> None:
+        self.calls += 1
+        if self.failures:
+            raise self.failures.pop(0)
+
+
+def test_a_client_connection_whose_server_failed_to_start_is_tried_again(monkeypatch: Any) -> None:
+    from mathlens.analyze import executor
+
+    monkeypatch.setattr(executor.time, "sleep", lambda _s: None)
+    ray = _FlakyRay([ConnectionError("Initialization failure from server:\nTraceback ...")])
+    executor._join(ray, "ray://127.0.0.1:10001", {})
+    assert ray.calls == 2
+    ray = _FlakyRay([ConnectionError("Initialization failure from server")] * executor.CLIENT_ATTEMPTS)
+    with pytest.raises(ConnectionError):
+        executor._join(ray, "ray://127.0.0.1:10001", {})
+    assert ray.calls == executor.CLIENT_ATTEMPTS
+
+
+def test_other_join_failures_are_not_retried(monkeypatch: Any) -> None:
+    from mathlens.analyze import executor
+
+    monkeypatch.setattr(executor.time, "sleep", lambda _s: None)
+    for address, error in (("ray://127.0.0.1:10001", ConnectionError("ray client connection timeout")),
+                           ("127.0.0.1:6379", ConnectionError("Initialization failure from server"))):
+        ray = _FlakyRay([error])
+        with pytest.raises(ConnectionError):
+            executor._join(ray, address, {})
+        assert ray.calls == 1

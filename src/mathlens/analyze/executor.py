@@ -27,6 +27,7 @@ put back in input order. `ExecutorOptions` is the typed form of the command-line
 from __future__ import annotations
 
 import os
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -182,6 +183,25 @@ def client_auth(address: str) -> None:
         os.environ["RAY_AUTH_MODE"] = "token"
 
 
+CLIENT_ATTEMPTS = 3
+
+
+def _join(ray: Any, address: str, kwargs: dict[str, Any]) -> None:
+    """Join the cluster at `address`. A Ray Client connection is tried up to `CLIENT_ATTEMPTS` times
+    when the server reports a failed initialisation: the cluster starts one server process per client
+    connection, and on a loaded head node that process can die while starting, a failure of the one
+    attempt rather than of the cluster. Every other error is raised at once."""
+    for attempt in range(1, CLIENT_ATTEMPTS + 1):
+        try:
+            ray.init(address=address, **kwargs)
+            return
+        except ConnectionError as exc:
+            transient = address.startswith("ray://") and "Initialization failure from server" in str(exc)
+            if not transient or attempt == CLIENT_ATTEMPTS:
+                raise
+            time.sleep(2.0 * attempt)
+
+
 class RayExecutor:
     """Batches as Ray tasks on a cluster (joined by address, or a private local one)."""
 
@@ -200,7 +220,7 @@ class RayExecutor:
                 client_auth(options.address)
             try:
                 if options.address:
-                    ray.init(address=options.address, **kwargs)
+                    _join(ray, options.address, kwargs)
                 else:
                     ray.init(num_cpus=options.workers or os.cpu_count() or 1,
                              object_store_memory=options.object_store_mb * 1024 * 1024, **kwargs)
