@@ -41,7 +41,7 @@ from mathlens.runs.store import RunStore
 
 #: Packages whose versions go into the manifest.
 TRACKED_PACKAGES = ("pydantic", "sympy", "math-verify", "llama_cpp_python", "httpx", "scikit-learn",
-                    "rapidfuzz", "chromadb", "statsmodels", "spacy", "networkx")
+                    "rapidfuzz", "chromadb", "statsmodels", "networkx")
 
 
 def package_versions() -> dict[str, str]:

@@ -11,16 +11,16 @@ The rules, in order:
    it is display math or follows display math, it starts with a relation or operator (``= 2x``,
    ``+ 3``), or it starts in lower case or with a digit after a line that does not end a
    sentence. (A bullet is ``-``, ``*`` or ``•`` followed by a word, so ``- 3x`` continues.)
-5. A block still longer than ``max_chars`` is split into sentences with spaCy's blank English
-   pipeline and its rule-based ``sentencizer`` (no model download), with the math still masked,
-   and sentences are grouped back up to ``max_chars``.
+5. A block still longer than ``max_chars`` is split into sentences by the rule of spaCy's
+   rule-based ``sentencizer`` on its blank English pipeline (`sentences`, which does not import
+   spaCy), with the math still masked, and sentences are grouped back up to ``max_chars``.
 
 Each `Step` keeps its character offsets into the original text.
 
 Bounds on hostile text (all linear in the length of the text): math delimiters are paired in one
-pass (an unclosed ``\\[`` or ``$$`` costs nothing per later delimiter); spaCy sees prose only,
-with math masked and every run of more than `LONG_WORD` non-space characters replaced by
-same-length filler (its tokenizer is superlinear on such runs, e.g. nested parentheses); a
+pass (an unclosed ``\\[`` or ``$$`` costs nothing per later delimiter); the sentence splitter sees
+prose only, with math masked and every run of more than `LONG_WORD` non-space characters replaced by
+same-length filler (spaCy's tokenizer, whose splits it follows, is superlinear on such runs); a
 sentence still longer than ``max_chars`` is cut at a space (or hard) into ``max_chars`` pieces,
 and the pieces of one sentence past the first ``UNREAD_SENTENCE`` are marked `cut` (the flow
 analysis does not read them as statements);
@@ -33,8 +33,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any
+
+from mathlens.analyze.flow.sentences import sentence_spans
 
 MAX_STEP_CHARS = 600
 #: At most this many steps are analysed in one text.
@@ -79,15 +79,6 @@ class Step:
     note: str | None = None
     #: a piece of one over-long sentence (or line) past its first `UNREAD_SENTENCE`: not a statement
     cut: bool = False
-
-
-@lru_cache(maxsize=1)
-def _nlp() -> Any:
-    import spacy
-
-    nlp = spacy.blank("en")
-    nlp.add_pipe("sentencizer")
-    return nlp
 
 
 def _display_close(m: re.Match[str]) -> str:
@@ -215,10 +206,8 @@ def _sentences(masked: str, start: int, end: int, max_chars: int) -> list[tuple[
     """Rule 5: split one long block into groups of sentences of at most `max_chars` (a sentence
     longer than that is cut into pieces, each marked as cut)."""
     prose = _prose(masked[start:end])
-    if _BOUNDARY.search(prose):
-        pieces = [(start + s.start_char, start + s.end_char) for s in _nlp()(prose).sents]
-    else:  # no sentence could end inside it: nothing for the splitter (nor its start-up) to do
-        pieces = [(start, end)]
+    # a block in which no sentence can end is one piece
+    pieces = [(start + a, start + b) for a, b in sentence_spans(prose)] if _BOUNDARY.search(prose) else [(start, end)]
     groups: list[tuple[int, int, bool]] = []
     for a, b in pieces:
         if groups and not groups[-1][2] and (b - groups[-1][0]) <= max_chars:
