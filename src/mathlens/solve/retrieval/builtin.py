@@ -33,7 +33,7 @@ from mathlens.solve.retrieval.build import BuildOptions, build_from_documents, l
 from mathlens.solve.retrieval.chunking import ChunkSettings
 from mathlens.solve.retrieval.documents import Document, load_note_file
 from mathlens.solve.retrieval.embed import DEFAULT_EMBEDDER, get_embedder
-from mathlens.solve.retrieval.store import KBInfo, KnowledgeBase, kb_path, kb_root, open_kb
+from mathlens.solve.retrieval.store import FORMAT_VERSION, KBInfo, KnowledgeBase, kb_path, kb_root, open_kb
 
 BUILTIN_KB = "calculus"
 STUDY_KB = "calculus-study"
@@ -118,7 +118,8 @@ def variant_name(name: str, embedder: str | None) -> str:
 
 
 def _up_to_date(info: KBInfo, docs: list[Document], identity: str, chunks: ChunkSettings) -> bool:
-    return (info.builtin and sorted(s.digest for s in info.sources) == sorted(d.digest for d in docs)
+    return (info.builtin and info.format_version == FORMAT_VERSION
+            and sorted(s.digest for s in info.sources) == sorted(d.digest for d in docs)
             and info.embedder_identity == identity and (info.chunk_size, info.overlap) == (chunks.size, chunks.overlap))
 
 

@@ -152,12 +152,23 @@ def list_kbs() -> list[KBInfo]:
     return out
 
 
+def read_info(path: Path) -> KBInfo:
+    """The `kb.json` of the knowledge base at `path`, refused by name when it was written in another
+    format than this version of mathlens reads (its chunks and collections may not match)."""
+    info = KBInfo.model_validate_json((path / "kb.json").read_text(encoding="utf-8"))
+    if info.format_version != FORMAT_VERSION:
+        raise UserError(f"knowledge base {info.name!r} ({path}) is in format {info.format_version}; this "
+                        f"version of mathlens reads format {FORMAT_VERSION}. Rebuild it: mathlens kb build "
+                        f"SOURCES... --name {info.name} --overwrite (a built-in one is rebuilt when next used)")
+    return info
+
+
 class KnowledgeBase:
     """An opened knowledge base. Use `open_kb(name)`; `search` is the one query entry point."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.info = KBInfo.model_validate_json((path / "kb.json").read_text(encoding="utf-8"))
+        self.info = read_info(path)
         self.chunks = [ChunkRecord.model_validate_json(line) for line in
                        (path / "chunks.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
         self.by_id = {c.id: c for c in self.chunks}
