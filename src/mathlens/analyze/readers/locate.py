@@ -64,6 +64,14 @@ _SHORT_WORDS = re.compile(r"\(?[A-Za-z]\)?|[A-Za-z]+(?:\s[A-Za-z]+)?")
 _CLAUSE_BREAK = re.compile(r",\s+")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)(?<!\\!)\s+")
 _STATEMENT_BREAK = re.compile(r"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)(?<!\\!)\s+|\n")
+# in or after a closing "therefore" sentence, the same value restated in the notation asked for, as
+# display math that ends the text: "... greater than or equal to -2. In interval notation, this is written as:
+# \\[ [-2, \\infty) \\]" (an introduction naming a notation or a form, or "this/which is written as")
+_RESTATED = re.compile(
+    r"(?is)[.!?]?[ \t]*(?:[^.!?\n]{0,80}?\bin\s+(?:[\w-]+\s+){0,2}(?:notation|form)\b"
+    r"|[^.!?\n]{0,80}?\b(?:this|that|which|it)\s+(?:is\s+|can\s+be\s+|may\s+be\s+)?(?:written|expressed|given)\b"
+    r"|[ \t]*(?:written|expressed)\s+as\s+an?\s+\w+)"
+    r"[^.!?:\n]{0,60}:\s*(?:\$\$|\\\[)\s*(?P<math>[^$]+?)\s*(?:\$\$|\\\])\s*\.?\s*$")
 _DISPLAY = re.compile(r"\s*(?:\$\$|\\\[)\s*(.+?)\s*(?:\$\$|\\\])", re.S)  # a display block after "Answer:"
 # a closing check of the answer, on a line of its own: "Check: 40 - 13 = 27", "**Verification:** ..."
 _CHECK = re.compile(r"(?im)^[ \t>*_#-]*(?:let(?:'s|\s+me|\s+us)\s+)?(?:double[- ]?)?"
@@ -296,6 +304,10 @@ def _locate(text: str, allow_whole: bool) -> Located:
         reduced = reduce_statement_named(first_sentence(m.group("rest")[:MAX_STATEMENT_CHARS]))
         return Located(reduced.text, "answer_is", m.start("rest"), m.end("rest"), reduced.subject)
     closing = list(_THEREFORE.finditer(text))
+    if closing:
+        restated = _RESTATED.search(text, closing[-1].start("rest"))
+        if restated is not None and answerish(restated.group("math")):
+            return Located(restated.group("math"), "therefore", restated.start("math"), restated.end("math"))
     if closing and not _later_statement(
             text, closing[-1].start("rest") + len(first_sentence(closing[-1].group("rest")))):
         m = closing[-1]
