@@ -21,7 +21,11 @@ from __future__ import annotations
 import itertools
 import re
 
-_SEGMENT = re.compile(r"\$\$(?P<d>[^$]+?)\$\$|\$(?P<s>[^$\n]+?)\$|\\\((?P<p>.+?)\\\)|\\\[(?P<b>.+?)\\\]", re.S)
+# A `\\(` or `\\[` segment ends at its closer and never runs past the next opener of its kind: an
+# unclosed opener then costs the stretch up to the next one, not the rest of the text (thousands of
+# unclosed `\\[` would otherwise make the search quadratic).
+_SEGMENT = re.compile(r"\$\$(?P<d>[^$]+?)\$\$|\$(?P<s>[^$\n]+?)\$|\\\((?P<p>(?:(?!\\\().)+?)\\\)"
+                      r"|\\\[(?P<b>(?:(?!\\\[).)+?)\\\]", re.S)
 _CONNECTOR = re.compile(r"\s*(?:,|;|,?\s*(?:and|or)\b|\\text\{\s*(?:and|or|,)\s*\})?\s*(?:(?:and|or)\s+)?", re.I)
 _TAIL_MATH = re.compile(r"[\d=<>^/*+\\√π∞≤≥≠{}\[\]]")
 _WORD = re.compile(r"[A-Za-z]+")

@@ -65,13 +65,15 @@ _CLAUSE_BREAK = re.compile(r",\s+")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)(?<!\\!)\s+")
 _STATEMENT_BREAK = re.compile(r"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)(?<!\\!)\s+|\n")
 # in or after a closing "therefore" sentence, the same value restated in the notation asked for, as
-# display math that ends the text: "... greater than or equal to -2. In interval notation, this is written as:
-# \\[ [-2, \\infty) \\]" (an introduction naming a notation or a form, or "this/which is written as")
-_RESTATED = re.compile(
-    r"(?is)[.!?]?[ \t]*(?:[^.!?\n]{0,80}?\bin\s+(?:[\w-]+\s+){0,2}(?:notation|form)\b"
-    r"|[^.!?\n]{0,80}?\b(?:this|that|which|it)\s+(?:is\s+|can\s+be\s+|may\s+be\s+)?(?:written|expressed|given)\b"
-    r"|[ \t]*(?:written|expressed)\s+as\s+an?\s+\w+)"
-    r"[^.!?:\n]{0,60}:\s*(?:\$\$|\\\[)\s*(?P<math>[^$]+?)\s*(?:\$\$|\\\])\s*\.?\s*$")
+# display math that ends the text: "... greater than or equal to -2. In interval notation, this is
+# written as: \\[ [-2, \\infty) \\]". `_restated` finds the closing display first and reads only the
+# `RESTATEMENT_LOOKBACK` characters before it for this introduction (naming a notation or a form, or
+# "this/which is written as"), so its cost does not grow with the text.
+_RESTATEMENT_INTRO = re.compile(
+    r"(?is)(?:\bin\s+(?:[\w-]+\s+){0,2}(?:notation|form)\b"
+    r"|\b(?:this|that|which|it)\s+(?:is\s+|can\s+be\s+|may\s+be\s+)?(?:written|expressed|given)\b"
+    r"|\b(?:written|expressed)\s+as\s+an?\s+\w+)[^.!?:\n]{0,60}:\s*$")
+RESTATEMENT_LOOKBACK = 200
 _DISPLAY = re.compile(r"\s*(?:\$\$|\\\[)\s*(.+?)\s*(?:\$\$|\\\])", re.S)  # a display block after "Answer:"
 # a closing check of the answer, on a line of its own: "Check: 40 - 13 = 27", "**Verification:** ..."
 _CHECK = re.compile(r"(?im)^[ \t>*_#-]*(?:let(?:'s|\s+me|\s+us)\s+)?(?:double[- ]?)?"
@@ -305,9 +307,9 @@ def _locate(text: str, allow_whole: bool) -> Located:
         return Located(reduced.text, "answer_is", m.start("rest"), m.end("rest"), reduced.subject)
     closing = list(_THEREFORE.finditer(text))
     if closing:
-        restated = _RESTATED.search(text, closing[-1].start("rest"))
-        if restated is not None and answerish(restated.group("math")):
-            return Located(restated.group("math"), "therefore", restated.start("math"), restated.end("math"))
+        restated = _restated(text, closing[-1].start("rest"))
+        if restated is not None:
+            return restated
     if closing and not _later_statement(
             text, closing[-1].start("rest") + len(first_sentence(closing[-1].group("rest")))):
         m = closing[-1]
@@ -327,6 +329,28 @@ def _locate(text: str, allow_whole: bool) -> Located:
             return Located(reduced.text, "last_equation", max(at, 0), len(text), reduced.subject)
         return Located(whole, "whole", max(at, 0), max(at, 0) + len(whole))
     return _from_sentences(text, allow_whole)
+
+
+def _restated(text: str, after: int) -> Located | None:
+    """The display math that ends `text` when the words just before it, after offset `after`,
+    introduce it as a restatement (see `_RESTATEMENT_INTRO`); None otherwise."""
+    tail = text.rstrip()
+    tail = tail[:-1].rstrip() if tail.endswith(".") else tail
+    for opener, closer in (("$$", "$$"), ("\\[", "\\]")):
+        if not tail.endswith(closer):
+            continue
+        start = tail.rfind(opener, after, len(tail) - len(closer))
+        if start < 0:
+            return None
+        inner_start = start + len(opener)
+        math = tail[inner_start:len(tail) - len(closer)]
+        lead = len(math) - len(math.lstrip())
+        math = math.strip()
+        intro = text[max(after, start - RESTATEMENT_LOOKBACK):start]
+        if not math or "$" in math or not answerish(math) or not _RESTATEMENT_INTRO.search(intro):
+            return None
+        return Located(math, "therefore", inner_start + lead, inner_start + lead + len(math))
+    return None
 
 
 def _from_sentences(full: str, allow_whole: bool) -> Located:
