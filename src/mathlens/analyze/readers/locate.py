@@ -3,9 +3,10 @@
 `locate(text)` tries, in order, the places where a solution states its result and keeps the first
 that yields something (the table in docs/grading.md): the last `\\boxed{...}` (with the boxes just
 before it that list more answers), an answer line, "the answer is ...", the closing display that
-restates a "therefore" sentence's value in the notation asked for, a closing "therefore" sentence, a response that is one line of math, an answer in words closing the response, the last
-equation, the last "... is <answer>" statement, the math that closes the last sentence, a last
-sentence "<words> <math>", a short one-line response, the last number.
+restates a "therefore" sentence's value in the notation asked for, a closing "therefore" sentence,
+a response that is one line of math, an answer in words closing the response, the last equation,
+the last "... is <answer>" statement, the math that closes the last sentence, a last sentence
+"<words> <math>", a short one-line response, the last number.
 
 Each step also says where it read: `Located.start`/`end` delimit the stretch of `text` the answer
 was taken from (the boxes, the text after "Final answer:", the sentence...), narrowed to the
