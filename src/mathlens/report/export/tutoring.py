@@ -21,9 +21,9 @@ The judge's tables have plain ids (``tutoring-table1-dimensions``); an annotator
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from mathlens.analyze.adaptivity.rubric import DIMENSIONS, load_rubric
 from mathlens.analyze.adaptivity.tables import (
@@ -48,6 +48,8 @@ SEED_ASPECTS = {"CK": "cognitive", "CCS": "cognitive", "DL": "cognitive", "LA": 
                 "SE": "motivational", "Expl": "complexity", "Exam": "complexity", "Prac": "complexity",
                 "SBS": "complexity"}
 ASPECT_ORDER = ("cognitive", "motivational", "complexity")
+
+T = TypeVar("T")
 
 
 def _sources(doc: Document[TutorStatsSummary]) -> Iterator[tuple[TutorStats, str, str]]:
@@ -116,19 +118,39 @@ class _Metric:
     code: str
     item_id: str
 
+    @property
+    def order(self) -> tuple[tuple[int, str], int, str]:
+        """The study's order: by aspect, then by item number."""
+        return _rank(self.aspect, ASPECT_ORDER), int(self.item_id[1:]) if self.item_id[1:].isdigit() else 0, self.code
+
+
+def _models(rows: Sequence[Table2Row] | Sequence[Table2ProfileRow]) -> list[str]:
+    """The models of a Table 2's columns, the pooled "all" last (dropped when one model is pooled)."""
+    models = sorted({r.model for r in rows}, key=lambda m: (m == "all", m))
+    if len(models) == 2 and "all" in models:
+        models.remove("all")  # one model: the pooled columns would repeat it
+    return models
+
+
+def _header(models: list[str], model: str, group: str) -> str:
+    """A column of `model` and condition `group` (the model is named only when there are several)."""
+    return group if len(models) == 1 else f"{'all models' if model == 'all' else model} {group}"
+
+
+def _only_model(models: list[str]) -> str:
+    """The caption's note naming the one model the columns leave unnamed."""
+    return f" Model: {models[0]}." if len(models) == 1 else ""
+
 
 def _table2(st: TutorStats, ids: str, title: str) -> Layout[Any] | None:
     if not st.table2:
         return None
     aspects = _aspects(st)
     values: dict[tuple[str, str, int], Table2Row] = {(r.code, r.model, r.condition): r for r in st.table2}
-    models = sorted({r.model for r in st.table2}, key=lambda m: (m == "all", m))
-    if len(models) == 2 and "all" in models:
-        models.remove("all")  # one model: the pooled columns would repeat it
+    models = _models(st.table2)
     conditions = sorted({r.condition for r in st.table2})
     metrics = sorted({_Metric(aspects.get(r.code, "other"), r.code, r.item_id) for r in st.table2},
-                     key=lambda m: (_rank(m.aspect, ASPECT_ORDER), int(m.item_id[1:]) if m.item_id[1:].isdigit()
-                                    else 0, m.code))
+                     key=lambda m: m.order)
 
     def cell(model: str, condition: int) -> Callable[[_Metric], Cell]:
         def get(m: _Metric) -> Cell:
@@ -136,30 +158,22 @@ def _table2(st: TutorStats, ids: str, title: str) -> Layout[Any] | None:
             return r.percent_satisfied if r is not None else None
         return get
 
-    def header(model: str, condition: int) -> str:
-        name = "all models" if model == "all" else model
-        return f"G{condition}" if len(models) == 1 else f"{name} G{condition}"
-
     cols: list[Col[_Metric]] = [
         Col(Column("Aspect"), lambda m: m.aspect.capitalize()),
         Col(Column("Sub-metric"), lambda m: m.code),
-        *(Col(Column(header(mo, c), 1), cell(mo, c)) for mo in models for c in conditions),
+        *(Col(Column(_header(models, mo, f"G{c}"), 1), cell(mo, c)) for mo in models for c in conditions),
     ]
-    only = f" Model: {models[0]}." if len(models) == 1 else ""
     caption = ("Percentage of scored responses meeting each adaptivity criterion, by context condition G1-G4 "
-               f"(Table 2 of the tutoring study).{only}")
+               f"(Table 2 of the tutoring study).{_only_model(models)}")
     return Layout(f"Adaptivity sub-metrics by context condition{title}", cols, metrics, caption, groups=1, suffix=ids)
 
 
 # -- Table 2 by learner profile ----------------------------------------------------------------
 
 @dataclass(frozen=True)
-class _ProfileMetric:
+class _ProfileMetric(_Metric):
     profile: str
     described: str
-    aspect: str
-    code: str
-    item_id: str
 
 
 def _described(r: Table2ProfileRow) -> str:
@@ -172,16 +186,13 @@ def _table2_profiles(st: TutorStats, ids: str, title: str) -> Layout[Any] | None
     aspects = _aspects(st)
     values: dict[tuple[str, str, str, int | None], Table2ProfileRow] = {
         (r.profile, r.code, r.model, r.condition): r for r in st.table2_profiles}
-    models = sorted({r.model for r in st.table2_profiles}, key=lambda m: (m == "all", m))
-    if len(models) == 2 and "all" in models:
-        models.remove("all")  # one model: the pooled columns would repeat it
+    models = _models(st.table2_profiles)
     conditions: list[int | None] = [*sorted({r.condition for r in st.table2_profiles if r.condition is not None}),
                                     None]
     order = list(dict.fromkeys(r.profile for r in st.table2_profiles))
-    metrics = sorted({_ProfileMetric(r.profile, _described(r), aspects.get(r.code, "other"), r.code, r.item_id)
+    metrics = sorted({_ProfileMetric(aspects.get(r.code, "other"), r.code, r.item_id, r.profile, _described(r))
                       for r in st.table2_profiles},
-                     key=lambda m: (order.index(m.profile), _rank(m.aspect, ASPECT_ORDER),
-                                    int(m.item_id[1:]) if m.item_id[1:].isdigit() else 0, m.code))
+                     key=lambda m: (order.index(m.profile), m.order))
 
     def cell(model: str, condition: int | None, count: bool) -> Callable[[_ProfileMetric], Cell]:
         def get(m: _ProfileMetric) -> Cell:
@@ -191,10 +202,6 @@ def _table2_profiles(st: TutorStats, ids: str, title: str) -> Layout[Any] | None
             return r.applicable if count else r.percent_satisfied
         return get
 
-    def header(model: str, condition: int | None) -> str:
-        group = "All" if condition is None else f"G{condition}"
-        return group if len(models) == 1 else f"{'all models' if model == 'all' else model} {group}"
-
     cols: list[Col[_ProfileMetric]] = [
         Col(Column("Learner"), lambda m: m.profile),
         Col(Column("Profile"), lambda m: m.described),
@@ -203,15 +210,16 @@ def _table2_profiles(st: TutorStats, ids: str, title: str) -> Layout[Any] | None
     ]
     for mo in models:
         for c in conditions:
-            cols += [Col(Column(header(mo, c), 1), cell(mo, c, False)),
-                     Col(Column(f"{header(mo, c)} n", 0), cell(mo, c, True))]
-    only = f" Model: {models[0]}." if len(models) == 1 else ""
+            header = _header(models, mo, "All" if c is None else f"G{c}")
+            cols += [Col(Column(header, 1), cell(mo, c, False)),
+                     Col(Column(f"{header} n", 0), cell(mo, c, True))]
     caption = ("Table 2 of the tutoring study split by learner profile: the percentage of applicable cases meeting "
                "each adaptivity criterion by context condition G1-G4 and pooled over the conditions (All), with the "
                "number of applicable cases (n). A response is an applicable case when the tutor was told what the "
                "criterion asks it to adapt to (the learner's self-description, G2 and G4, for CK, DL, LA and SE; "
                "the learner's grade, G2-G4, for CCS; nothing for Expl, Exam, Prac and SBS) and, for LA and SE, when "
-               f"the learner does not say they like math or are confident. – (blank in CSV): no applicable case.{only}")
+               "the learner does not say they like math or are confident. – (blank in CSV): no applicable case."
+               f"{_only_model(models)}")
     return Layout(f"Adaptivity sub-metrics by learner profile{title}", cols, metrics, caption, groups=3, suffix=ids)
 
 
@@ -286,15 +294,26 @@ def _posthocs(res: AnovaResult) -> list[PostHoc]:
     return [*res.posthoc, *(t.posthoc for t in res.nonparametric if t.posthoc is not None)]
 
 
-def _pairs(st: TutorStats, ids: str, title: str) -> Layout[Any] | None:
-    items = [(dim, design, ph, pair) for dim, design, res in _results(st) for ph in _posthocs(res)
-             for pair in ph.pairs]
-    if not items:
-        return None
-    cols: list[Col[tuple[str, str, PostHoc, Pair]]] = [
+def _posthoc_rows(st: TutorStats, part: Callable[[PostHoc], Iterable[T]]) -> list[tuple[str, str, PostHoc, T]]:
+    """(dimension, design, post hoc test, part) for each part of every post hoc test of the source."""
+    return [(dim, design, ph, x) for dim, design, res in _results(st) for ph in _posthocs(res) for x in part(ph)]
+
+
+def _posthoc_columns() -> list[Col[tuple[str, str, PostHoc, Any]]]:
+    """The columns naming a post hoc row's dimension, design and factor."""
+    return [
         Col(Column("Dimension"), lambda x: x[0]),
         Col(Column("Design"), lambda x: x[1]),
         Col(Column("Factor"), lambda x: x[2].factor),
+    ]
+
+
+def _pairs(st: TutorStats, ids: str, title: str) -> Layout[Any] | None:
+    items = _posthoc_rows(st, lambda ph: ph.pairs)
+    if not items:
+        return None
+    cols: list[Col[tuple[str, str, PostHoc, Pair]]] = [
+        *_posthoc_columns(),
         Col(Column("Method"), lambda x: x[2].method, only("tukey-hsd")),
         Col(Column("Comparison"), lambda x: f"{x[3].b} - {x[3].a}"),
         Col(Column("Mean difference", 2), lambda x: Estimate.interval(x[3].mean_diff, x[3].low, x[3].high)),
@@ -307,14 +326,11 @@ def _pairs(st: TutorStats, ids: str, title: str) -> Layout[Any] | None:
 
 
 def _letters(st: TutorStats, ids: str, title: str) -> Layout[Any] | None:
-    items = [(dim, design, ph, level) for dim, design, res in _results(st) for ph in _posthocs(res)
-             for level in ph.means]
+    items = _posthoc_rows(st, lambda ph: ph.means)
     if not items:
         return None
     cols: list[Col[tuple[str, str, PostHoc, str]]] = [
-        Col(Column("Dimension"), lambda x: x[0]),
-        Col(Column("Design"), lambda x: x[1]),
-        Col(Column("Factor"), lambda x: x[2].factor),
+        *_posthoc_columns(),
         Col(Column("Group"), lambda x: x[3]),
         Col(Column("Mean (%)", 1), lambda x: x[2].means[x[3]]),
         Col(Column("n", 0), lambda x: x[2].n.get(x[3])),
