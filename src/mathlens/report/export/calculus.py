@@ -26,8 +26,8 @@ are not exported.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from mathlens.analyze.ablation.analyzer import SENSITIVITY, SensitivitySummary
 from mathlens.analyze.ablation.metrics import QuestionSensitivity
@@ -51,7 +51,7 @@ from mathlens.report.export.builder import (
     question_key,
     zero,
 )
-from mathlens.report.export.table import Column, Estimate, Ratio
+from mathlens.report.export.table import Cell, Column, Estimate, Ratio
 from mathlens.report.loader import RunData
 from mathlens.runs.documents import Document
 
@@ -60,6 +60,37 @@ LEGEND = "B: baseline; R: RAG; C: contextual retrieval."
 
 def _estimate(m: MetricSummary) -> Estimate:
     return Estimate.spread(m.mean, m.sd, m.ci_low, m.ci_high, m.n)
+
+
+class _ExamCell(Protocol):
+    """A row about one exam in one cell (model and configuration)."""
+
+    @property
+    def exam_id(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def configuration(self) -> str: ...
+
+
+E = TypeVar("E", bound=_ExamCell)
+
+
+def _cell_order(run: RunData, r: _ExamCell) -> tuple[tuple[int, str], str, tuple[int, str]]:
+    """Exams in the run's order, then models by name, then configurations in the study's order."""
+    return exam_key(run, r.exam_id), r.model, configuration_key(r.configuration)
+
+
+def _exam_columns(course: Callable[[E], Cell], exam: Callable[[E], Cell],
+                  configuration: Callable[[E], Cell] | None = None) -> list[Col[E]]:
+    """The columns that place an exam row: course (left out when no row has one), exam, model (left out
+    when the run has one) and configuration (its name unless `configuration` reads it otherwise)."""
+    return [
+        Col(Column("Course"), course, empty),
+        Col(Column("Exam"), exam),
+        Col(Column("Model"), lambda r: r.model, constant),
+        Col(Column("Configuration"), configuration or (lambda r: r.configuration)),
+    ]
 
 
 # -- Table 2 -----------------------------------------------------------------------------------
@@ -115,13 +146,9 @@ def table2(run: RunData, doc: Document[SensitivitySummary]) -> list[Layout[Any]]
 # -- Table 3 -----------------------------------------------------------------------------------
 
 def table3(run: RunData, doc: Document[FlowSummary]) -> list[Layout[Any]]:
-    items: Sequence[FlowRow] = sorted(doc.summary.exams, key=lambda r: (
-        exam_key(run, r.exam_id), r.model, configuration_key(r.configuration)))
+    items: Sequence[FlowRow] = sorted(doc.summary.exams, key=lambda r: _cell_order(run, r))
     cols: list[Col[FlowRow]] = [
-        Col(Column("Course"), lambda r: course_of(run, r.exam_id), empty),
-        Col(Column("Exam"), lambda r: exam_name(run, r.exam_id)),
-        Col(Column("Model"), lambda r: r.model, constant),
-        Col(Column("Configuration"), lambda r: r.configuration),
+        *_exam_columns(lambda r: course_of(run, r.exam_id), lambda r: exam_name(run, r.exam_id)),
         Col(Column("Responses", 0), lambda r: r.responses),
         Col(Column("Step count", 1), lambda r: r.mean_steps),
         Col(Column("Complexity", 1), lambda r: Estimate(r.mean_complexity, sd=r.sd_complexity,
@@ -140,13 +167,9 @@ def table3(run: RunData, doc: Document[FlowSummary]) -> list[Layout[Any]]:
 
 def table6(run: RunData, doc: Document[GradeTables]) -> list[Layout[Any]]:
     items = sorted(doc.summary.table6, key=lambda r: (
-        course_of(run, r.exam_id) or "", exam_key(run, r.exam_id), r.model, configuration_key(r.configuration),
-        not r.original, r.variant, r.grader))
+        course_of(run, r.exam_id) or "", *_cell_order(run, r), not r.original, r.variant, r.grader))
     cols: list[Col[ExamScore]] = [
-        Col(Column("Course"), lambda r: course_of(run, r.exam_id), empty),
-        Col(Column("Exam"), lambda r: r.exam_name),
-        Col(Column("Model"), lambda r: r.model, constant),
-        Col(Column("Configuration"), lambda r: r.configuration),
+        *_exam_columns(lambda r: course_of(run, r.exam_id), lambda r: r.exam_name),
         Col(Column("Prompt variant"), lambda r: r.variant, constant),
         Col(Column("Grader"), lambda r: r.grader, constant),
         Col(Column("Score", 1), lambda r: Ratio(r.score, r.total)),
@@ -183,13 +206,10 @@ def table7(run: RunData, doc: Document[GradeTables]) -> list[Layout[Any]]:
 # -- Table 8 -----------------------------------------------------------------------------------
 
 def table8(run: RunData, doc: Document[SensitivitySummary]) -> list[Layout[Any]]:
-    items: Sequence[SensitivityRow] = sorted(doc.summary.exams, key=lambda r: (
-        r.course or "", exam_key(run, r.exam_id), r.model, configuration_key(r.configuration)))
+    items: Sequence[SensitivityRow] = sorted(doc.summary.exams, key=lambda r: (r.course or "", *_cell_order(run, r)))
     cols: list[Col[SensitivityRow]] = [
-        Col(Column("Course"), lambda r: r.course, empty),
-        Col(Column("Exam"), lambda r: r.exam),
-        Col(Column("Model"), lambda r: r.model, constant),
-        Col(Column("Configuration"), lambda r: CONFIGURATION_CODES.get(r.configuration, r.configuration)),
+        *_exam_columns(lambda r: r.course, lambda r: r.exam,
+                       lambda r: CONFIGURATION_CODES.get(r.configuration, r.configuration)),
         Col(Column("Robustness", 3), lambda r: _estimate(r.robustness)),
         Col(Column("Complexity", 1), lambda r: _estimate(r.complexity)),
         Col(Column("Step count", 1), lambda r: _estimate(r.step_count)),
