@@ -342,3 +342,13 @@ def target_texts(value: Any) -> tuple[str, ...]:
     values = value if isinstance(value, list) else [value]
     return tuple(str(v)[:MAX_METADATA_CHARS] for v in values[:16]
                  if isinstance(v, str | int | float) and not isinstance(v, bool) and str(v).strip())
+
+
+def item_facts(*, target: Any = None, choices: Any = None, level: Any = None, subject: Any = None,
+               metadata: Any = None, skip: frozenset[str] = frozenset(), images: tuple[str, ...] = ()) -> ItemFacts:
+    """A row's question facts from the values its source gives: the gold answers (`target_texts`),
+    the choices (`choice_pairs`), the level (`level_of`), the subject when it is a text (cut to 200
+    characters) and the scalar entries of `metadata` but the `skip` keys (`scalar_metadata`)."""
+    return ItemFacts(target=target_texts(target), choices=choice_pairs(choices), images=images,
+                     level=level_of(level), subject=str(subject)[:200] if isinstance(subject, str) else None,
+                     metadata=scalar_metadata(metadata, skip))

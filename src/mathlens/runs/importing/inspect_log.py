@@ -43,18 +43,15 @@ from mathlens.runs.importing.common import (
     SourceLog,
     SourceRow,
     as_object,
-    choice_pairs,
     count_row,
     error_text,
     finish_reason,
     flatten_content,
     int_field,
-    level_of,
+    item_facts,
     messages_field,
     name_field,
-    scalar_metadata,
     source_score,
-    target_texts,
     text_field,
     usage,
 )
@@ -240,10 +237,11 @@ def _facts(s: dict[str, Any]) -> ItemFacts:
     """The question's gold answers, choices, images and metadata, as the sample gives them."""
     meta = as_object(s.get("metadata"))
     subject = meta.get("subject") or meta.get("type") or meta.get("category")
-    return ItemFacts(target=target_texts(s.get("target")), choices=choice_pairs(s.get("choices")),
-                     images=_images(s.get("input")), level=level_of(meta.get("level")),
-                     subject=str(subject)[:200] if isinstance(subject, str | int) else None,
-                     metadata=scalar_metadata(meta, frozenset({"level", "subject", "type", "category"})))
+    if isinstance(subject, int):
+        subject = str(subject)  # Inspect tasks may number their subjects
+    return item_facts(target=s.get("target"), choices=s.get("choices"), images=_images(s.get("input")),
+                      level=meta.get("level"), subject=subject, metadata=meta,
+                      skip=frozenset({"level", "subject", "type", "category"}))
 
 
 def _images(value: Any) -> tuple[str, ...]:

@@ -40,14 +40,11 @@ from mathlens.runs.importing.common import (
     SourceLog,
     SourceRow,
     as_object,
-    choice_pairs,
     count_row,
-    level_of,
+    item_facts,
     messages_field,
     name_field,
-    scalar_metadata,
     source_score,
-    target_texts,
     text_field,
 )
 from mathlens.runs.importing.lines import iter_json_lines, read_json_file
@@ -193,10 +190,8 @@ def _facts(doc: dict[str, Any], target: Any) -> ItemFacts:
     if isinstance(target, int) and not isinstance(target, bool) and isinstance(choices, list) \
             and 0 <= target < len(choices):
         target = choices[target]
-    subject = doc.get("subject") or doc.get("type")
-    return ItemFacts(target=target_texts(target), choices=choice_pairs(choices), level=level_of(doc.get("level")),
-                     subject=str(subject)[:200] if isinstance(subject, str) else None,
-                     metadata=scalar_metadata(doc, _NOT_METADATA))
+    return item_facts(target=target, choices=choices, level=doc.get("level"),
+                      subject=doc.get("subject") or doc.get("type"), metadata=doc, skip=_NOT_METADATA)
 
 
 def _arguments(path: Path, where: str, value: Any) -> tuple[Any, dict[str, Any]]:

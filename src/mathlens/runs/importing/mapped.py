@@ -47,20 +47,16 @@ from typing import Any
 
 from mathlens.items.limits import SOURCE_ROWS
 from mathlens.runs.importing.common import (
-    ItemFacts,
     SourceError,
     SourceLog,
     SourceRow,
-    choice_pairs,
     error_text,
     finish_reason,
     int_field,
-    level_of,
+    item_facts,
     messages_field,
     name_field,
-    scalar_metadata,
     source_score,
-    target_texts,
     text_field,
 )
 from mathlens.runs.importing.lines import iter_csv_rows, iter_json_lines, read_json_file
@@ -269,13 +265,11 @@ def row_from(path: Path, where: str, values: dict[str, Any], m: _Mapping, elemen
         users = [msg for msg in messages if msg.role == "user"]
         question = users[-1].content if users else None
     repeat = int_field(path, where, key("repeat"), get("repeat"))
-    subject = get("subject")
     images = get("images")
-    facts = ItemFacts(target=target_texts(get("target")), choices=choice_pairs(get("choices")),
-                      images=tuple(str(i)[:2000] for i in (images if isinstance(images, list) else [images])
-                                   if isinstance(i, str) and i)[:16],
-                      level=level_of(get("level")), subject=str(subject)[:200] if isinstance(subject, str) else None,
-                      metadata=scalar_metadata(get("metadata")))
+    facts = item_facts(target=get("target"), choices=get("choices"), level=get("level"), subject=get("subject"),
+                       metadata=get("metadata"),
+                       images=tuple(str(i)[:2000] for i in (images if isinstance(images, list) else [images])
+                                    if isinstance(i, str) and i)[:16])
     score = get("score")
     scores = (source_score(key("score"), score, get("pred")),) if score is not None else ()
     return SourceRow(
