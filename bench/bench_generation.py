@@ -237,7 +237,7 @@ def bench_saturating(capacity: int, delay: float, requests: int, work: Path) -> 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--requests", type=int, default=2000)
-    ap.add_argument("--in-flight", default="32,128")
+    ap.add_argument("--in-flight", default="32,128", help="comma list; empty for the saturating part alone")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--delay", type=float, default=0.2)
     ap.add_argument("--skip", default="", help="comma list: inspect, lmeval, saturate")
@@ -245,7 +245,7 @@ def main() -> None:
     args = ap.parse_args()
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     work = Path(tempfile.mkdtemp(prefix="mlbench-gen-"))
-    for n in (int(x) for x in args.in_flight.split(",")):
+    for n in (int(x) for x in args.in_flight.split(",") if x.strip()):
         bench_in_flight(n, args.requests, args.repeats, args.delay, skip, work)
     if "saturate" not in skip:
         bench_saturating(args.saturate, args.delay, args.requests // 2, work)

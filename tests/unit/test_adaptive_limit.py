@@ -35,6 +35,17 @@ def test_no_growth_when_the_limit_is_not_in_use() -> None:
     assert lim.current == 4
 
 
+def test_requests_waiting_for_room_count_as_the_limit_in_use() -> None:
+    # a burst of replies: each comes back before the client refills the slots the others freed
+    lim = AdaptiveLimit(start=4, ceiling=64, latency_factor=0)
+    for out in (4, 3, 2, 1):
+        lim.on_success(lim.epoch, in_flight=out, waiting=10)
+    assert lim.current == 8
+    for _ in range(20):
+        lim.on_success(lim.epoch, in_flight=2, waiting=0)  # nothing held back: no growth
+    assert lim.current == 8
+
+
 def test_growth_stops_at_the_ceiling() -> None:
     lim = AdaptiveLimit(start=4, ceiling=6, latency_factor=0)
     for _ in range(100):

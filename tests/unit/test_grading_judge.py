@@ -117,3 +117,10 @@ def test_table6_with_cohort_and_ungraded(tmp_path: Path, mock_model: Any) -> Non
     assert base.cohort.kind == "per_student" and base.cohort.percentile == 0
     sd = (sum((s - 80) ** 2 for s in (60, 70, 90, 100)) / 3) ** 0.5
     assert base.cohort.z_score == pytest.approx((55 - 80) / sd)
+
+
+def test_judge_options_ask_the_core_with_their_own_sampling() -> None:
+    req = JudgeOptions(max_tokens=400, temperature=0.3, seed=7, runs=3, with_evidence=False).request()
+    assert (req.max_tokens, req.temperature, req.seed, req.runs) == (400, 0.3, 7, 3)
+    assert (req.per_unit, req.repeat_penalty, req.missing) == (False, 1.0, "criteria unscored")
+    assert req.config(judge_run=2).seed == 9

@@ -198,3 +198,34 @@ def test_show_of_an_analysed_and_graded_run_imports_nothing_heavy(runs: dict[str
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
     assert "as in Table 6 of the calculus study" in " ".join(proc.stdout.split())  # the tables are printed
+
+
+def test_held_records_are_counted_as_the_stored_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mathlens.analyze.overview import run_overview
+    from mathlens.runs.store import RunStore
+
+    monkeypatch.setenv("MATHLENS_CACHE_DIR", str(tmp_path / "cache"))
+    run = _echo_run(tmp_path, 6)
+    path = run / "records.jsonl"
+    recs = [json.loads(line) for line in path.read_text().splitlines()]
+    for i, rec in enumerate(recs):  # failures, cap hits, traces and two replicas, unlike each other
+        rec["replica"] = None if i == 5 else f"http://r{i % 2}"
+        rec["latency_s"] = 0.25 * (i + 1)
+        rec["usage"] = {"prompt_tokens": 10 + i, "completion_tokens": 3 * i}
+        if i in (1, 4):
+            rec.update(status="error", error=f"boom {i}")
+        if i in (2, 3):
+            rec.update(finish_reason="length", reasoning="thinking", response="" if i == 2 else "42")
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    store = RunStore(run)
+    stored = run_overview(store)
+    held = run_overview(store, records=list(store.records()))
+    assert [g.model_dump(exclude={"degenerate", "degenerate_share", "quality"}) for g in held.groups] == \
+        [g.model_dump(exclude={"degenerate", "degenerate_share", "quality"}) for g in stored.groups]
+    assert held.replicas == stored.replicas and held.errors == stored.errors
+    g = stored.groups[0]
+    assert (g.records, g.ok, g.error, g.truncated, g.with_trace, g.trace_truncated) == (6, 4, 2, 2, 2, 1)
+    assert (g.prompt_tokens, g.completion_tokens, g.latency_s) == (75, 45, 5.25)
+    assert [(r.replica, r.records, r.ok, r.error, r.completion_tokens) for r in stored.replicas] == \
+        [("http://r0", 3, 2, 1, 18), ("http://r1", 2, 1, 1, 12)]
+    assert (stored.errors_total, [e.error for e in stored.errors]) == (2, ["boom 1", "boom 4"])

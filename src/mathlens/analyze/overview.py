@@ -38,7 +38,6 @@ from mathlens.analyze.quality import (
     warning_of,
 )
 from mathlens.runs.counts import (
-    MAX_ERRORS_LISTED,
     Counts,
     FailedRequest,
     RecordCounts,
@@ -165,39 +164,14 @@ def _count_held(records: list[RunRecord], flags: dict[str, QualityFlags | None] 
         key = (rec.model, rec.configuration)
         g = groups.setdefault(key, GroupCounts(model=rec.model, configuration=rec.configuration))
         group_flags.setdefault(key, []).append(flags.get(rec.key))
-        _count(g, rec)
-        counts.records += 1
-        if rec.status == "error":
-            counts.errors_total += 1
-            if len(counts.errors) < MAX_ERRORS_LISTED:
-                counts.errors.append(FailedRequest(key=rec.key, error=rec.error or ""))
-        if rec.replica is not None:
-            r = replicas.setdefault((rec.model, rec.replica), ReplicaCounts(model=rec.model, replica=rec.replica))
-            r.records += 1
-            r.ok += rec.status == "ok"
-            r.error += rec.status == "error"
-            r.completion_tokens += rec.usage.completion_tokens
-    counts.replicas = list(replicas.values())
+        g.add(rec)
+        counts.add(rec, replicas)
     for key, g in groups.items():
         _set_quality(g, flag_counts(group_flags[key]))
     total = flag_counts(flags.get(r.key) for r in records)
     quality = QualityTotals(source="records", degenerate=total["degenerate"], responses=total["flagged"],
                             counts=total)
     return counts, quality, groups
-
-
-def _count(g: GroupCounts, rec: RunRecord) -> None:
-    g.records += 1
-    g.variants += rec.variant.kind != "original"
-    g.ok += rec.status == "ok"
-    g.error += rec.status == "error"
-    g.truncated += rec.truncated
-    g.cached += rec.cached
-    g.with_trace += bool(rec.reasoning)  # reasoning traces, and those the token cap cut
-    g.trace_truncated += rec.trace_truncated
-    g.prompt_tokens += rec.usage.prompt_tokens
-    g.completion_tokens += rec.usage.completion_tokens
-    g.latency_s += rec.latency_s
 
 
 def _set_quality(g: GroupCounts, counts: dict[str, int]) -> None:

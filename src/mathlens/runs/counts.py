@@ -19,12 +19,15 @@ import contextlib
 import hashlib
 import os
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mathlens.errors import UserError
 from mathlens.runs.locks import temporary
+
+if TYPE_CHECKING:
+    from mathlens.runs.records import RunRecord
 
 CACHE_NAME = ".counts.json"
 _VERSION = 2
@@ -93,6 +96,21 @@ class RecordCounts(Counts):
     with_trace: int = 0
     trace_truncated: int = 0
 
+    def add(self, rec: _Counted | RunRecord) -> None:
+        """Count one record of this model and configuration."""
+        truncated = rec.finish_reason == "length"
+        self.records += 1
+        self.variants += rec.variant.kind != "original"
+        self.ok += rec.status == "ok"
+        self.error += rec.status == "error"
+        self.truncated += truncated
+        self.cached += rec.cached
+        self.prompt_tokens += rec.usage.prompt_tokens
+        self.completion_tokens += rec.usage.completion_tokens
+        self.latency_s = round(self.latency_s + rec.latency_s, 3)
+        self.with_trace += bool(rec.reasoning)
+        self.trace_truncated += truncated and bool(rec.reasoning) and not (rec.response or "").strip()
+
 
 class ReplicaCounts(Counts):
     """The records one replica of a pool answered (cache hits name no replica)."""
@@ -105,6 +123,13 @@ class ReplicaCounts(Counts):
     completion_tokens: int = 0
     #: of the model's records answered by a replica
     share: float = 0.0
+
+    def add(self, rec: _Counted | RunRecord) -> None:
+        """Count one record this replica answered."""
+        self.records += 1
+        self.ok += rec.status == "ok"
+        self.error += rec.status == "error"
+        self.completion_tokens += rec.usage.completion_tokens
 
 
 class FailedRequest(Counts):
@@ -129,6 +154,22 @@ class RunCounts(BaseModel):
     def ok(self) -> int:
         return sum(g.ok for g in self.groups)
 
+    def add(self, rec: _Counted | RunRecord, replicas: dict[tuple[str, str], ReplicaCounts]) -> None:
+        """Count one record (its group is counted by the caller): the total, its failure (listed while
+        fewer than `MAX_ERRORS_LISTED` are) and the replica that answered it (`replicas` by model and
+        replica, kept in step with `self.replicas`)."""
+        self.records += 1
+        if rec.status == "error":
+            self.errors_total += 1
+            if len(self.errors) < MAX_ERRORS_LISTED:
+                self.errors.append(FailedRequest(key=rec.key, error=rec.error or ""))
+        if rec.replica is not None:
+            r = replicas.get((rec.model, rec.replica))
+            if r is None:
+                r = replicas[(rec.model, rec.replica)] = ReplicaCounts(model=rec.model, replica=rec.replica)
+                self.replicas.append(r)
+            r.add(rec)
+
 
 class _Cache(BaseModel):
     version: int
@@ -149,31 +190,8 @@ def _add(counts: RunCounts, groups: dict[tuple[str, str], RecordCounts],
     if g is None:
         g = groups[(rec.model, rec.configuration)] = RecordCounts(model=rec.model, configuration=rec.configuration)
         counts.groups.append(g)
-    truncated = rec.finish_reason == "length"
-    g.records += 1
-    g.variants += rec.variant.kind != "original"
-    g.ok += rec.status == "ok"
-    g.error += rec.status == "error"
-    g.truncated += truncated
-    g.cached += rec.cached
-    g.prompt_tokens += rec.usage.prompt_tokens
-    g.completion_tokens += rec.usage.completion_tokens
-    g.latency_s = round(g.latency_s + rec.latency_s, 3)
-    g.with_trace += bool(rec.reasoning)
-    g.trace_truncated += truncated and bool(rec.reasoning) and not (rec.response or "").strip()
-    if rec.status == "error":
-        counts.errors_total += 1
-        if len(counts.errors) < MAX_ERRORS_LISTED:
-            counts.errors.append(FailedRequest(key=rec.key, error=rec.error or ""))
-    if rec.replica is not None:
-        r = replicas.get((rec.model, rec.replica))
-        if r is None:
-            r = replicas[(rec.model, rec.replica)] = ReplicaCounts(model=rec.model, replica=rec.replica)
-            counts.replicas.append(r)
-        r.records += 1
-        r.ok += rec.status == "ok"
-        r.error += rec.status == "error"
-        r.completion_tokens += rec.usage.completion_tokens
+    g.add(rec)
+    counts.add(rec, replicas)
 
 
 def _load_cache(root: Path, inode: int, size: int, fh: BinaryIO) -> RunCounts | None:
@@ -229,7 +247,6 @@ def count_records(root: Path, *, until: int | None = None, cache: bool = True) -
                 raise UserError(f"{path}:{n}: not a valid record ({exc.errors()[0]['loc']}: "
                                 f"{exc.errors()[0]['msg']})") from None
             _add(counts, groups, replicas, rec)
-            counts.records += 1
             pos += len(line)
         counts.bytes = pos
         if cache and pos > start:

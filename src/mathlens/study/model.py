@@ -118,7 +118,7 @@ class Execution(StudyPart):
 
     concurrency: Annotated[int | Literal["auto"] | None, Flag("--concurrency", metavar="N|auto")] = Field(
         None, description="requests in flight per model: N is a fixed limit (at most N at once, over all of a "
-                          "model's servers); auto adapts to the server (starts at 16 per server, grows while it "
+                          "model's servers); auto adapts to the server (starts at 32 per server, grows while it "
                           "answers well, backs off on 429/503, Retry-After, timeouts and rising latency; ceiling "
                           "-M max_concurrency, default 256). Default: auto for openai/, 2 for ollama/, 1 for "
                           "embedded")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from mathlens.analyze.grading.structures import split_brackets
-from mathlens.analyze.readers.normalize import answer_word
+from mathlens.analyze.readers.normalize import PLUS_MINUS, answer_word
 from mathlens.analyze.readers.numberwords import words_to_digits
 from mathlens.analyze.readers.numeric import read_number
 from mathlens.analyze.readers.setwords import sets_in_words
@@ -48,7 +48,6 @@ _UNIT_TAIL = re.compile(r"(?:\s+[A-Za-z]{2,}\.?(?:\^?[23])?)+\s*$")
 _LETTER = re.compile(r"^\(\s*([A-Za-z])\s*\)$|^\\text\{\s*\(?([A-Za-z])\)?\s*\}$|^([A-Z])\)$")
 _MIXED = re.compile(r"^(-?)(\d+)\s+(\d+)\s*/\s*(\d+)$")
 _DECIMAL_COMMA = re.compile(r"^-?\d+,(?!\d{3}$)\d+$")  # `0,25`; `1,000` is a thousand, `3, 5` a list
-_PM = re.compile(r"^(.*?)(?:±|\\pm|\+/-|\+-)\s*(.+)$")
 _PM_SIGN = re.compile(r"±|\\pm(?![A-Za-z])|\+/-")
 _RELATION = re.compile(r"<=|>=|≤|≥|\\[lg]eq?\b|\\[lg]t\b|(?<![-<])<(?![-=])|(?<![->])>(?!=)")
 _DEGREE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|°|\\degree|\s*degrees?\b)")
@@ -158,7 +157,7 @@ def drop_names(pred: str, ref: str) -> tuple[str, str]:
 
 
 def _expand_pm(s: str) -> list[str]:
-    pm = _PM.match(s.strip())
+    pm = PLUS_MINUS.match(s.strip())
     if pm and _nested(pm.group(1)) and len(_PM_SIGN.findall(s)) == 1:
         # `\frac{-b \pm \sqrt{D}}{2a}`: inside brackets the sign applies to the term after it only
         return [_PM_SIGN.sub(lambda _: "+", s), _PM_SIGN.sub(lambda _: "-", s)]

@@ -26,7 +26,15 @@ from pydantic import BaseModel
 from mathlens.analyze.grading.equivalence import check_answer
 from mathlens.analyze.grading.rubric import Rubric, rubric_text
 from mathlens.analyze.judging.entries import Evidence, Judgement, JudgementStatus, StepEvidence, UnitScore
-from mathlens.analyze.judging.request import JudgeJob, RequestOptions, judge, judge_jobs, read_reply, reply_model
+from mathlens.analyze.judging.request import (
+    JudgeJob,
+    RequestOptions,
+    Sampling,
+    judge,
+    judge_jobs,
+    read_reply,
+    reply_model,
+)
 from mathlens.analyze.judging.units import Target, Unit
 from mathlens.items.schema import Question
 from mathlens.models.base import Message
@@ -49,21 +57,16 @@ JUDGE_ROLE = (
 
 
 @dataclass(frozen=True)
-class JudgeOptions:
-    """How the judge is asked. `runs` > 1 repeats each request with seeds seed, seed+1, ...
-    (for the judge's agreement with itself)."""
+class JudgeOptions(Sampling):
+    """How the judge is asked: the core's `Sampling` (`runs` > 1 measures the judge's agreement
+    with itself), whether it sees mathlens' evidence, and how much of the response it reads."""
 
     with_evidence: bool = True
-    max_tokens: int = 768
-    temperature: float = 0.0
-    seed: int = 1234
-    runs: int = 1
     max_response_chars: int = 6000
 
     def request(self) -> RequestOptions:
-        """The core's request options: all criteria in one request, greedy, no repeat penalty."""
-        return RequestOptions(max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed,
-                              repeat_penalty=1.0, runs=self.runs, per_unit=False, max_rationale_chars=1000,
+        """The core's request options: all criteria in one request, no repeat penalty."""
+        return RequestOptions(**self.sampling(), repeat_penalty=1.0, per_unit=False, max_rationale_chars=1000,
                               missing="criteria unscored")
 
 

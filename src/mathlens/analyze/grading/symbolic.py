@@ -24,14 +24,16 @@ from typing import Any
 
 import sympy
 
-ComparePayload = tuple[str, str, str | None, str | None, str]  # status, method, pred form, ref form, error
+from mathlens.analyze.readers.numeric import DECIMAL_TEXT, near_printed
+from mathlens.analyze.verify.latex_fast import LATEX_HINT, NOT_FAST, to_plain
+from mathlens.analyze.verify.text import NESTED_LIST
 
-_LATEX_HINT = re.compile(r"\\[A-Za-z]|\\[{}()\[\],;:! ]|[_^]\{|\$")
+ComparePayload = tuple[str, str, str | None, str | None, str]  # status, method, pred form, ref form, error
 
 
 def looks_latex(text: str) -> bool:
     r"""True when `text` is written in LaTeX (`\frac`, `x^{2}`, `$...$`)."""
-    return bool(_LATEX_HINT.search(text))
+    return bool(LATEX_HINT.search(text))
 
 
 def _quiet() -> None:
@@ -78,16 +80,10 @@ def lossy(body: str, read: str) -> bool:
     return False
 
 
-_NOT_FAST = re.compile(r"[,\[\]]|\d\s*\\[dt]?frac|\\(?:sin|cos|tan|sec|csc|cot|ln|log|exp|arc\w+|sinh|cosh|tanh)"
-                       r"(?!\s*(?:\(|\\left\())")
-
-
 def _fast_latex(body: str) -> Any:
     """Everyday LaTeX (`\\frac`, `\\sqrt`, powers, functions) through the plain reader: about 1 ms
     instead of the 30+ ms of the ANTLR grammar behind Math-Verify; None when it does not apply."""
-    from mathlens.analyze.verify.latex_fast import to_plain
-
-    if _NOT_FAST.search(body):
+    if NOT_FAST.search(body):
         return None  # tuples, intervals, `\\sin x \\cos x`, mixed numbers: Math-Verify reads them right
     try:
         plain = to_plain(body)
@@ -107,9 +103,6 @@ def _from_project_parser(text: str, notation: str) -> tuple[Any, str]:
     if parsed.status != "ok" or parsed.value is None:
         return None, parsed.error or parsed.status
     return parsed.value, ""
-
-
-_NESTED = re.compile(r"^\s*\[\s*\[.*\]\s*\]\s*$", re.S)
 
 
 def _nested_list(text: str) -> Any:
@@ -154,7 +147,7 @@ def _to_sympy_cached(text: str, latex: bool) -> tuple[Any, str]:
     from mathlens.analyze.readers.statements import alternatives
 
     try:
-        if _NESTED.match(text):
+        if NESTED_LIST.match(text):
             matrix = _nested_list(text)
             if matrix is not None:
                 return matrix, ""
@@ -418,15 +411,10 @@ def _matrix_equal(p: Any, r: Any) -> bool:
     return all(_zero(a - b) for a, b in zip(p, r, strict=True))
 
 
-_DECIMAL_TEXT = re.compile(r"^\s*[-+]?\d*\.\d+\s*$")
-
-
 def _printed_decimal(pred: str, ref: str, p: Any, r: Any, min_digits: int) -> bool | None:
     """A long decimal against an exact number: equal within one unit of its last printed place."""
-    from mathlens.analyze.readers.numeric import near_printed
-
     for text, other in ((pred, r), (ref, p)):
-        if _DECIMAL_TEXT.match(text) and isinstance(other, sympy.Expr) and not other.free_symbols:
+        if DECIMAL_TEXT.match(text) and isinstance(other, sympy.Expr) and not other.free_symbols:
             try:
                 value = complex(other.evalf(30))
             except (TypeError, ValueError):

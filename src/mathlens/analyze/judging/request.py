@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cache
 from typing import Any, Literal
 
@@ -41,14 +41,25 @@ Prompt = Callable[[Sequence[Unit]], list[Message]]
 
 
 @dataclass(frozen=True)
-class RequestOptions:
-    """How a judge is asked. `runs` > 1 repeats every request with seeds seed, seed+1, ..."""
+class Sampling:
+    """How each judge request is sampled: the reply's token cap, the temperature, and the seed of
+    the first run. `runs` > 1 repeats every request with seeds seed, seed+1, ..."""
 
     max_tokens: int = 768
     temperature: float = 0.0
     seed: int = 1234
-    repeat_penalty: float = 1.0
     runs: int = 1
+
+    def sampling(self) -> dict[str, Any]:
+        """These fields alone, by name (for options of another kind that sample alike)."""
+        return {f.name: getattr(self, f.name) for f in fields(Sampling)}
+
+
+@dataclass(frozen=True)
+class RequestOptions(Sampling):
+    """How a judge is asked (the sampling, and how the requests are made and read)."""
+
+    repeat_penalty: float = 1.0
     #: one request per unit (else one request per response for all its units)
     per_unit: bool = False
     max_rationale_chars: int = 1000

@@ -25,6 +25,7 @@ from mathlens.analyze.readers.inline import closing_run
 from mathlens.analyze.readers.normalize import answer_word
 from mathlens.analyze.readers.statements import (
     LINK,
+    MATHY,
     Reduced,
     answerish,
     cut_trailing_prose,
@@ -84,7 +85,6 @@ _CONCLUSION = re.compile(r"(?im)^[ \t>*_#-]*(?:so|thus|therefore|hence|the\s+(?:
                          r"(?:answer|solution|result|value)s?)\b")
 _INLINE_PARTS = re.compile(r"\(\s*[a-hA-H]\s*\)")
 _ASIDE = re.compile(r"^\s*\(.*\)\s*[.!]?\s*$", re.S)
-_MATHY = re.compile(r"[\d=<>()\[\]{}^/*+\\√π∞≤≥≠-]")
 _PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}(?![A-Za-z(])")
 _MATH_NAME = re.compile(r"(?i)^(?:sin|cos|tan|sec|csc|cot|arc\w+|sinh|cosh|tanh|ln|log|exp|sqrt|lim|pi|inf|"
                         r"infinity|oo|and|or|det|max|min|abs|cup|cap)$")
@@ -192,10 +192,10 @@ def _sentences(text: str, breaks: re.Pattern[str] = _STATEMENT_BREAK) -> list[tu
 
 def _states_value(sentence: str) -> bool:
     """A sentence "<subject> is <math>" that gives a value ("Their product is $6$")."""
-    if not LINK.search(sentence) or not _MATHY.search(sentence):
+    if not LINK.search(sentence) or not MATHY.search(sentence):
         return False
     stated = reduce_statement_named(first_sentence(sentence)).text
-    return answerish(stated) and prose_words(stated) <= 2 and bool(_MATHY.search(stated))
+    return answerish(stated) and prose_words(stated) <= 2 and bool(MATHY.search(stated))
 
 
 def _later_statement(text: str, after: int) -> bool:
@@ -208,11 +208,11 @@ def _single_math_line(text: str) -> str | None:
     stripped = text.strip()
     if not stripped or "\n" in stripped or len(stripped) > 2000 or _FOREIGN.search(stripped):
         return None
-    if len(stripped) <= 40 and not _MATHY.search(stripped):
+    if len(stripped) <= 40 and not MATHY.search(stripped):
         short = answer_word(stripped) or _SHORT_WORDS.fullmatch(stripped)
         return stripped if short else None
     bare = _ENVIRONMENT.sub(" ", stripped)
-    return strip_leading_prose(stripped) if _MATHY.search(bare) and prose_words(bare) <= 1 else None
+    return strip_leading_prose(stripped) if MATHY.search(bare) and prose_words(bare) <= 1 else None
 
 
 def _closing_word(text: str) -> str | None:
@@ -240,7 +240,7 @@ def _prose_then_math(text: str) -> str | None:
     sentences = [s for s in _SENTENCE_BREAK.split(lines[-1][-MAX_STATEMENT_CHARS:]) if s.strip()]
     last = cut_trailing_prose(first_sentence(sentences[-1])) if sentences else ""
     tail = strip_leading_prose(last)
-    if not tail or tail == last or not _MATHY.search(tail) or prose_words(tail) > 1:
+    if not tail or tail == last or not MATHY.search(tail) or prose_words(tail) > 1:
         return None
     return last_quantity(tail)  # "80 to 100, an increase of 25%" -> `25%`
 
@@ -422,7 +422,7 @@ def _closing(text: str, allow_whole: bool) -> Located:
         return quantity
     stripped = text.strip()
     if (allow_whole and stripped and "\n" not in stripped and len(stripped) <= 40
-            and (_MATHY.search(stripped) or answer_word(stripped)) and prose_words(stripped) <= 2):
+            and (MATHY.search(stripped) or answer_word(stripped)) and prose_words(stripped) <= 2):
         at = text.find(stripped)
         return Located(stripped, "whole", at, at + len(stripped))
     return _last_number(text)

@@ -134,7 +134,8 @@ def answer_word(s: str) -> str | None:
 
 
 _SOLUTION = re.compile(r"^\s*([A-Za-z]\w*)\s*=\s*(.+?)\s*$")
-_PLUS_MINUS = re.compile(r"^(.*?)(?:±|\\pm|\+/-|\+-)\s*(.+)$")
+#: `a ± b` (also `\pm`, `+/-`, `+-`): what comes before the sign and the term after it
+PLUS_MINUS = re.compile(r"^(.*?)(?:±|\\pm|\+/-|\+-)\s*(.+)$")
 
 
 def solutions_as_set(s: str) -> str | None:
@@ -156,7 +157,7 @@ def solutions_as_set(s: str) -> str | None:
         return None
     expanded = []
     for v in values:
-        pm = _PLUS_MINUS.match(v)
+        pm = PLUS_MINUS.match(v)
         if pm:
             head, tail = pm.group(1).strip().rstrip("+").strip(), pm.group(2).strip()
             expanded += [f"{head} + {tail}" if head else tail, f"{head} - {tail}" if head else f"-{tail}"]

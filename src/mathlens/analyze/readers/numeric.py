@@ -33,6 +33,8 @@ _GROUPED_SPACES = re.compile(r"^[-+−]?\d{1,3}(?:(?: |\\,|\u2009|\u202f)\d{3})+
 _DECIMAL_COMMA = re.compile(r"^[-+−]?\d+,\d+$")
 _DOT_THOUSANDS = re.compile(r"^[-+−]?\d{1,3}(?:\.\d{3})+,\d+$")
 _DECIMAL = re.compile(r"[-+−]?(\d*)\.(\d+)")
+#: a decimal literal and nothing else (`0.3333`, `-1.41`): `near_printed` reads it against an exact value
+DECIMAL_TEXT = re.compile(r"^\s*[-+]?\d*\.\d+\s*$")
 _REPEATING = re.compile(r"^([-−])?(\d*)\.(\d*)\\(?:overline|dot)\s*\{(\d{1,12})\}$")
 
 

@@ -46,11 +46,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from mathlens.analyze.readers.numeric import near_printed
-from mathlens.analyze.verify.latex_fast import to_plain
+from mathlens.analyze.readers.numeric import DECIMAL_TEXT, near_printed
+from mathlens.analyze.verify.latex_fast import LATEX_HINT, NOT_FAST, to_plain
 from mathlens.analyze.verify.limits import DEFAULT_LIMITS, check_text
 from mathlens.analyze.verify.plain_text import normalize
-from mathlens.analyze.verify.text import strip_delimiters
+from mathlens.analyze.verify.text import NESTED_LIST, UNION, strip_delimiters
 
 MAX_CHARS = 300
 MAX_NODES = 200
@@ -60,12 +60,6 @@ Decided = tuple[str, str, str, str]
 Node = tuple[Any, ...]
 
 # -- reading -----------------------------------------------------------------------------------
-_LATEX_HINT = re.compile(r"\\[A-Za-z]|\\[{}()\[\],;:! ]|[_^]\{|\$")  # as `symbolic.looks_latex`
-# LaTeX the worker sends to Math-Verify instead of its fast path (as `symbolic._NOT_FAST`).
-_NOT_FAST = re.compile(r"[,\[\]]|\d\s*\\[dt]?frac|\\(?:sin|cos|tan|sec|csc|cot|ln|log|exp|arc\w+|sinh|cosh|tanh)"
-                       r"(?!\s*(?:\(|\\left\())")
-_NESTED = re.compile(r"^\s*\[\s*\[.*\]\s*\]\s*$", re.S)
-_UNION = re.compile(r"\s+U\s+|∪|\\cup")
 _RELATION_WORDS = re.compile(r"(?i)\b(?:or|and)\b|<|>|≤|≥|≠|\\(?:[lg]eq?|neq?|lor|[lg]t)(?![A-Za-z])")
 # `\sin x`, `\ln 2`, `\cos \theta`, `\ln|x|`: a bare argument Math-Verify applies the function
 # to, when nothing that could extend the argument follows it (the end of a brace group ends it).
@@ -301,21 +295,21 @@ def _mv_rewrite(body: str) -> str:
 
 def _plain_of(text: str) -> str:
     """The keyboard-notation string the worker's plain reader would parse for `text`."""
-    if _LATEX_HINT.search(text):
+    if LATEX_HINT.search(text):
         body = text.strip().strip("$").strip()
         if "\\langle" in body or "\\rangle" in body or "\\log" in body:
             raise _Refuse("not a single expression")
-        if _NOT_FAST.search(body):
+        if NOT_FAST.search(body):
             body = _mv_rewrite(body)
             # spacing commands and a root's index mean the same to Math-Verify and the fast path
-            if _NOT_FAST.search(_SPACING.sub(" ", _ROOT_INDEX.sub(r"\\sqrt", body))):
+            if NOT_FAST.search(_SPACING.sub(" ", _ROOT_INDEX.sub(r"\\sqrt", body))):
                 raise _Refuse("Math-Verify's reading")
         plain = to_plain(body)
         if plain is None:
             raise _Refuse("LaTeX outside the fast path")
         text = plain
     s = strip_delimiters(text)
-    if not s or check_text(s, DEFAULT_LIMITS) is not None or _UNION.search(s):
+    if not s or check_text(s, DEFAULT_LIMITS) is not None or UNION.search(s):
         raise _Refuse("not read here")
     if _NOT_PLAIN.search(s):
         raise _Refuse("character")
@@ -331,7 +325,7 @@ def read(text: str) -> Reading | None:
 
     Kept for the last 2048 texts: a reference is compared with every response to its question.
     """
-    if len(text) > MAX_CHARS or _NESTED.match(text) or _RELATION_WORDS.search(text):
+    if len(text) > MAX_CHARS or NESTED_LIST.match(text) or _RELATION_WORDS.search(text):
         return None
     stripped = text.strip().strip("$").strip()
     mixed = _MIXED_LATEX.match(stripped)
@@ -715,8 +709,6 @@ def _same_graph(p: tuple[Node, Node], r: tuple[Node, Node], names: list[str]) ->
 
 
 # -- the decision ------------------------------------------------------------------------------
-_DECIMAL_TEXT = re.compile(r"^\s*[-+]?\d*\.\d+\s*$")
-
 
 def _fold(node: Node) -> Node:
     if node[0] == "sym":
@@ -876,7 +868,7 @@ def _decide(a: Reading, b: Reading, rel_tol: float, min_digits: int) -> Decided 
 def _constants(p_text: str, r_text: str, p: Node, r: Node, min_digits: int, forms: tuple[str, str]
                ) -> Decided | None:
     for text, other in ((p_text, r), (r_text, p)):
-        if _DECIMAL_TEXT.match(text):
+        if DECIMAL_TEXT.match(text):
             _evaluate(other, {})  # the guards first: the value at 50 digits is then safe to compute
             verdict = near_printed(text, complex(float(_mp(other))), min_digits)
             if verdict is not None:

@@ -48,7 +48,8 @@ _TRAILING_PROSE = re.compile(
 _TRAILING_PAREN_WORDS = re.compile(r"\s*\((?:[A-Za-z]{2,}[\s,-]*){1,6}\)\s*$")
 _STEP_LABEL = re.compile(r"(?i)^\s*(?:[-*•]\s*)?(?:step\s*\d+\s*[:.)]?|\d+[.)](?=\s))\s*")
 _SUBJECT_LEAD = re.compile(r"(?i)^all\s+(?:real\s+)?(?:numbers\s+)?[a-z]\s+(?:with|such\s+that|where|satisfying)\s+")
-_MATHY = re.compile(r"[\d=<>()\[\]{}^/*+\\√π∞≤≥≠-]")
+#: a character that only math uses: a digit, a relation, an operator, a bracket, a LaTeX backslash
+MATHY = re.compile(r"[\d=<>()\[\]{}^/*+\\√π∞≤≥≠-]")
 _VARIABLE = re.compile(r"^(?:\\?[A-Za-z]|\\[a-z]+)(?:_\{?[A-Za-z0-9]+\}?)?'*$")
 _DERIVATIVE_NAME = re.compile(r"^(?:d\^?\d*[A-Za-z]?\s*/\s*d[A-Za-z]\^?\d*|"
                               r"\\frac\{d\^?\{?\d*\}?[A-Za-z]?\}\{d[A-Za-z]\^?\{?\d*\}?\})")
@@ -147,7 +148,7 @@ def strip_leading_prose(s: str) -> str:
         if not m or m.group(1).lower() in FUNCTION_NAMES:
             return s.strip()
         rest = s[m.end():]
-        if not rest or not _MATHY.search(rest):
+        if not rest or not MATHY.search(rest):
             return s.strip()
         s = rest
 
@@ -218,7 +219,7 @@ def cut_trailing_prose(s: str) -> str:
     m = _TRAILING_PROSE.search(s)
     head = s[: m.start()] if m else ""
     # only after a value: "The inequality holds for $x < -1$" keeps what follows "for"
-    if m and head.strip() and (_MATHY.search(head) or answer_word(head)):
+    if m and head.strip() and (MATHY.search(head) or answer_word(head)):
         s = head
     return _TRAILING_PAREN_WORDS.sub("", s).strip()
 
@@ -228,7 +229,7 @@ def answerish(s: str) -> bool:
     t = s.strip().strip(".").strip()
     if not t:
         return False
-    if _MATHY.search(t) or answer_word(t):
+    if MATHY.search(t) or answer_word(t):
         return True
     low = t.lower()
     # a single capitalised word names the answer: "Tuesday", "Maria"
@@ -275,7 +276,7 @@ def reduce_statement_named(s: str) -> Reduced:
             left, right = s[: last.start()].strip(), s[last.end():].strip()
             if answerish(right):
                 s, subject = right, _subject_words(s[: last.end()])
-            elif left and _MATHY.search(left):
+            elif left and MATHY.search(left):
                 s = left
             else:
                 s = right
@@ -304,7 +305,7 @@ def _subject_words(before: str) -> str:
     """The words before the answer when they end in a link ("The area of the square is") and name a
     quantity, not an equation; else empty."""
     links = list(LINK.finditer(before))
-    if not links or before[links[-1].end():].strip() or _MATHY.search(before):
+    if not links or before[links[-1].end():].strip() or MATHY.search(before):
         return ""
     words = before[: links[-1].start()].strip().split(",")[-1].strip()  # the clause of the link
     head = re.split(r"(?i)\b(?:of|through|for|in|on|at|with|to|between)\b", words)[0]  # "the area of the circle"
@@ -371,7 +372,7 @@ def restated(s: str) -> str:
     left, right = s[: m.start()].strip(), s[m.end():].strip().rstrip(").")
     if _APPROXIMATE.search(right) and not _APPROXIMATE.search(left) and re.search(r"\d", right):
         return f"{left} \\approx {_APPROXIMATE.sub(' ', right).strip()}"
-    if _APPROXIMATE.search(left) and not _APPROXIMATE.search(right) and _MATHY.search(right):
+    if _APPROXIMATE.search(left) and not _APPROXIMATE.search(right) and MATHY.search(right):
         return right
     return s
 
@@ -395,7 +396,7 @@ def drop_leading_clause(s: str) -> str:
             depth = max(0, depth - 1)
         elif ch == "," and depth == 0 and not math and s[i + 1:i + 2].isspace():
             rest = s[i + 1:].strip()
-            return rest if rest and (_MATHY.search(rest) or answer_word(rest)) else s
+            return rest if rest and (MATHY.search(rest) or answer_word(rest)) else s
     return s
 
 
@@ -410,7 +411,7 @@ def _after_prose(lhs: str) -> str:
     if len(words) < 2:
         return lhs
     rest = lhs[words[-1].end():]
-    return rest if _MATHY.search(rest) else lhs
+    return rest if MATHY.search(rest) else lhs
 
 
 def _prose_words(s: str) -> int:

@@ -13,6 +13,7 @@ from typing import Any
 
 import sympy
 
+from mathlens.analyze.verify.plain_text import PRIME_BARE
 from mathlens.analyze.verify.reading import DEFAULT_READING, Reading
 
 
@@ -39,7 +40,6 @@ _PARTIAL = re.compile(r"\\frac\{\s*\\partial(?:\^\{?(\d)\}?)?\s*([a-zA-Z])\s*\}\
                       r"(?:\^\{?(\d)\}?)?\s*(?:\\partial\s*([a-z]))?\s*\}")
 _DY_DX = re.compile(r"\\frac\{\s*d(?:\^\{?(\d)\}?)?\s*([a-zA-Z])\s*\}\{\s*d\s*([a-z])(?:\^\{?\d\}?)?\s*\}")
 _PRIME = re.compile(r"([a-zA-Z])('+|\^\{?\\prime\}?)\s*\(")
-_PRIME_BARE = re.compile(r"\b([yuv])('+)(?![\w(])")
 _NABLA_CALL = re.compile(r"\\nabla\s*([a-zA-Z])\s*\(")
 _NABLA = re.compile(r"\\nabla\s*([a-zA-Z])")
 # "90^\circ" and "90^{\circ}": a brace is taken only with its partner ("\frac{1 - \cos 90^\circ}{2}").
@@ -70,7 +70,7 @@ def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
     s = _PARTIAL.sub(_partial_name, s)
     s = _DY_DX.sub(_total_derivative, s)
     s = _PRIME.sub(lambda m: f"zzqprime{_prime_order(m.group(2))}{m.group(1)}(", s)
-    s = _PRIME_BARE.sub(lambda m: rf"\frac{{d}}{{dx}} {m.group(1)}(x)", s)
+    s = PRIME_BARE.sub(lambda m: rf"\frac{{d}}{{dx}} {m.group(1)}(x)", s)
     s = _NABLA_CALL.sub(lambda m: f"zzqgrad0{m.group(1)}(", s)
     s = _NABLA.sub(r"\\nabla_{\1}", s)
     if reading.units:

@@ -24,6 +24,13 @@ _SIMPLE = {
 _FUNCTIONS = {"sin", "cos", "tan", "sec", "csc", "cot", "ln", "log", "exp", "arcsin", "arccos", "arctan",
               "sinh", "cosh", "tanh"}
 _COMMAND = re.compile(r"\\([a-zA-Z]+)|\\(.)")
+#: text written in LaTeX: a command, an escaped bracket or spacing, a braced script, a dollar sign
+LATEX_HINT = re.compile(r"\\[A-Za-z]|\\[{}()\[\],;:! ]|[_^]\{|\$")
+#: LaTeX the answer comparison does not send through `to_plain` although it might be taken: tuples
+#: and intervals, a mixed number (`2\frac{1}{2}`), a function with a bare argument (`\sin x \cos x`);
+#: Math-Verify reads them right
+NOT_FAST = re.compile(r"[,\[\]]|\d\s*\\[dt]?frac|\\(?:sin|cos|tan|sec|csc|cot|ln|log|exp|arc\w+|sinh|cosh|tanh)"
+                      r"(?!\s*(?:\(|\\left\())")
 
 
 class _Unsupported(Exception):

@@ -17,7 +17,7 @@ from collections.abc import Callable
 import sympy
 
 from mathlens.analyze.verify.claims import ClaimCheck
-from mathlens.analyze.verify.text import split_relations
+from mathlens.analyze.verify.text import TEXT_COMMAND, split_relations
 
 #: Parses one side (text) to a SymPy value, or None when it does not parse.
 SideReader = Callable[[str], sympy.Basic | None]
@@ -181,7 +181,7 @@ def divisor_claims(text: str) -> list[ClaimCheck]:
 
 def _flat(text: str) -> str:
     """The step's text with math delimiters and LaTeX spacing removed (words kept)."""
-    text = re.sub(r"\\(?:text|mathrm|textbf|mbox|operatorname)\{([^{}]*)\}", r" \1 ", text)
+    text = TEXT_COMMAND.sub(r" \1 ", text)
     text = re.sub(r"\\[()\[\]]|\$|\*\*", " ", text)
     text = re.sub(r"\\div(?![a-zA-Z])", "÷", text)
     text = re.sub(r"\\(?:[,;:! ]|q?quad(?![a-zA-Z]))|~", " ", text)

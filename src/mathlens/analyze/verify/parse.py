@@ -37,6 +37,7 @@ from mathlens.analyze.verify.limits import DEFAULT_LIMITS, ParseLimits, check_te
 from mathlens.analyze.verify.reading import DEFAULT_READING, Reading
 from mathlens.analyze.verify.signs import SIGN, PlusMinus, latex_signs, readings
 from mathlens.analyze.verify.text import (
+    UNION,
     based_numbers,
     find_close,
     split_relations,
@@ -93,7 +94,6 @@ _NOT_EQUALITY = re.compile(r"\\equiv|\\pmod|\\bmod|\\mod\b|\bmod\b|≡|\d_\{?\d|
 # "f^{-1}(9)": an inverse function, not f to the power -1.
 _INVERSE_CALL = re.compile(r"\b[fghFGH]\s*\^\s*\{?\s*\(?-1\)?\s*\}?\s*(?:\\left)?\s*\(")
 _BRACKET_PRIME = re.compile(r"[)\]}]\s*'")
-_UNION = re.compile(r"\s+U\s+|∪|\\cup")
 _PLAIN_VECTOR = re.compile(r"(?:(?<=^)|(?<=[=(,\s]))<\s*([^<>=;]*,[^<>=;]*)>")
 
 
@@ -267,7 +267,7 @@ def _container(s: str, which: str, reading: Reading) -> sympy.Basic | None:
     if which == "latex" and s.startswith(r"\langle") and s.endswith(r"\rangle"):
         inner = s[len(r"\langle"):-len(r"\rangle")]
         return sympy.Tuple(*(_parse_side(p, which, reading) for p in split_top_level(inner)))
-    parts = _UNION.split(s)
+    parts = UNION.split(s)
     if len(parts) > 1:
         pieces = [_interval(p.strip(), which, reading, force=True) for p in parts]
         if all(p is not None for p in pieces):

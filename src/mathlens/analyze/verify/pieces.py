@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 
 from mathlens.analyze.verify.extract import extract_math
-from mathlens.analyze.verify.text import split_relations, split_top_level
+from mathlens.analyze.verify.text import TEXT_COMMAND, split_relations, split_top_level
 
 MAX_SPANS_PER_STEP = 40
 
@@ -66,8 +66,6 @@ _LEADING_OPERATOR = re.compile(r"\s*[+*/^=×÷·]")
 _RUN_ON = re.compile(r"(?<=[\w)])\s+(?=-\d+(?:\.\d+)?\s*=)")
 # A step about integer division: "2863 ÷ 1344 = 2 (quotient)".
 QUOTIENT = re.compile(r"quotient|remainder|integer part|whole number part|\bfloor\b", re.I)
-# Units and words written into LaTeX math: "2 \text{ dozen}", "4 \text{ hours}".
-_UNIT_WORDS = re.compile(r"\\(?:text|mathrm|textbf|mbox|operatorname)\{([^{}]*)\}")
 _NOT_UNITS = frozenset({"", "and", "or", "if", "so", "then", "since", "where", "for", "is", "when", "valid",
                         "true", "false", "quotient", "(quotient)"})
 # Notation with a second reading as a unit: "%" and "°".
@@ -174,7 +172,7 @@ def pieces(text: str) -> list[Piece]:
 
 def _units(side: str) -> frozenset[str]:
     """Words written into a LaTeX side as units (``4 \\text{ hours}``)."""
-    return frozenset(w.strip().lower() for w in _UNIT_WORDS.findall(side)) - _NOT_UNITS
+    return frozenset(w.strip().lower() for w in TEXT_COMMAND.findall(side)) - _NOT_UNITS
 
 
 def link_units(piece: Piece, links: int) -> list[str]:

@@ -53,7 +53,8 @@ _PERCENT = re.compile(r"(\d)\s*%")
 _ABS = re.compile(r"\|([^|]+)\|")
 _NORM = re.compile(r"\|\|([^|]+)\|\||‖([^‖]+)‖")
 _PRIME_CALL = re.compile(r"\b([fghyFGHuv])('+)\s*\(")
-_PRIME_BARE = re.compile(r"\b([yuv])('+)(?![\w(])")
+#: a bare primed y, u or v (`y''`, not the call `y'(x)`): the derivative of that function of x
+PRIME_BARE = re.compile(r"\b([yuv])('+)(?![\w(])")
 _DY_DX = re.compile(r"\bd(\^?\d)?([a-zA-Z])\s*/\s*d([a-z])(\^?\d)?(?![a-zA-Z(])")
 _PARTIAL_NAMED = re.compile(r"∂(\^?\d)?\s*([a-zA-Z])\s*/\s*∂\s*([a-z])(?:\s*∂\s*([a-z]))?")
 _D_DX = re.compile(r"(?:\bd|∂)(\^?\d)?\s*/\s*(?:d|∂)\s*([a-z])(\^?\d)?\s*")
@@ -123,8 +124,8 @@ def _rewrite_calculus(s: str, reading: Reading = DEFAULT_READING) -> str:
     prime_call = _PRIME_CALL if not reading.functions else \
         re.compile(rf"\b([fghyFGHuv{''.join(sorted(reading.functions))}])('+)\s*\(")
     s = prime_call.sub(lambda m: f"zzqp{len(m.group(2))}{m.group(1)}(", s)
-    bare = {m.group(1) for m in _PRIME_BARE.finditer(s)}
-    s = _PRIME_BARE.sub(lambda m: f"zzqdiff({m.group(1)}zzqfx,x,{len(m.group(2))})", s)
+    bare = {m.group(1) for m in PRIME_BARE.finditer(s)}
+    s = PRIME_BARE.sub(lambda m: f"zzqdiff({m.group(1)}zzqfx,x,{len(m.group(2))})", s)
     for letter in bare:  # in "y'' + y = 0" the plain y is the function too
         s = re.sub(rf"(?<![A-Za-z_']){letter}(?![\w('(])", f"{letter}(x)", s)
     s = s.replace("zzqfx", "(x)")

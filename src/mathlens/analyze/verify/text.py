@@ -6,6 +6,12 @@ import re
 from collections.abc import Callable
 
 _PAIRS = {"(": ")", "[": "]", "{": "}"}
+#: a union of sets: `\cup`, `∪`, or a capital U between spaces
+UNION = re.compile(r"\s+U\s+|∪|\\cup")
+#: a list of lists (`[[1, 2], [3, 4]]`): a matrix, not intervals
+NESTED_LIST = re.compile(r"^\s*\[\s*\[.*\]\s*\]\s*$", re.S)
+#: a LaTeX text command and the words in it (`\text{ hours}`, `\mathrm{cm}`)
+TEXT_COMMAND = re.compile(r"\\(?:text|mathrm|textbf|mbox|operatorname)\{([^{}]*)\}")
 
 
 def find_close(s: str, open_at: int) -> int | None:

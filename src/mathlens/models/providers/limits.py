@@ -22,7 +22,8 @@ The latency fed to it is the reply's latency less the event loop's own delay (`L
 client busy with its own work reads its replies late, and that must not look like a slow server.
 
 Growth: one request per success while the limit is in use (doubling per round trip) until the
-first cut, then one request per window of `current` successes (additive increase). Only one cut
+first cut, then one request per window of `current` successes (additive increase). The limit is
+in use while the client has as many requests out or waiting for room as the limit. Only one cut
 per "epoch": an answer to a request sent before the last cut does not cut again, and the latency
 signal only reads requests sent at the current limit.
 
@@ -127,10 +128,12 @@ class AdaptiveLimit:
         return self._recent / self._best
 
     def on_success(self, epoch: int, in_flight: int, per_token_s: float | None = None,
-                   load: int | None = None) -> None:
+                   load: int | None = None, waiting: int = 0) -> None:
         """A reply to a request sent in `epoch`, when `in_flight` requests (this one included) were out;
         `per_token_s`: its server-side latency per generated token, if known; `load`: how many were in
-        flight when it was sent (default `in_flight`)."""
+        flight when it was sent (default `in_flight`); `waiting`: requests the client holds back for
+        want of room (they count as in use: the replies of a burst come back one by one before the
+        client refills the slots they free)."""
         if self.fixed:
             return
         usable = (epoch == self.epoch and self.latency_factor > 0 and per_token_s is not None
@@ -141,7 +144,7 @@ class AdaptiveLimit:
         if ratio is not None and ratio > self.latency_factor:
             self._latency_cut(ratio)
             return
-        if in_flight < self.current:
+        if in_flight + waiting < self.current:
             return  # the limit is not in use: success says nothing about more
         if self.probing:
             self.limit = min(float(self.ceiling), self.limit + 1.0)

@@ -56,7 +56,7 @@ MAX_REST_S = 60.0
 #: Longest wait between two probes of a server that is out (seconds).
 PROBE_MAX_S = 30.0
 #: Where an adaptive limit starts, per server (it doubles per round trip from there).
-ADAPTIVE_START = 16
+ADAPTIVE_START = 32
 #: The adaptive ceiling per server when `-M max_concurrency` is not given.
 ADAPTIVE_CEILING = 256
 
@@ -192,6 +192,8 @@ class ReplicaPool:
         self.fixed: int | None = None
         self.replicas = self._build()
         self._admitted = 0
+        #: calls waiting in `admit` for room
+        self._queued = 0
         self._waiters: list[asyncio.Future[None]] = []
         self._probes: dict[str, asyncio.Task[None]] = {}
         self.lag = LoopLag()
@@ -265,8 +267,13 @@ class ReplicaPool:
     async def admit(self) -> None:
         """Let a call in when the pool has room under its current capacity (pair with `leave`)."""
         self.lag.start()
-        while self._admitted >= self.capacity():
-            await self._changed()
+        if self._admitted >= self.capacity():
+            self._queued += 1
+            try:
+                while self._admitted >= self.capacity():
+                    await self._changed()
+            finally:
+                self._queued -= 1
         self._admitted += 1
 
     def leave(self) -> None:
@@ -318,7 +325,7 @@ class ReplicaPool:
             if latency_s is not None:
                 server_s = self.lag.server_part(latency_s)
                 per_token = server_s / completion_tokens if completion_tokens > 0 else server_s
-            replica.limiter.on_success(epoch, in_flight, per_token, load=load)
+            replica.limiter.on_success(epoch, in_flight, per_token, load=load, waiting=self._queued)
         elif outcome == "overloaded":
             replica.overloaded += 1
             replica.failures = 0
