@@ -20,7 +20,7 @@ import pytest
 from mathlens.errors import PermanentModelError
 from mathlens.models.base import GenerateConfig, Message
 from mathlens.models.cache import ResponseCache
-from mathlens.models.model import RetryPolicy
+from mathlens.models.model import RetryPolicy, closing_all
 from mathlens.models.providers.openai import OpenAIProvider
 from mathlens.models.registry import get_model
 from mathlens.runs.plan import plan_tasks
@@ -50,9 +50,8 @@ async def _run(root: Path, manifest: Manifest, cache: ResponseCache | None = Non
                ) -> tuple[RunStore, RunResult]:
     store = RunStore(root)
     store.write_manifest(manifest)
-    result = await execute(store, manifest, build_models(manifest, cache, RETRY, concurrency=concurrency))
-    for model in build_models(manifest, None, RETRY, None).values():
-        await model.aclose()
+    models = build_models(manifest, cache, RETRY, concurrency=concurrency)
+    result = await closing_all(execute(store, manifest, models), models.values())
     return store, result
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from mathlens.errors import MalformedReplyError, TransientModelError
 from mathlens.models.base import GenerateConfig, Message
-from mathlens.models.model import RetryPolicy
+from mathlens.models.model import RetryPolicy, closing_all
 from mathlens.models.providers._http import retry_after_seconds
 from mathlens.models.registry import get_model
 from mathlens.runs.records import ItemSource, ModelEntry
@@ -106,7 +106,8 @@ async def test_secret_echoed_in_error_body_is_redacted(tmp_path: Path, monkeypat
         store = RunStore(tmp_path / "run")
         store.write_manifest(manifest)
         retry = RetryPolicy(max_attempts=1, timeout_s=5)
-        await execute(store, manifest, build_models(manifest, None, retry, concurrency=1))
+        models = build_models(manifest, None, retry, concurrency=1)
+        await closing_all(execute(store, manifest, models), models.values())
     text = store.records_path.read_text()
     assert "HTTP 500" in text and "request_headers" in text
     assert key not in text and "q7Zxq7Zx" not in text and "[REDACTED]" in text

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from mathlens.models.base import GenerateConfig, Message
-from mathlens.models.model import RetryPolicy
+from mathlens.models.model import RetryPolicy, closing_all
 from mathlens.runs.records import ItemSource, Manifest, ModelEntry, RunRecord
 from mathlens.runs.runner import RunResult, base_manifest, build_models, execute
 from mathlens.runs.store import RunStore
@@ -42,5 +42,6 @@ async def run_on_standin(url: str, data: Path, root: Path, timeout_s: float) -> 
     store = RunStore(root)
     store.write_manifest(manifest)
     retry = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05, timeout_s=timeout_s)
-    result = await execute(store, manifest, build_models(manifest, None, retry, concurrency=4))
+    models = build_models(manifest, None, retry, concurrency=4)
+    result = await closing_all(execute(store, manifest, models), models.values())
     return store, result
