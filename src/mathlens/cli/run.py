@@ -15,7 +15,7 @@ from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, console, emit_json, e
 from mathlens.cli.options import NO_FLAGS, with_model_options
 from mathlens.cli.progress import Bar
 from mathlens.cli.run_args import check_model_options, check_out_dir, check_resume_dir, check_url, resolve_system_role
-from mathlens.cli.summary import print_summary, print_warning, run_summary
+from mathlens.cli.summary import RunSummary, print_summary, print_warning, run_summary
 from mathlens.errors import UserError
 from mathlens.flags import FlagValues, refused_flag
 from mathlens.items.schema import Exam
@@ -25,7 +25,7 @@ from mathlens.models.model import RetryPolicy, closing_all
 from mathlens.models.options import split_options
 from mathlens.models.registry import get_model, provider_class, split_spec
 from mathlens.runs.plan import estimate_prompt_tokens, load_exams, plan_tasks
-from mathlens.runs.records import Manifest, ModelEntry
+from mathlens.runs.records import Manifest, ModelEntry, Task
 from mathlens.runs.runner import Progress as RunProgress
 from mathlens.runs.runner import RunResult, base_manifest, build_models, execute, now_utc, with_learned
 from mathlens.runs.snapshot import source_sha256
@@ -116,14 +116,16 @@ def resume_servers(manifest: Manifest, base_urls: list[str]) -> Manifest:
     return manifest.model_copy(update={"models": entries})
 
 
-def _execute(store: RunStore, manifest: Manifest, how: Options) -> RunResult:
+def _execute(store: RunStore, manifest: Manifest, how: Options, tasks: list[Task]) -> RunResult:
+    """Send `tasks` (the run's plan) as `how` says; the manifest is written again when they are done."""
     cache = None if how.no_cache else ResponseCache()
     quiet = how.quiet or how.as_json
     models = build_models(manifest, cache, how.retry, how.concurrency)
     bar = Bar(enabled=not quiet and sys.stderr.isatty(), lines=not quiet)
     try:
         result = asyncio.run(closing_all(execute(store, manifest, models, RunProgress(
-            on_start=bar.on_start, on_record=bar.on_record, on_replicas=bar.on_replicas)), models.values()))
+            on_start=bar.on_start, on_record=bar.on_record, on_replicas=bar.on_replicas), tasks=tasks),
+            models.values()))
     finally:
         bar.stop()
         if cache is not None:
@@ -293,7 +295,7 @@ def _start(store: RunStore, manifest: Manifest, how: Options, *, resumed: bool, 
             if study is not None:
                 save_study(store.root, study)
         store.write_manifest(manifest)
-        result = _execute(store, manifest, how)
+        result = _execute(store, manifest, how, tasks)
     finally:
         store.release_lock()
     doc = run_summary(store, result)
@@ -303,7 +305,7 @@ def _start(store: RunStore, manifest: Manifest, how: Options, *, resumed: bool, 
         print_warning(doc)
     else:
         print_summary(doc)
-    _fail_if_nothing_succeeded(store)
+    _fail_if_nothing_succeeded(store, doc)
     if study is not None:
         after_run(store, study, quiet=how.quiet or how.as_json)
 
@@ -348,15 +350,11 @@ def _holds_a_run(store: RunStore) -> str:
             "or choose another --out")
 
 
-def _fail_if_nothing_succeeded(store: RunStore) -> None:
-    """Exit 1, saying why, when the run holds records and none of them is `ok`."""
-    total = ok = 0
-    first_error: str | None = None
-    for rec in store.records():
-        total += 1
-        ok += rec.status == "ok"
-        if rec.status == "error" and first_error is None:
-            first_error = rec.error
+def _fail_if_nothing_succeeded(store: RunStore, doc: RunSummary) -> None:
+    """Exit 1, saying why, when the run holds records and none of them is `ok` (read from the
+    run's counts in `doc`, which list the first failed requests in the order written)."""
+    total, ok = doc.records, sum(g.ok for g in doc.groups)
+    first_error = doc.errors[0].error if doc.errors else None
     if total and not ok:
         console.print(f"error: no request succeeded ({total} error records; the first: {first_error}). "
                       f"Fix the cause, then run: mathlens run --resume {store.root} --retry-errors",
