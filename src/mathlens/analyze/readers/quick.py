@@ -63,11 +63,12 @@ Node = tuple[Any, ...]
 _RELATION_WORDS = re.compile(r"(?i)\b(?:or|and)\b|<|>|≤|≥|≠|\\(?:[lg]eq?|neq?|lor|[lg]t)(?![A-Za-z])")
 # `\sin x`, `\ln 2`, `\cos \theta`, `\ln|x|`: a bare argument Math-Verify applies the function
 # to, when nothing that could extend the argument follows it (the end of a brace group ends it).
+_BARE_FUNCTIONS = "sin|cos|tan|sec|csc|cot|ln|sinh|cosh|tanh"
 _BARE_CALL = re.compile(
-    r"\\(sin|cos|tan|sec|csc|cot|ln|sinh|cosh|tanh)\s*"
+    rf"\\({_BARE_FUNCTIONS})\s*"
     r"(\d+|[a-zA-Z](?![A-Za-z0-9])|\\(?:theta|alpha|beta|phi|pi)(?![A-Za-z])|\|[^|{}\\]{1,20}\||"
     r"\\[dt]?frac\{[^{}]{1,20}\}\{[^{}]{1,20}\})"
-    r"(?=\s*(?:$|[-+=)}]|\\(?:sin|cos|tan|sec|csc|cot|ln|sinh|cosh|tanh)(?![A-Za-z])))")
+    rf"(?=\s*(?:$|[-+=)}}]|\\(?:{_BARE_FUNCTIONS})(?![A-Za-z])))")
 _SPACING = re.compile(r"\\[,;:! ]")
 _ROOT_INDEX = re.compile(r"\\sqrt\[\d+\]")
 _MIXED_LATEX = re.compile(r"^([-+]?)(\d+)\s*\\[dt]?frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}$")

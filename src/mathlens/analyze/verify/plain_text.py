@@ -43,9 +43,10 @@ _THOUSANDS = re.compile(r"(?<![\d.,])(\d{1,3})((?:,\d{3})+)(?![\d,])(?!\.\d*,)")
 _LEADING_ZEROS = re.compile(r"(?<![\d.])0+(?=\d)")
 # "sin x cos x" is sin(x)*cos(x), "ln 2x" is ln(2x): a function name before a bare argument
 # takes that one argument (SymPy's implicit application would swallow the rest of the product).
+_GREEK_OR_PI = r"(?:theta|alpha|beta|phi|pi)\b"
 _BARE_ARGUMENT = re.compile(
     r"\b(sin|cos|tan|cot|sec|csc|sinh|cosh|tanh|arcsin|arccos|arctan|ln|log)(\^\s*\(?\d+\)?)?[ \t]+"
-    r"(\d+(?:\.\d+)?(?:\s*(?:theta|alpha|beta|phi|pi)\b|[a-zA-Z](?![a-zA-Z(_]))?|(?:theta|alpha|beta|phi|pi)\b"
+    rf"(\d+(?:\.\d+)?(?:\s*{_GREEK_OR_PI}|[a-zA-Z](?![a-zA-Z(_]))?|{_GREEK_OR_PI}"
     r"|[a-zA-Z](?![a-zA-Z(_]))")
 # "3 x 4" is 3 times 4, but in "sin^2 x (1 - y)" the x follows an exponent: a variable.
 _TIMES_X = re.compile(r"((?<![\w.^])\d+(?:\.\d+)?|(?<!\^\(\d)\))\s+[x×]\s+(?=[\d(]|\.\d)")
