@@ -40,9 +40,11 @@ _LATEX_GROUPED_TEXT = re.compile(r"\\(?:text|mathrm|operatorname|textbf|mbox)\s*
 _LETTER_RUN = re.compile(r"(?<![A-Za-z_\\'])([a-z]{2,4})(?![A-Za-z_])")
 _CAPITALS = re.compile(r"(?<![A-Za-z_\\])([A-Z]{2,3})(?![A-Za-z_(])")
 _E_ALONE = re.compile(r"(?<![A-Za-z_\\])e(?![A-Za-z_(])")
-# "1/2x", "1/2(x + 1)", "a/bc": a product right after a division bar, with no bracket round it.
-_NUMBER_BELOW = re.compile(r"(?<![A-Za-z∂])(?<!\bd)\s*/\s*\d+(?:\.\d+)?\s*(?:[A-Za-z(√π]|\\(?!frac))")
-_LETTERS_BELOW = re.compile(r"(?<![A-Za-z∂])(?<!\bd)\s*/\s*([A-Za-z]+)(\s*\()?")
+# "1/2x", "1/2(x + 1)", "a/bc": a product right after a division bar, with no bracket round it
+# (the bar of a derivative, "dy/dx", "∂f/∂x", is not one).
+_BAR = r"(?<![A-Za-z∂])(?<!\bd)\s*/\s*"
+_NUMBER_BELOW = re.compile(rf"{_BAR}\d+(?:\.\d+)?\s*(?:[A-Za-z(√π]|\\(?!frac))")
+_LETTERS_BELOW = re.compile(rf"{_BAR}([A-Za-z]+)(\s*\()?")
 _NEGATIVE_POWER = re.compile(r"(?:^|[=(\[,:]|\\left\()\s*-\s*\d+(?:\.\d+)?\s*\^")
 _MIXED_NUMBER = re.compile(r"(?<![\d.,])\d+\s+\d+\s*/\s*\d+(?![\d.])"
                            r"|(?<![\d.,}])\d+\s*\\[dt]?frac\s*\{?\d+\}?\s*\{?\d+")
