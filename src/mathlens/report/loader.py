@@ -201,7 +201,22 @@ class QuestionView:
 
     @property
     def anchor(self) -> str:
-        return "q-" + "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in f"{self.exam_id}-{self.question_id}")
+        return question_anchor(self.exam_id, self.question_id)
+
+    @property
+    def label(self) -> str:
+        return question_label(self.exam_id, self.question_id)
+
+
+def question_anchor(exam_id: str, question_id: str) -> str:
+    """The in-page anchor of a question's block: `q-EXAM-QUESTION`, any character but a letter, a
+    digit, `-` or `_` replaced by `_`."""
+    return "q-" + "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in f"{exam_id}-{question_id}")
+
+
+def question_label(exam_id: str, question_id: str) -> str:
+    """A question as the page names it: `EXAM · QUESTION`."""
+    return f"{exam_id} · {question_id}"
 
 
 def load_run(path: Path | str, label: str | None = None) -> RunData:

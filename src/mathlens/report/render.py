@@ -84,11 +84,11 @@ class QuestionPage:
 
     @property
     def first(self) -> str:
-        return f"{self.views[0].exam_id} · {self.views[0].question_id}"
+        return self.views[0].label
 
     @property
     def last(self) -> str:
-        return f"{self.views[-1].exam_id} · {self.views[-1].question_id}"
+        return self.views[-1].label
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from mathlens.analyze.breakdown.models import BREAKDOWN, BreakdownSummary, CellRow, GroupScore, StepShare
 from mathlens.report.charts import ChartLayout, Series, grouped_bars
 from mathlens.report.context import ReportContext
-from mathlens.report.loader import RunData
+from mathlens.report.loader import RunData, question_anchor
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table, percent_ci
 
@@ -95,7 +95,7 @@ def _questions(ctx: ReportContext, found: list[tuple[RunData, BreakdownSummary]]
             if e.original and e.class_average is not None:
                 rows.append((e.question_id, e.exam_id, _cell_name(e, run, ctx), e.score, e.class_average,
                              e.difference, e.z_score))
-                links.append(None if ctx.multi_run else ctx.href(_anchor(e.exam_id, e.question_id)))
+                links.append(None if ctx.multi_run else ctx.href(question_anchor(e.exam_id, e.question_id)))
     if not rows:
         return None
     cols = ("question", "exam", "model · configuration", "score (%)", "class average (%)",
@@ -137,11 +137,6 @@ def _topic_chart(ctx: ReportContext, found: list[tuple[RunData, BreakdownSummary
 
 def _num(v: Cell) -> float | None:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
-
-
-def _anchor(exam_id: str, question_id: str) -> str:
-    """The in-page anchor of a question's block (as `QuestionView.anchor` makes it)."""
-    return "q-" + "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in f"{exam_id}-{question_id}")
 
 
 def build(ctx: ReportContext) -> Breakdown | None:

@@ -16,6 +16,7 @@ from mathlens.analyze.ablation.analyzer import SENSITIVITY
 from mathlens.analyze.flow.models import dense_threshold
 from mathlens.report.context import ReportContext
 from mathlens.report.flowdata import flow_for
+from mathlens.report.loader import question_label
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table
 
@@ -34,13 +35,13 @@ def build(ctx: ReportContext) -> Table | None:
         has_sens = run.document(SENSITIVITY) is not None
         for q in run.all_entries(SENSITIVITY):
             for f in q.flags:
-                rows.append((f"{q.exam_id} · {q.question_id}", f"{q.model} · {q.configuration}",
+                rows.append((question_label(q.exam_id, q.question_id), f"{q.model} · {q.configuration}",
                              f.name.replace("_", " "), f.reason, f.value, f.threshold))
                 links.append(anchors.get((q.exam_id, q.question_id)))
         for rec in run.records:
             if rec.variant.kind != "original":
                 continue
-            where = f"{rec.exam_id} · {rec.question_id}"
+            where = question_label(rec.exam_id, rec.question_id)
             who = f"{rec.model} · {rec.configuration}"
             if run.manifest.runs > 1:
                 who += f" · repeat {rec.repeat + 1}"

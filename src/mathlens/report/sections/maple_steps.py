@@ -9,7 +9,7 @@ from mathlens.analyze.maple.results import MAPLE, SolutionMaple
 from mathlens.report.context import ReportContext
 from mathlens.report.loader import QuestionView
 from mathlens.report.registry import QuestionSection
-from mathlens.report.tables import Cell, Table
+from mathlens.report.tables import Cell, Table, display_cell
 
 
 @dataclass(frozen=True)
@@ -23,14 +23,10 @@ class MapleCard:
     error: str
 
 
-def _fmt(v: float | None) -> str:
-    return "–" if v is None else f"{v:.3f}"
-
-
 def _parts(e: SolutionMaple) -> tuple[tuple[str, str], ...]:
-    return (("MAPLE", _fmt(e.maple)), ("e (error rate)", _fmt(e.e)),
-            ("v (validity)", f"{_fmt(e.v)} ({e.v_basis or e.vr_source})"),
-            ("r (redundancy)", f"{_fmt(e.r)} ({e.r_basis or e.vr_source})"),
+    return (("MAPLE", display_cell(e.maple)), ("e (error rate)", display_cell(e.e)),
+            ("v (validity)", f"{display_cell(e.v)} ({e.v_basis or e.vr_source})"),
+            ("r (redundancy)", f"{display_cell(e.r)} ({e.r_basis or e.vr_source})"),
             ("label counts", ", ".join(f"{k}: {v}" for k, v in e.counts.items()) or "none"),
             ("answer", f"{e.predicted} (reference {e.reference})"))
 

@@ -34,7 +34,7 @@ def build(ctx: ReportContext) -> Table | None:
             q = counted.get((run.label, view.exam_id, view.question_id))
             if q is None:
                 continue
-            rows.append((f"{view.exam_id} · {view.question_id}", excerpt, *((run.label,) if ctx.multi_run else ()),
+            rows.append((view.label, excerpt, *((run.label,) if ctx.multi_run else ()),
                          q.responses, q.variants, q.errors, q.truncated, _answers(q), q.mean_complexity,
                          q.with_invalid_step, q.phrase_sensitivity))
             links.append(view.anchor)

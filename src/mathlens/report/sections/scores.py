@@ -23,7 +23,7 @@ from mathlens.analyze.grading.tables import GRADE_TABLES, CohortComparison, Grad
 from mathlens.items.schema import Exam
 from mathlens.report.charts import ChartLayout, Series, grouped_bars
 from mathlens.report.context import ReportContext
-from mathlens.report.loader import RunData
+from mathlens.report.loader import RunData, question_anchor
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table
 
@@ -135,18 +135,13 @@ def _changes_table(ctx: ReportContext) -> Table | None:
         per_run = " · ".join("–" if g.total is None else f"{g.total:g}" for g in c.grades)
         rows.append(((run.label,) if ctx.multi_run else ()) + (c.exam_id, c.question_id, c.model, c.configuration)
                     + ((c.variant,) if variants else ()) + (c.grader, f"{per_run} of {c.max_total:g}", c.spread))
-        links.append(ctx.href(_anchor(c.exam_id, c.question_id)) if not ctx.multi_run else None)
+        links.append(ctx.href(question_anchor(c.exam_id, c.question_id)) if not ctx.multi_run else None)
     cols = (("run",) if ctx.multi_run else ()) + ("exam", "question", "model", "configuration") + (
         ("prompt variant",) if variants else ()) + ("grader", "grade in each run", "spread (points)")
     return Table(ctx.uid("grade-changes"), "Questions whose grade changed between runs", cols, tuple(rows),
                  row_links=tuple(links),
                  caption="Rubric totals of the first judge run (or each human grader) in every repeat of the run "
                          "(– : not graded in that run). A question graded the same in every run is not listed.")
-
-
-def _anchor(exam_id: str, question_id: str) -> str:
-    """The in-page anchor of a question's block (as `QuestionView.anchor` makes it)."""
-    return "q-" + "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in f"{exam_id}-{question_id}")
 
 
 def build(ctx: ReportContext) -> Scores | None:

@@ -17,7 +17,7 @@ from mathlens.report.charts import ChartLayout, ranked_bars
 from mathlens.report.context import ReportContext
 from mathlens.report.loader import QuestionView, RunData
 from mathlens.report.registry import QuestionSection
-from mathlens.report.tables import Cell, Table
+from mathlens.report.tables import Cell, Table, display_cell
 
 _TOKEN = re.compile(r"\s+|\w+|[^\w\s]")
 
@@ -60,10 +60,6 @@ def diff_segments(original: str, variant: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _fmt(v: float | None, digits: int = 3) -> str:
-    return "–" if v is None else f"{v:.{digits}f}"
-
-
 def _element(text: str | None, typ: str | None, name: str | None = None) -> str:
     if text and typ:
         return f"{text} ({typ})"
@@ -89,22 +85,22 @@ def _variant_texts(run: RunData, q: QuestionSensitivity, original: str) -> tuple
 def _panel(ctx: ReportContext, view: QuestionView, run: RunData, q: QuestionSensitivity) -> SensitivityPanel:
     label = f"{q.model} · {q.configuration}" + (f" · {run.label}" if ctx.multi_run else "")
     ps_el = _element(q.ps_element_text, q.ps_element_type, q.ps_variant)
-    metrics = [("robustness (mean cosine)", f"{_fmt(q.robustness)} ± {_fmt(q.robustness_sd)}"),
-               ("phrase sensitivity (max 1 − cosine)", f"{_fmt(q.phrase_sensitivity)}  from {ps_el}"),
-               ("mean normalised Levenshtein", _fmt(q.mean_levenshtein)),
+    metrics = [("robustness (mean cosine)", f"{display_cell(q.robustness)} ± {display_cell(q.robustness_sd)}"),
+               ("phrase sensitivity (max 1 − cosine)", f"{display_cell(q.phrase_sensitivity)}  from {ps_el}"),
+               ("mean normalised Levenshtein", display_cell(q.mean_levenshtein)),
                ("answer-flip rate (answered pairs only)",
-                f"{_fmt(q.answer_flip_rate)} of {q.n_answer_compared} answered pairs; left out "
+                f"{display_cell(q.answer_flip_rate)} of {q.n_answer_compared} answered pairs; left out "
                 f"{q.n_answer_unanswered} without a final answer, {q.n_answer_truncated} cut by the token cap"),
-               ("pattern-change rate", f"{_fmt(q.pattern_change_rate)} of {q.n_pattern_compared}"),
+               ("pattern-change rate", f"{display_cell(q.pattern_change_rate)} of {q.n_pattern_compared}"),
                ("ablations", str(q.n_ablations)),
                ("excluded (degenerate responses)", str(q.excluded_degenerate))]
     cons = q.consistency
     if cons is not None and cons.status == "ok":
         metrics.append(("repeat answer agreement (answered pairs only)",
-                        f"{_fmt(cons.answer_agreement)} of {cons.n_answer_pairs} answered pairs; left out "
+                        f"{display_cell(cons.answer_agreement)} of {cons.n_answer_pairs} answered pairs; left out "
                         f"{cons.n_answer_unanswered} without a final answer, {cons.n_answer_truncated} cut by "
                         f"the token cap, {cons.n_unknown_pairs} not comparable"))
-        metrics.append(("repeat text similarity", f"mean pairwise cosine {_fmt(cons.mean_pairwise_cosine)} "
+        metrics.append(("repeat text similarity", f"mean pairwise cosine {display_cell(cons.mean_pairwise_cosine)} "
                                                   f"over {cons.n_runs} runs"))
     flags = tuple((f.name, f.reason) for f in q.flags)
     impacts = [(_element(i.element_text, i.element_type, i.variant), i.impact) for i in q.impact]
