@@ -55,6 +55,11 @@ _LEFT_RIGHT = re.compile(r"\\(?:left|right)(?=[()\[\]|.<>]|\\[{}])|\\displaystyl
 _TWO_WORDS = re.compile(r"[A-Za-z]{3,}\s+[A-Za-z]{3,}")
 _DIGIT_OR_BRACE = re.compile(r"[\d}]")
 _INFINITY_WORD = re.compile(r"(?i)^(?:infinity|infty|inf|infinite)$")
+_DELIMITED = re.compile(r"^\$([^$]+)\$\s*([A-Za-z ]*)$")
+_PLAIN_ROOT = re.compile(r"(?<![\\A-Za-z])sqrt\s*(\d+(?:\.\d+)?)")
+_RATIO = re.compile(r"(?i)^(\d+)\s+(?:in|out\s+of)\s+(\d+)$")
+_STRAY_BACKSLASH = re.compile(r"(?<!\\)\\(?=\d)")
+_THOUSANDS = re.compile(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))|(?<=\d)\\!\s*,\s*(?=\d{3}(?!\d))")
 
 
 def _unit_words_gone(s: str) -> str:
@@ -83,11 +88,6 @@ def cases_as_list(s: str) -> str:
     return s[: m.start()] + ", ".join(rows) + s[m.end():]
 
 
-_DELIMITED = re.compile(r"^\$([^$]+)\$\s*([A-Za-z ]*)$")
-_PLAIN_ROOT = re.compile(r"(?<![\\A-Za-z])sqrt\s*(\d+(?:\.\d+)?)")
-_RATIO = re.compile(r"(?i)^(\d+)\s+(?:in|out\s+of)\s+(\d+)$")
-_STRAY_BACKSLASH = re.compile(r"(?<!\\)\\(?=\d)")
-_THOUSANDS = re.compile(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))|(?<=\d)\\!\s*,\s*(?=\d{3}(?!\d))")
 def prepare(s: str) -> str:
     """The form an answer is compared in; see the module docstring."""
     t = s.strip()

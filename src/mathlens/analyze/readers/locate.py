@@ -65,7 +65,7 @@ _SENTENCE_END = re.compile(r"(?:(?<!\bi\.e)(?<!\be\.g)\.(?=\s|$)|(?<![\d)}\\])!(
 _SHORT_WORDS = re.compile(r"\(?[A-Za-z]\)?|[A-Za-z]+(?:\s[A-Za-z]+)?")
 _CLAUSE_BREAK = re.compile(r",\s+")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)(?<!\\!)\s+")
-_STATEMENT_BREAK = re.compile(r"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)(?<!\\!)\s+|\n")
+_STATEMENT_BREAK = re.compile(rf"{_SENTENCE_BREAK.pattern}|\n")  # a sentence break or a line break
 # in or after a closing "therefore" sentence, the same value restated in the notation asked for, as
 # display math that ends the text: "... greater than or equal to -2. In interval notation, this is
 # written as: \\[ [-2, \\infty) \\]". `_restated` finds the closing display first and reads only the

@@ -44,7 +44,7 @@ _NABLA_CALL = re.compile(r"\\nabla\s*([a-zA-Z])\s*\(")
 _NABLA = re.compile(r"\\nabla\s*([a-zA-Z])")
 # "90^\circ" and "90^{\circ}": a brace is taken only with its partner ("\frac{1 - \cos 90^\circ}{2}").
 _DEGREES = re.compile(r"\^\s*(?:\{\s*\\circ\s*\}|\\circ(?![a-zA-Z]))")
-_DEGREE_NUMBER = re.compile(r"(\d+(?:\.\d+)?)\s*\^\s*(?:\{\s*\\circ\s*\}|\\circ(?![a-zA-Z]))")
+_DEGREE_NUMBER = re.compile(rf"(\d+(?:\.\d+)?)\s*{_DEGREES.pattern}")
 # "A_{\text{hexagon}}": a subscript in words is part of the name.
 _TEXT_SUBSCRIPT = re.compile(r"_\{\s*\\(?:text|mathrm)\{([A-Za-z ]+)\}\s*\}")
 # A unit with an exponent ("\text{ cm}^3") goes as a whole, or its exponent lands on the number.
