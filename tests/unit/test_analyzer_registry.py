@@ -45,7 +45,13 @@ def test_every_registered_analyzer_is_well_formed() -> None:
             assert spec.name not in names, f"two analyzers write {spec.name}"
             names.add(spec.name)
         assert set(a.reads) <= set(registry.ANALYZERS), (name, a.reads)
-        assert a.default == (a.judge is None)  # a bare `mathlens analyze` never calls a model
+
+
+def test_a_bare_analyze_runs_only_the_analyses_that_call_no_model() -> None:
+    judged = {"maple", "grades", "tutor_scores"}
+    assert {n for n in registry.ANALYZERS if registry.get_analyzer(n).judge is not None} == judged
+    assert registry.select() == [n for n in registry.ANALYZERS if n not in judged]
+    assert registry.select(["grades", "flow"]) == ["flow", "grades"]
 
 
 def test_dependencies_run_first_and_a_cycle_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -69,8 +75,7 @@ def test_judge_based_analyzers_follow_the_one_judge_rule(tmp_path: Path, monkeyp
         seen.append(job.require_judge())
         return Outcome.ok(NoOptions())
 
-    judged = Analyzer(name="judged", title="t", options=NoOptions, summary=NoOptions, run=run, judge="grader",
-                      default=False)
+    judged = Analyzer(name="judged", title="t", options=NoOptions, summary=NoOptions, run=run, judge="grader")
     monkeypatch.setattr(registry, "ANALYZERS", {"judged": "x:y"})
     monkeypatch.setattr(registry, "get_analyzer", {"judged": judged}.__getitem__)
     with pytest.raises(UserError, match="no judge model for run t: pass --judge"):

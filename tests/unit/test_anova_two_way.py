@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pytest
@@ -13,7 +13,17 @@ import scikit_posthocs
 import yaml
 from scipy import stats
 
-from mathlens.stats.anova import _holm, compact_letters, dunn_holm, kruskal_dunn, tukey_hsd, two_way_anova
+from mathlens.stats.anova import (
+    AnovaResult,
+    PostHoc,
+    RankTest,
+    _holm,
+    compact_letters,
+    dunn_holm,
+    kruskal_dunn,
+    tukey_hsd,
+    two_way_anova,
+)
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "adaptivity"
 TABLES: list[dict[str, Any]] = yaml.safe_load((CASES / "anova_tables.yaml").read_text(encoding="utf-8"))
@@ -195,3 +205,15 @@ def test_scores_that_vary_keep_a_plain_note() -> None:
     rng = random.Random(3)
     rows = [{"a": a, "b": b, "y": rng.random()} for a in ("x", "y") for b in ("p", "q") for _ in range(5)]
     assert "do not vary" not in two_way_anova(rows, "y", "a", "b").note
+
+
+def test_posthocs_lists_the_anova_tests_then_the_rank_based_ones() -> None:
+    def posthoc(factor: str, method: Literal["tukey-hsd", "dunn-holm"]) -> PostHoc:
+        return PostHoc(factor=factor, method=method, means={}, n={}, pairs=[], letters={})
+
+    tukey_a, tukey_b, dunn_b = posthoc("a", "tukey-hsd"), posthoc("b", "tukey-hsd"), posthoc("b", "dunn-holm")
+    res = AnovaResult(status="ok", dv="y", factors=("a", "b"), n=12, posthoc=[tukey_a, tukey_b],
+                      nonparametric=[RankTest(factor="a", H=None, df=1, p=None, posthoc=None),
+                                     RankTest(factor="b", H=4.0, df=1, p=0.04, posthoc=dunn_b)])
+    assert res.posthocs() == [tukey_a, tukey_b, dunn_b]
+    assert AnovaResult(status="not_estimable", dv="y", factors=("a", "b"), n=0).posthocs() == []

@@ -8,7 +8,8 @@ An analysis is one module that defines an `Analyzer`:
 - `reads`, the analyzers whose documents it reads: they run first when both are selected, and a
   dependency whose document is missing is run too;
 - `judge`, the role of the judge model it needs (None for analyses that call no model). The judge
-  is resolved once, in `run_analyzers`, by the rule of `mathlens.runs.judge`;
+  is resolved once, in `run_analyzers`, by the rule of `mathlens.runs.judge`; a bare
+  `mathlens analyze RUN` runs only the analyses that need none (`Analyzer.default`);
 - `summary`, the pydantic model of what one run of it found (usually its document's summary);
 - `run(job) -> Outcome[summary]`, which reads the run through `job.store`, writes its documents with
   `job.write(spec, entries, summary)` and returns an `Outcome`: a status, the typed summary, the
@@ -193,10 +194,13 @@ class Analyzer(Generic[Opt, Summary]):
     writes: tuple[DocumentSpec[Any, Any], ...] = ()
     reads: tuple[str, ...] = ()
     judge: str | None = None
-    #: run by a bare `mathlens analyze RUN` (analyses that call no model)
-    default: bool = True
     #: the lines a command prints for a summary of this analyzer
     describe: Callable[[Summary], list[str]] = no_lines
+
+    @property
+    def default(self) -> bool:
+        """Whether a bare `mathlens analyze RUN` runs it: only analyses that call no model do."""
+        return self.judge is None
 
     def lines(self, outcome: Outcome[Any]) -> list[str]:
         """What a command prints under the analyzer's status line for `outcome`."""

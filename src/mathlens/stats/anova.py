@@ -120,6 +120,10 @@ class AnovaResult(Frozen):
                 return e
         raise KeyError(term)
 
+    def posthocs(self) -> list[PostHoc]:
+        """Every post hoc test: the ANOVA's, then those of the rank-based tests."""
+        return [*self.posthoc, *(t.posthoc for t in self.nonparametric if t.posthoc is not None)]
+
 
 def _num(x: Any) -> float | None:
     """A finite float, else None (no NaN leaves this module)."""

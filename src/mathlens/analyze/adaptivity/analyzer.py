@@ -115,5 +115,4 @@ ANALYZER = Analyzer(
     describe=describe,
     writes=(TUTOR_SCORES,),
     judge="tutor rubric judge",
-    default=False,
 )

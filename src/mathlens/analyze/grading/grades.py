@@ -282,5 +282,5 @@ def describe(summary: GradesSummary) -> list[str]:
 ANALYZER = Analyzer(
     name="grades", title="Rubric grades by a judge model, with Tables 6 and 7 of the calculus study",
     options=GradeOptions, summary=GradesSummary, run=run_grades, writes=(GRADES, GRADE_TABLES), judge="grader",
-    default=False, describe=describe,
+    describe=describe,
 )

@@ -62,5 +62,4 @@ ANALYZER = Analyzer(
     describe=describe,
     writes=(MAPLE,),
     judge="labeller",
-    default=False,
 )

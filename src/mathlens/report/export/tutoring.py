@@ -290,13 +290,9 @@ def _checks(st: TutorStats, ids: str, title: str) -> Layout[Any] | None:
     return Layout(f"ANOVA assumption checks{title}", cols, items, caption, groups=1, suffix=ids)
 
 
-def _posthocs(res: AnovaResult) -> list[PostHoc]:
-    return [*res.posthoc, *(t.posthoc for t in res.nonparametric if t.posthoc is not None)]
-
-
 def _posthoc_rows(st: TutorStats, part: Callable[[PostHoc], Iterable[T]]) -> list[tuple[str, str, PostHoc, T]]:
     """(dimension, design, post hoc test, part) for each part of every post hoc test of the source."""
-    return [(dim, design, ph, x) for dim, design, res in _results(st) for ph in _posthocs(res) for x in part(ph)]
+    return [(dim, design, ph, x) for dim, design, res in _results(st) for ph in res.posthocs() for x in part(ph)]
 
 
 def _posthoc_columns() -> list[Col[tuple[str, str, PostHoc, Any]]]:

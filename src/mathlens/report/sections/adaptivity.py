@@ -14,7 +14,7 @@ from mathlens.report.charts import ChartLayout, Series, grouped_bars
 from mathlens.report.context import ReportContext
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table
-from mathlens.stats.anova import AnovaResult, PostHoc
+from mathlens.stats.anova import AnovaResult
 from mathlens.stats.bootstrap import CI
 
 Triple = tuple[float | None, float | None, float | None]
@@ -103,10 +103,6 @@ def _table2_profiles(ctx: ReportContext, rows: Sequence[Table2ProfileRow], sfx: 
                  tuple(body), decimals={i: 1 for i in range(4, 4 + len(headers), 2)}, caption=PROFILE_CAPTION)
 
 
-def _posthocs(res: AnovaResult) -> list[PostHoc]:
-    return [*res.posthoc, *(t.posthoc for t in res.nonparametric if t.posthoc is not None)]
-
-
 def _anova(ctx: ReportContext, anova: dict[str, dict[str, AnovaResult]], sfx: str) -> list[Table]:
     effects: list[tuple[Cell, ...]] = []
     checks: list[tuple[Cell, ...]] = []
@@ -118,7 +114,7 @@ def _anova(ctx: ReportContext, anova: dict[str, dict[str, AnovaResult]], sfx: st
             checks.append((dim, design, res.status, res.levene.p if res.levene else None,
                            res.normality.p if res.normality else None, res.assumptions_met, res.reported,
                            res.note))
-            for ph in _posthocs(res):
+            for ph in res.posthocs():
                 for level, mean in ph.means.items():
                     letters.append((dim, design, ph.factor, ph.method, level, mean, ph.n.get(level),
                                     ph.letters.get(level)))
