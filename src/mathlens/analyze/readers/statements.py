@@ -38,13 +38,15 @@ FUNCTION_NAMES = frozenset({"sin", "cos", "tan", "sec", "csc", "cot", "arcsin", 
                             "min", "pi", "oo", "inf", "infinity", "abs", "grad", "curl", "div", "proj"})
 
 LINK = re.compile(r"(?i)\b(?:is|are|equals|gives|becomes|get|obtain|was|will\s+be)\b")
+# math right after a word: "$", "\(" or a letter and "=" ("for $x > 0$", "at x = 1")
+_MATH_NEXT = r"(?=\$|\\\(|[a-z]\s*=)"
 _TRAILING_PROSE = re.compile(
     r"(?i)(?:,\s*|\s+)(?:(?:because|since|which|where|so\s+that|due\s+to|given\s+that|using|by\s+the|from\s+the|"
     r"for\s+(?:all|every|the)|but|however|although|though)\b|as\s+(?=[a-z])|when\s+(?=[a-z$\\])|"
-    r"for\s+(?=\$|\\\(|[a-z]\s*=)).*$|"
+    rf"for\s+{_MATH_NEXT}).*$|"
     # a participle or a place after the value: ", attained at $x = 2$", ", at $x = 1$"
     r",\s*(?:(?:which\s+is\s+)?(?:attained|achieved|reached|obtained|occurring|taken|found)\b|"
-    r"at\s+(?=\$|\\\(|[a-z]\s*=)).*$")
+    rf"at\s+{_MATH_NEXT}).*$")
 _TRAILING_PAREN_WORDS = re.compile(r"\s*\((?:[A-Za-z]{2,}[\s,-]*){1,6}\)\s*$")
 _STEP_LABEL = re.compile(r"(?i)^\s*(?:[-*•]\s*)?(?:step\s*\d+\s*[:.)]?|\d+[.)](?=\s))\s*")
 _SUBJECT_LEAD = re.compile(r"(?i)^all\s+(?:real\s+)?(?:numbers\s+)?[a-z]\s+(?:with|such\s+that|where|satisfying)\s+")
