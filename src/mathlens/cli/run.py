@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -271,6 +272,16 @@ class Options:
 def _start(store: RunStore, manifest: Manifest, how: Options, *, resumed: bool, study: Study | None) -> None:
     """Plan the run of `manifest` in `store` and execute it (or, with `dry_run`, count it); then run
     the study's analyses and write its report and tables."""
+    # The modules, the study and the plan live until the command ends: keeping them out of the
+    # collector's passes spares it walking them again and again while the replies come in.
+    gc.freeze()
+    try:
+        _plan_and_run(store, manifest, how, resumed=resumed, study=study)
+    finally:
+        gc.unfreeze()
+
+
+def _plan_and_run(store: RunStore, manifest: Manifest, how: Options, *, resumed: bool, study: Study | None) -> None:
     exams = store.exams() if resumed else load_run_exams(manifest)
     tasks = plan_tasks(manifest, exams)
     if not tasks and manifest.tutor is not None:

@@ -227,27 +227,22 @@ async def _conversation(turns: list[list[Task]], model: Model, done: dict[str, R
 
 
 async def _run_window(jobs: list[Callable[[], Any]], window: int) -> None:
-    """Run the coroutines `jobs` make, at most `window` at a time; the first exception stops all."""
-    pending: set[asyncio.Task[Any]] = set()
+    """Run the coroutines `jobs` make, in order and at most `window` at a time: `window` workers
+    each take the next job when theirs ends (constant work per job, however wide the window).
+    The first exception stops all."""
     it = iter(jobs)
+
+    async def worker() -> None:
+        for make in it:
+            await make()
+
+    workers = [asyncio.create_task(worker()) for _ in range(min(window, len(jobs)))]
     try:
-        while True:
-            while len(pending) < window:
-                make = next(it, None)
-                if make is None:
-                    break
-                pending.add(asyncio.create_task(make()))
-            if not pending:
-                break
-            finished, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            failed = [exc for fut in finished if (exc := fut.exception()) is not None]
-            if failed:
-                raise failed[0]
+        await asyncio.gather(*workers)
     finally:
-        for fut in pending:
-            fut.cancel()
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
+        for job in workers:
+            job.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
 
 
 async def execute(store: RunStore, manifest: Manifest, models: dict[str, Model],

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -194,7 +195,14 @@ class ReplicaPool:
         self._admitted = 0
         #: calls waiting in `admit` for room
         self._queued = 0
-        self._waiters: list[asyncio.Future[None]] = []
+        #: the waiters of `admit`, oldest first; `_woken` of them were handed room and have not run yet
+        self._queue: deque[asyncio.Future[None]] = deque()
+        self._woken = 0
+        #: the waiters of `acquire` (admitted calls waiting for a server with room; rare)
+        self._acquirers: list[asyncio.Future[None]] = []
+        #: wakes the waiters when the first rest ends (and when it is due, on the pool's clock)
+        self._rest_timer: asyncio.TimerHandle | None = None
+        self._rest_due = 0.0
         self._probes: dict[str, asyncio.Task[None]] = {}
         self.lag = LoopLag()
 
@@ -241,39 +249,78 @@ class ReplicaPool:
     # -- waiting ------------------------------------------------------------------------------
 
     def _notify(self) -> None:
-        waiters, self._waiters = self._waiters, []
-        for fut in waiters:
+        """Room may have been freed: wake every call waiting for a server, and as many calls
+        waiting for admission as there is room for, oldest first. (Waking one waiter per free slot,
+        not all of them, keeps a queue of hundreds from being woken on every reply.)"""
+        acquirers, self._acquirers = self._acquirers, []
+        for fut in acquirers:
             if not fut.done():
                 fut.set_result(None)
+        room = self.capacity() - self._admitted - self._woken
+        while room > 0 and self._queue:
+            fut = self._queue.popleft()
+            if fut.done():  # its call was cancelled
+                continue
+            fut.set_result(None)
+            self._woken += 1
+            room -= 1
+        if self._queue or self._acquirers:
+            self._wake_at_rest_end()
 
     def _next_rest_end(self) -> float | None:
         now = self._clock()
         ends = [r.rest_until - now for r in self.replicas if not r.out and r.rest_until > now]
         return min(ends) if ends else None
 
-    async def _changed(self) -> None:
-        """Wait until something that frees room happens, or the first rest ends."""
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(fut)
-        timeout = self._next_rest_end()
-        try:
-            await asyncio.wait({fut}, timeout=timeout + 0.001 if timeout is not None else None)
-        finally:
-            if not fut.done():
-                fut.cancel()
-            with contextlib.suppress(ValueError):
-                self._waiters.remove(fut)
+    def _wake_at_rest_end(self) -> None:
+        """Make sure the waiters are woken when the first rest ends (a rest frees room by itself)."""
+        wait = self._next_rest_end()
+        if wait is None:
+            return
+        due = self._clock() + wait
+        if self._rest_timer is not None:
+            if self._rest_due <= due:
+                return
+            self._rest_timer.cancel()
+        self._rest_due = due
+        self._rest_timer = asyncio.get_running_loop().call_later(wait + 0.001, self._rest_ended)
+
+    def _rest_ended(self) -> None:
+        self._rest_timer = None
+        self._notify()
 
     async def admit(self) -> None:
-        """Let a call in when the pool has room under its current capacity (pair with `leave`)."""
+        """Let a call in when the pool has room under its current capacity (pair with `leave`);
+        calls that have to wait are let in in the order they came."""
         self.lag.start()
-        if self._admitted >= self.capacity():
-            self._queued += 1
-            try:
-                while self._admitted >= self.capacity():
-                    await self._changed()
-            finally:
-                self._queued -= 1
+        if not self._queue and self._admitted + self._woken < self.capacity():
+            self._admitted += 1
+            return
+        self._queued += 1
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+        self._queue.append(fut)
+        self._wake_at_rest_end()
+        try:
+            while True:
+                try:
+                    await fut
+                except asyncio.CancelledError:
+                    if fut.done() and not fut.cancelled():  # handed room, then cancelled: pass it on
+                        self._woken -= 1
+                        self._notify()
+                    else:
+                        with contextlib.suppress(ValueError):
+                            self._queue.remove(fut)
+                    raise
+                self._woken -= 1
+                if self._admitted < self.capacity():
+                    break
+                fut = loop.create_future()  # the room went (a limit cut): wait again, first in line
+                self._queue.appendleft(fut)
+                self._wake_at_rest_end()
+        finally:
+            self._queued -= 1
         self._admitted += 1
 
     def leave(self) -> None:
@@ -301,7 +348,10 @@ class ReplicaPool:
                 replica.in_flight += 1
                 replica.requests += 1
                 return replica
-            await self._changed()
+            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._acquirers.append(fut)
+            self._wake_at_rest_end()
+            await fut
 
     def release(self, replica: Replica, outcome: Outcome, *, epoch: int, latency_s: float | None = None,
                 completion_tokens: int = 0, retry_after: float | None = None, load: int | None = None) -> None:
@@ -416,6 +466,9 @@ class ReplicaPool:
             task.cancel()
         if probes:
             await asyncio.gather(*probes, return_exceptions=True)
+        if self._rest_timer is not None:
+            self._rest_timer.cancel()
+            self._rest_timer = None
         await self.lag.stop()
 
 
