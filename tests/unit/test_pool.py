@@ -189,3 +189,77 @@ async def test_configure_fixes_the_limit_only_before_the_first_request() -> None
     pool.configure("auto")
     assert pool.fixed == 3
     await pool.aclose()
+
+
+# -- waiting for admission ----------------------------------------------------------------------------
+
+async def _settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_waiting_calls_are_let_in_in_the_order_they_came_one_per_freed_slot() -> None:
+    pool = _pool(n=1)
+    gate = pool.configure(2)
+    await gate.enter()
+    await gate.enter()
+    order: list[int] = []
+
+    async def call(i: int) -> None:
+        await gate.enter()
+        order.append(i)
+
+    waiting = [asyncio.ensure_future(call(i)) for i in range(6)]
+    await _settle()
+    assert order == []
+    gate.leave()
+    assert pool._woken == 1 and len(pool._queue) == 5  # one waiter woken, not all six
+    await _settle()
+    assert order == [0]  # one slot freed: one call in, the other five still waiting
+    assert pool._woken == 0 and not any(f.done() for f in pool._queue)
+    gate.leave()
+    gate.leave()
+    await _settle()
+    assert order == [0, 1, 2]
+    for _ in range(3):  # each call let in ends, and frees its slot for the next
+        gate.leave()
+        await _settle()
+    await asyncio.wait_for(asyncio.gather(*waiting), 5)
+    assert order == [0, 1, 2, 3, 4, 5]
+    await pool.aclose()
+
+
+async def test_a_call_cancelled_after_it_was_handed_a_slot_passes_the_slot_on() -> None:
+    pool = _pool(n=1)
+    gate = pool.configure(1)
+    await gate.enter()
+    first = asyncio.ensure_future(gate.enter())
+    second = asyncio.ensure_future(gate.enter())
+    await _settle()
+    gate.leave()  # hands the slot to `first` ...
+    first.cancel()  # ... which is cancelled before it runs
+    await asyncio.wait_for(second, 5)
+    assert first.cancelled()
+    third = asyncio.ensure_future(gate.enter())
+    await _settle()
+    assert not third.done()  # `second` holds the one slot: nothing was let in twice
+    gate.leave()
+    await asyncio.wait_for(third, 5)
+    await pool.aclose()
+
+
+async def test_calls_waiting_on_a_resting_pool_are_let_in_when_the_rest_ends() -> None:
+    """The only replica rests after a 429 with Retry-After: no call is let in until the rest ends,
+    with nothing else happening to wake the waiters."""
+    clock = Clock()
+    pool = _pool(n=1, start=4, clock=clock)
+    r = await pool.acquire()
+    assert r is not None
+    await pool.admit()
+    pool.release(r, "overloaded", epoch=r.limiter.epoch, retry_after=0.05)
+    waiting = asyncio.ensure_future(pool.admit())
+    await _settle()
+    assert pool.capacity() == 0 and not waiting.done()
+    clock.now += 0.05  # the pool's clock says the rest is over; the timer wakes the waiter
+    await asyncio.wait_for(waiting, 5)
+    await pool.aclose()
