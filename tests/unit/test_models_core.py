@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from mathlens.errors import PermanentModelError, TransientModelError, UnknownNameError
 from mathlens.models.base import GenerateConfig, Message
-from mathlens.models.cache import ResponseCache, request_hash
+from mathlens.models.cache import RequestText, ResponseCache, content_hash, request_hash
 from mathlens.models.registry import get_model, parse_options, split_spec
 from mathlens.models.structured import generate_structured
 from mathlens.runs.records import RunRecord
@@ -43,6 +45,26 @@ def test_cache_key_ignores_dict_order_and_includes_schema() -> None:
     b = request_hash({"provider": "p", "model": "m"}, MSGS, GenerateConfig())
     assert a == b
     assert request_hash({"provider": "p", "model": "m"}, MSGS, GenerateConfig(), {"type": "object"}) != a
+
+
+@pytest.mark.parametrize(("identity", "messages", "config", "schema"), [
+    ({}, MSGS, GenerateConfig(), None),
+    ({"provider": "p", "model": "m", "base_url": "http://h/v1"}, MSGS, GenerateConfig().with_(stop=("x", "y")), None),
+    ({"model": "\u00e9t\u00e9"}, [Message(role="user", content="\u222b x\u00b2 dx = \"?\"\n\\frac{1}{2}",
+                                          images=("a.png",))], GenerateConfig().with_(temperature=0.5),
+     {"type": "object", "properties": {"z": {"type": "number"}, "a": {"type": "string"}}, "required": ["z"]}),
+])
+def test_cache_key_is_the_sha256_of_the_whole_request_as_json(identity, messages, config, schema) -> None:  # type: ignore[no-untyped-def]
+    """Keys of caches and runs written before stay valid: one serialisation shared by the cache key
+    and the content hash gives the same digest as serialising the whole request at once."""
+    whole = json.dumps({"identity": identity, "messages": [m.model_dump(mode="json") for m in messages],
+                        "config": config.model_dump(mode="json"), "schema": schema},
+                       sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    expected = hashlib.sha256(whole.encode("utf-8")).hexdigest()
+    assert request_hash(identity, messages, config, schema) == expected
+    text = RequestText.of(messages, config, schema)
+    assert text.hash(identity) == expected
+    assert text.hash({}) == content_hash(messages, config, schema)
 
 
 def test_cache_persists(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import os
 import sqlite3
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,30 @@ def default_cache_path() -> Path:
     return Path(root) / "responses.sqlite"
 
 
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class RequestText:
+    """A request's messages, config and schema serialised once, so that its cache key and its
+    identity-free content hash (two per record) share one serialisation. `hash(identity)` is the
+    sha256 of the JSON object {"config", "identity", "messages", "schema"} with sorted keys and no
+    spaces: the keys' sorted order lets the identity be spliced in between the two fixed parts."""
+
+    head: str
+    tail: str
+
+    @classmethod
+    def of(cls, messages: list[Message], config: GenerateConfig, schema: dict[str, Any] | None = None) -> RequestText:
+        return cls(head='{"config":' + _json(config.model_dump(mode="json")) + ',"identity":',
+                   tail=',"messages":' + _json([m.model_dump(mode="json") for m in messages])
+                   + ',"schema":' + _json(schema) + "}")
+
+    def hash(self, identity: dict[str, Any]) -> str:
+        return hashlib.sha256((self.head + _json(identity) + self.tail).encode("utf-8")).hexdigest()
+
+
 def request_hash(
     identity: dict[str, Any],
     messages: list[Message],
@@ -37,14 +62,7 @@ def request_hash(
     >>> len(h)
     64
     """
-    payload = {
-        "identity": identity,
-        "messages": [m.model_dump(mode="json") for m in messages],
-        "config": config.model_dump(mode="json"),
-        "schema": schema,
-    }
-    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return RequestText.of(messages, config, schema).hash(identity)
 
 
 def content_hash(messages: list[Message], config: GenerateConfig, schema: dict[str, Any] | None = None) -> str:

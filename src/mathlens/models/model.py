@@ -111,10 +111,12 @@ class Model:
         return self._admission
 
     async def generate(
-        self, messages: list[Message], config: GenerateConfig, schema: dict[str, Any] | None = None
+        self, messages: list[Message], config: GenerateConfig, schema: dict[str, Any] | None = None,
+        *, key: str | None = None,
     ) -> ModelOutput:
-        """Send one request, through the cache, with retries on transient failures."""
-        key = self.key(messages, config, schema)
+        """Send one request, through the cache, with retries on transient failures. (`key`: the
+        request's `key(...)` when the caller has computed it already.)"""
+        key = key or self.key(messages, config, schema)
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:

@@ -32,7 +32,7 @@ from mathlens import __version__
 from mathlens.errors import ModelError, redact_secrets
 from mathlens.models.admission import Concurrency, ReplicaStats
 from mathlens.models.base import Message
-from mathlens.models.cache import ResponseCache, content_hash
+from mathlens.models.cache import RequestText, ResponseCache
 from mathlens.models.model import Model, RetryPolicy
 from mathlens.models.registry import get_model
 from mathlens.runs.plan import conversations, plan_tasks
@@ -120,16 +120,17 @@ def _error_record(common: dict[str, Any], message: str) -> RunRecord:
 
 
 async def _one(task: Task, model: Model) -> RunRecord:
+    text = RequestText.of(task.messages, task.config)
     common: dict[str, Any] = {
         "key": task.key, "model": task.model, "configuration": task.configuration, "exam_id": task.exam_id,
         "question_id": task.question_id, "variant": task.variant, "repeat": task.repeat,
         "messages": task.messages, "config": task.config, "retrieval": task.retrieval,
         "conversation": task.conversation, "turn": task.turn,
-        "request_hash": model.key(task.messages, task.config),
-        "content_hash": content_hash(task.messages, task.config),
+        "request_hash": text.hash(model.identity()),
+        "content_hash": text.hash({}),
     }
     try:
-        out = await model.generate(task.messages, task.config)
+        out = await model.generate(task.messages, task.config, key=common["request_hash"])
     except ModelError as exc:
         return _error_record(common, f"{type(exc).__name__}: {exc}")
     except Exception as exc:  # a backend bug or a reply nobody foresaw must not end the run
