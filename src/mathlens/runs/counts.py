@@ -10,7 +10,8 @@ and a digest of the last 4 KiB before that point) are kept in `RUN/.counts.json`
 are only ever appended, a later count reads only the records written since. A file that was
 rewritten (`--retry-errors`) or replaced has another inode or tail and is counted from the start.
 The cache is only a cache: it is written when the run folder is writable and ignored when it is
-absent, damaged or from another version.
+absent, damaged or from another version. The writer of a run keeps it as it appends (`Tally`), so
+the count after `mathlens run` reads no record again.
 """
 
 from __future__ import annotations
@@ -185,7 +186,7 @@ def _tail_digest(fh: BinaryIO, end: int) -> str:
 
 
 def _add(counts: RunCounts, groups: dict[tuple[str, str], RecordCounts],
-         replicas: dict[tuple[str, str], ReplicaCounts], rec: _Counted) -> None:
+         replicas: dict[tuple[str, str], ReplicaCounts], rec: _Counted | RunRecord) -> None:
     g = groups.get((rec.model, rec.configuration))
     if g is None:
         g = groups[(rec.model, rec.configuration)] = RecordCounts(model=rec.model, configuration=rec.configuration)
@@ -252,3 +253,34 @@ def count_records(root: Path, *, until: int | None = None, cache: bool = True) -
         if cache and pos > start:
             _save_cache(root, st.st_ino, _tail_digest(fh, pos), counts)
     return counts
+
+
+class Tally:
+    """The counts of a run kept by its writer while it appends records, saved as the count cache
+    at the end, so the count that follows reads nothing again. Start it before the first record is
+    appended; the lock the writer holds keeps anyone else from appending meanwhile."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.counts = count_records(self.root)
+        self._groups = {(g.model, g.configuration): g for g in self.counts.groups}
+        self._replicas = {(r.model, r.replica): r for r in self.counts.replicas}
+
+    def add(self, rec: RunRecord, size: int) -> None:
+        """Count `rec`, appended as a line of `size` bytes."""
+        _add(self.counts, self._groups, self._replicas, rec)
+        self.counts.bytes += size
+
+    def save(self) -> None:
+        """Write the counts as the cache, when the file still ends where the tally does (otherwise the
+        next count reads on from the last cache)."""
+        path = self.root / "records.jsonl"
+        try:
+            with path.open("rb") as fh:
+                st = os.fstat(fh.fileno())
+                if st.st_size != self.counts.bytes:
+                    return
+                tail = _tail_digest(fh, self.counts.bytes)
+        except OSError:
+            return
+        _save_cache(self.root, st.st_ino, tail, self.counts)

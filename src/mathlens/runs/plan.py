@@ -57,6 +57,7 @@ def plan_tasks(manifest: Manifest, exams: list[Exam] | None = None) -> list[Task
     exams = exams if exams is not None else load_exams(manifest)
     variant_fn = _variant_fn() if manifest.ablation else None
     configs = [get_configuration(c, manifest.configuration_options) for c in manifest.configurations]
+    seeded = [manifest.generate.with_(seed=manifest.generate.seed + r) for r in range(manifest.runs)]
     tasks: list[Task] = []
     for model in manifest.models:
         for conf in configs:
@@ -75,7 +76,7 @@ def plan_tasks(manifest: Manifest, exams: list[Exam] | None = None) -> list[Task
                                 key=task_key(model.spec, conf.name, exam.id, q.id, v.name, r),
                                 model=model.spec, configuration=conf.name, exam_id=exam.id,
                                 question_id=q.id, variant=v, repeat=r, messages=built.messages,
-                                config=manifest.generate.with_(seed=manifest.generate.seed + r),
+                                config=seeded[r],
                                 retrieval=built.retrieval,
                                 conversation=conversation_key(model.spec, conf.name, exam.id, r) if sequential
                                 else None,

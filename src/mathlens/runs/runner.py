@@ -29,18 +29,19 @@ from pathlib import Path
 from typing import Any
 
 from mathlens import __version__
-from mathlens.errors import ModelError, redact_secrets
+from mathlens.errors import ModelError, UserError, redact_secrets
 from mathlens.models.admission import Concurrency, ReplicaStats
 from mathlens.models.base import Message
 from mathlens.models.cache import RequestText, ResponseCache
 from mathlens.models.model import Model, RetryPolicy
 from mathlens.models.registry import get_model
+from mathlens.runs.counts import Tally
 from mathlens.runs.plan import conversations, plan_tasks
 from mathlens.runs.records import Manifest, RunRecord, Task
 from mathlens.runs.store import RunStore
 
 #: Packages whose versions go into the manifest.
-TRACKED_PACKAGES = ("pydantic", "sympy", "math-verify", "llama_cpp_python", "httpx", "scikit-learn",
+TRACKED_PACKAGES = ("pydantic", "sympy", "math-verify", "llama_cpp_python", "aiohttp", "httpx", "scikit-learn",
                     "rapidfuzz", "chromadb", "statsmodels", "networkx")
 
 
@@ -154,6 +155,8 @@ class _Sink:
     progress: Progress
     #: the models served by several replicas, by spec
     pooled: dict[str, Model] = field(default_factory=dict)
+    #: the run's counts, kept as records are appended (None when the records could not be counted)
+    tally: Tally | None = None
     written: int = 0
     errors: int = 0
     _syncing: asyncio.Task[None] | None = field(default=None, repr=False)
@@ -173,7 +176,9 @@ class _Sink:
     def add(self, rec: RunRecord) -> None:
         if self._syncing is not None and self._syncing.done() and self._syncing.exception() is not None:
             raise self._syncing.exception()  # type: ignore[misc]
-        self.store.append(rec, sync=False)
+        size = self.store.append(rec, sync=False)
+        if self.tally is not None:
+            self.tally.add(rec, size)
         self._unsynced = True
         if self._syncing is None or self._syncing.done():
             self._syncing = asyncio.get_running_loop().create_task(self._sync())
@@ -258,7 +263,7 @@ async def execute(store: RunStore, manifest: Manifest, models: dict[str, Model],
     progress = progress or Progress()
     took_lock = not store.locked
     store.acquire_lock()
-    sink = _Sink(store, progress, pooled=pooled_models(models))
+    sink = _Sink(store, progress, pooled=pooled_models(models), tally=_tally(store))
     try:
         tasks = tasks if tasks is not None else plan_tasks(manifest, store.exams())
         sequential = any(t.conversation is not None for t in tasks)
@@ -279,6 +284,8 @@ async def execute(store: RunStore, manifest: Manifest, models: dict[str, Model],
             await _run_window(jobs, window)
         finally:
             await sink.flush()
+            if sink.tally is not None:
+                sink.tally.save()
     finally:
         store.close()
         if took_lock:
@@ -291,6 +298,15 @@ async def execute(store: RunStore, manifest: Manifest, models: dict[str, Model],
         replicas={spec: m.provider.replica_stats() for spec, m in sink.pooled.items()},
         learned={spec: learned for spec, m in models.items() if (learned := m.provider.learned())},
     )
+
+
+def _tally(store: RunStore) -> Tally | None:
+    """The counts the sink keeps (a record file that cannot be counted is left to the next count,
+    which names the line)."""
+    try:
+        return Tally(store.root)
+    except UserError:
+        return None
 
 
 def pooled_models(models: dict[str, Model]) -> dict[str, Model]:

@@ -240,8 +240,9 @@ class RunStore:
                 pos -= step
             fh.truncate(0)
 
-    def append(self, record: RunRecord, sync: bool = True) -> None:
+    def append(self, record: RunRecord, sync: bool = True) -> int:
         """Append one record and fsync it; on failure the file is cut back to its last whole record.
+        Returns the length of the line written, in bytes.
 
         With `sync=False` the record is written (a killed process keeps it: it is in the file) but
         not yet forced to disk; the caller calls `sync()` soon after (the runner does, in the
@@ -267,6 +268,7 @@ class RunStore:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, pos)  # no torn record; a later open would also cut it off
             raise write_failure(self.root, path, exc) from None
+        return len(data)
 
     def sync(self) -> None:
         """Force the records written so far to disk (`RunStoreWriteError` if the disk refuses)."""
