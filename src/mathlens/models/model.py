@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from mathlens.errors import PermanentModelError, TransientModelError
 from mathlens.models.admission import Admission, Concurrency
 from mathlens.models.base import GenerateConfig, Message, ModelOutput, Provider
-from mathlens.models.cache import ResponseCache, request_hash
+from mathlens.models.cache import RequestText, ResponseCache
 from mathlens.models.reasoning import split_reasoning
 
 T = TypeVar("T")
@@ -101,7 +101,11 @@ class Model:
 
     def key(self, messages: list[Message], config: GenerateConfig, schema: dict[str, Any] | None = None) -> str:
         """The cache key of a request (also stored on run records)."""
-        return request_hash(self.identity(), messages, config, schema)
+        return self.key_of(RequestText.of(messages, config, schema))
+
+    def key_of(self, text: RequestText) -> str:
+        """The cache key of a request already serialised (`RequestText`)."""
+        return text.hash(self.identity())
 
     @property
     def admission(self) -> Admission:

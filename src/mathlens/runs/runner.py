@@ -127,7 +127,7 @@ async def _one(task: Task, model: Model) -> RunRecord:
         "question_id": task.question_id, "variant": task.variant, "repeat": task.repeat,
         "messages": task.messages, "config": task.config, "retrieval": task.retrieval,
         "conversation": task.conversation, "turn": task.turn,
-        "request_hash": text.hash(model.identity()),
+        "request_hash": model.key_of(text),
         "content_hash": text.hash({}),
     }
     try:
