@@ -73,3 +73,33 @@ def test_a_plain_run_loads_no_statistics_package(tmp_path) -> None:  # type: ign
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (tmp_path / "run" / "records.jsonl").stat().st_size > 0
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+def _loaded_after(code: str, modules: tuple[str, ...]) -> list[str]:
+    script = f"import sys, json\n{code}\nprint(json.dumps(sorted(m for m in {modules!r} if m in sys.modules)))"
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    return list(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+SUMMARY_MODULES = ("mathlens.cli.summary", "mathlens.analyze.grading.tables", "mathlens.analyze.readers.answers")
+
+
+def test_run_loads_its_summary_only_once_requests_are_out() -> None:
+    """`mathlens run` sends its first requests before it loads what its closing summary needs; the
+    loader it schedules for the wait loads all of it (so the end of the run does not pay for it)."""
+    assert _loaded_after("import mathlens.cli.run", SUMMARY_MODULES) == []
+    assert _loaded_after("import mathlens.cli.run as r\nr._load_summary()", SUMMARY_MODULES) == sorted(SUMMARY_MODULES)
+
+
+def test_summary_loader_waits_until_every_request_is_sent(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """With at most 4 in flight, the request of the last task goes out when the record of the
+    fifth-to-last comes in; the summary's modules load on the next record, and only once."""
+    import mathlens.cli.run as run_cli
+
+    loads: list[int] = []
+    loader = run_cli._SummaryLoader(in_flight=4)
+    monkeypatch.setattr(run_cli, "_load_summary", lambda: loads.append(loader.left))
+    loader.on_start(total=12, done=2)  # 10 to send
+    for _ in range(10):
+        loader.on_record(None)  # type: ignore[arg-type]
+    assert loads == [3]

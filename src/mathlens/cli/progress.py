@@ -7,11 +7,24 @@ import time
 from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
 
-from mathlens.cli.common import console
-from mathlens.cli.summary import replica_table
+from mathlens.cli.common import console, escape
 from mathlens.models.admission import ReplicaStats
 from mathlens.runs.records import RunRecord
+
+
+def replica_table(replicas: dict[str, list[ReplicaStats]], title: str | None = None) -> Table:
+    """Each replica's requests, errors (no answer, 5xx), 429s, current limit and in/out state."""
+    table = Table(title=title, box=None, pad_edge=False)
+    for col in ("model", "replica", "state", "requests", "ok", "errors", "429s", "in flight", "limit"):
+        table.add_column(col, justify="left" if col in ("model", "replica", "state") else "right")
+    for spec, stats in replicas.items():
+        for r in stats:
+            state = {"in": "[green]in[/]", "out": "[red]out[/]", "resting": "[yellow]resting[/]"}[r.state]
+            table.add_row(escape(spec), escape(r.url), state, str(r.requests), str(r.ok), str(r.errors),
+                          str(r.overloaded), str(r.in_flight), str(r.limit))
+    return table
 
 
 class ProgressWithReplicas(Progress):

@@ -7,7 +7,7 @@ import gc
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from pydantic import ValidationError
@@ -16,7 +16,6 @@ from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, console, emit_json, e
 from mathlens.cli.options import NO_FLAGS, with_model_options
 from mathlens.cli.progress import Bar
 from mathlens.cli.run_args import check_model_options, check_out_dir, check_resume_dir, check_url, resolve_system_role
-from mathlens.cli.summary import RunSummary, print_summary, print_warning, run_summary
 from mathlens.errors import UserError
 from mathlens.flags import FlagValues, refused_flag
 from mathlens.items.schema import Exam
@@ -26,7 +25,7 @@ from mathlens.models.model import RetryPolicy, closing_all
 from mathlens.models.options import split_options
 from mathlens.models.registry import get_model, provider_class, split_spec
 from mathlens.runs.plan import estimate_prompt_tokens, load_exams, plan_tasks
-from mathlens.runs.records import Manifest, ModelEntry, Task
+from mathlens.runs.records import Manifest, ModelEntry, RunRecord, Task
 from mathlens.runs.runner import Progress as RunProgress
 from mathlens.runs.runner import RunResult, base_manifest, build_models, execute, now_utc, with_learned
 from mathlens.runs.snapshot import source_sha256
@@ -45,6 +44,9 @@ from mathlens.study.resolve import (
     saved_study,
     tutor_design,
 )
+
+if TYPE_CHECKING:
+    from mathlens.cli.summary import RunSummary
 
 
 def _model_entries(study: Study) -> tuple[list[ModelEntry], dict[str, bool]]:
@@ -117,16 +119,55 @@ def resume_servers(manifest: Manifest, base_urls: list[str]) -> Manifest:
     return manifest.model_copy(update={"models": entries})
 
 
+def _load_summary() -> None:
+    """Import what the summary printed after the run reads: its counts and grading tables, and the
+    readers behind the quality flags of a sample of responses."""
+    import mathlens.cli.summary  # noqa: F401
+    from mathlens.analyze.quality.flags import load_readers
+
+    load_readers()
+
+
+@dataclass
+class _SummaryLoader:
+    """Loads the summary's modules (`_load_summary`) while the run waits for its last replies, where
+    the imports cost it nothing (after the last record they would add to its end). A record frees a
+    slot for the next request; once fewer records are left than the models take at once, every
+    request has been sent and the process only waits."""
+
+    in_flight: int
+    left: int = 0
+    loaded: bool = False
+
+    def on_start(self, total: int, done: int) -> None:
+        self.left = total - done
+
+    def on_record(self, rec: RunRecord) -> None:
+        self.left -= 1
+        if not self.loaded and self.left < self.in_flight:
+            self.loaded = True
+            _load_summary()
+
+
 def _execute(store: RunStore, manifest: Manifest, how: Options, tasks: list[Task]) -> RunResult:
     """Send `tasks` (the run's plan) as `how` says; the manifest is written again when they are done."""
     cache = None if how.no_cache else ResponseCache()
     quiet = how.quiet or how.as_json
     models = build_models(manifest, cache, how.retry, how.concurrency)
     bar = Bar(enabled=not quiet and sys.stderr.isatty(), lines=not quiet)
+    loader = _SummaryLoader(in_flight=sum(m.admission.ceiling for m in models.values()))
+
+    def on_start(total: int, done: int) -> None:
+        bar.on_start(total, done)
+        loader.on_start(total, done)
+
+    def on_record(rec: RunRecord) -> None:
+        bar.on_record(rec)
+        loader.on_record(rec)
+
     try:
         result = asyncio.run(closing_all(execute(store, manifest, models, RunProgress(
-            on_start=bar.on_start, on_record=bar.on_record, on_replicas=bar.on_replicas), tasks=tasks),
-            models.values()))
+            on_start=on_start, on_record=on_record, on_replicas=bar.on_replicas), tasks=tasks), models.values()))
     finally:
         bar.stop()
         if cache is not None:
@@ -309,6 +350,8 @@ def _plan_and_run(store: RunStore, manifest: Manifest, how: Options, *, resumed:
         result = _execute(store, manifest, how, tasks)
     finally:
         store.release_lock()
+    from mathlens.cli.summary import print_summary, print_warning, run_summary
+
     doc = run_summary(store, result)
     if how.as_json:
         emit_json(doc)

@@ -14,25 +14,13 @@ from mathlens.analyze.grading.tables import GradeTables
 from mathlens.analyze.overview import RunOverview
 from mathlens.analyze.source_agreement.models import SOURCE_AGREEMENT, ScorerAgreement, SourceAgreementEntry
 from mathlens.cli.common import console, escape
+from mathlens.cli.progress import replica_table
 from mathlens.models.admission import ReplicaStats
 from mathlens.runs.records import ImportedFrom
 from mathlens.runs.store import RunStore
 
 if TYPE_CHECKING:
     from mathlens.runs.runner import RunResult
-
-
-def replica_table(replicas: dict[str, list[ReplicaStats]], title: str | None = None) -> Table:
-    """Each replica's requests, errors (no answer, 5xx), 429s, current limit and in/out state."""
-    table = Table(title=title, box=None, pad_edge=False)
-    for col in ("model", "replica", "state", "requests", "ok", "errors", "429s", "in flight", "limit"):
-        table.add_column(col, justify="left" if col in ("model", "replica", "state") else "right")
-    for spec, stats in replicas.items():
-        for r in stats:
-            state = {"in": "[green]in[/]", "out": "[red]out[/]", "resting": "[yellow]resting[/]"}[r.state]
-            table.add_row(escape(spec), escape(r.url), state, str(r.requests), str(r.ok), str(r.errors),
-                          str(r.overloaded), str(r.in_flight), str(r.limit))
-    return table
 
 
 class Invocation(BaseModel):

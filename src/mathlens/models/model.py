@@ -131,11 +131,9 @@ class Model:
             attempt += 1
             start = time.perf_counter()
             try:
-                async with self.admission:
+                async with self.admission, asyncio.timeout(self.retry.timeout_s):
                     self.stats.calls += 1
-                    out = await asyncio.wait_for(
-                        self.provider.generate(messages, config, schema), timeout=self.retry.timeout_s
-                    )
+                    out = await self.provider.generate(messages, config, schema)
             except (TimeoutError, TransientModelError) as exc:
                 if attempt >= self.retry.max_attempts:
                     self.stats.errors += 1

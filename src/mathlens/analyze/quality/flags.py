@@ -89,6 +89,12 @@ class QualityFlags(BaseModel):
         return [n for n in order if getattr(self, n)]
 
 
+def load_readers() -> None:
+    """Import the answer readers the no-final-answer check uses (otherwise on its first call): they
+    compile many patterns, tens of milliseconds that a caller may rather spend while it waits."""
+    import mathlens.analyze.readers.answers  # noqa: F401
+
+
 def _no_final_answer(text: str, question: Question | None, cfg: QualityConfig, truncated: bool) -> bool:
     from mathlens.analyze.readers.answers import extract_final_answer
 
