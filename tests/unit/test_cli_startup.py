@@ -6,6 +6,7 @@ module; running one command imports only its own module.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
@@ -13,8 +14,10 @@ import pkgutil
 import subprocess
 import sys
 
+import pytest
+
 import mathlens.cli as cli_pkg
-from mathlens.cli.main import COMMANDS, load_module_commands
+from mathlens.cli.main import COMMANDS, collector_paused, load_module_commands
 
 HEAVY = ("sympy", "sklearn", "torch", "chromadb", "statsmodels", "spacy", "matplotlib", "llama_cpp",
          "networkx", "pandas", "sentence_transformers", "math_verify")
@@ -103,3 +106,22 @@ def test_summary_loader_waits_until_every_request_is_sent(monkeypatch) -> None: 
     for _ in range(10):
         loader.on_record(None)  # type: ignore[arg-type]
     assert loads == [3]
+
+
+def test_collector_paused_restores_the_collector() -> None:
+    """Loading a command runs without the cyclic collector; it is back on afterwards, even when the
+    load fails, and stays off when it was off before."""
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), collector_paused():
+        raise RuntimeError("load failed")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

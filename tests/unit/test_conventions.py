@@ -26,6 +26,7 @@ STATEFUL = {
     "analyze/maple/pipeline.py:_Pending": "a solution waiting for its judge replies",
     "analyze/source_agreement/analyzer.py:_Cell": "a scorer's agreement counts while entries stream",
     "analyze/verify/steps.py:_Acc": "what the reasoning graph knows as steps are read",
+    "cli/run.py:_SummaryLoader": "the records left to come, until the summary's modules are loaded",
     "models/model.py:Accounting": "a model's running totals of calls, tokens and errors",
     "models/model.py:Model": "an open model: its provider, cache and accounting",
     "models/providers/_http.py:_LoopSessions": "one HTTP session per event loop, opened on use",
