@@ -125,3 +125,24 @@ def test_collector_paused_restores_the_collector() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_run_keeps_what_it_made_out_of_collection_only_while_it_lasts(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`resume_run` (and `run_study`) freeze the objects made before the run, and a refused resume
+    leaves nothing frozen behind for a caller in the same process (a notebook, a test)."""
+    import mathlens.cli.run as run_cli
+    from mathlens.errors import UserError
+    from mathlens.flags import FlagValues
+
+    seen: list[int] = []
+
+    def refuse(_root: object) -> None:
+        seen.append(gc.get_freeze_count())
+        raise UserError("no run here")
+
+    monkeypatch.setattr(run_cli, "check_resume_dir", refuse)
+    before = gc.get_freeze_count()
+    with pytest.raises(UserError):
+        run_cli.resume_run(tmp_path / "nowhere", FlagValues(), run_cli.Options())
+    assert seen and seen[0] > before
+    assert gc.get_freeze_count() == before

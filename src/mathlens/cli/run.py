@@ -229,23 +229,10 @@ def study_manifest(study: Study) -> Manifest:
         tutor=tutor_design(study, reads))
 
 
-def run_study(study: Study, base: Path | None, where: str | None, out: Path | None, how: Options) -> None:
-    """Run `study` (read from the file in `base` named `where`; both None for one made on the command
-    line) into `out` (default runs/RUN_ID): its requests, then its analyses, report and tables."""
-    with _kept_from_collection():
-        study = resolved(study, base, where)
-        how = how.carried_out(study.execution)
-        manifest = study_manifest(study)
-        store = RunStore(out or Path("runs") / manifest.run_id)
-        manifest = manifest.model_copy(update={"items": [s.model_copy(update={"sha256": source_sha256(s)})
-                                                         for s in manifest.items]})
-        _start(store, manifest, how, resumed=False, study=study)
-
-
 @contextlib.contextmanager
 def _kept_from_collection() -> Iterator[None]:
     """The objects made so far (the command's modules and classes), and those `_start` adds (the
-    study and the plan), kept out of the cyclic collector's passes until the block ends: they live
+    study and the plan), kept out of the cyclic collector's passes until the call ends: they live
     until the command ends, and walking them again is wasted work (one full pass while the HTTP
     client loaded cost a run 0.03 s of start-up)."""
     gc.freeze()
@@ -253,6 +240,20 @@ def _kept_from_collection() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+@_kept_from_collection()
+def run_study(study: Study, base: Path | None, where: str | None, out: Path | None, how: Options) -> None:
+    """Run `study` (read from the file in `base` named `where`; both None for one made on the command
+    line) into `out` (default runs/RUN_ID): its requests, then its analyses, report and tables."""
+    study = resolved(study, base, where)
+    how = how.carried_out(study.execution)
+    manifest = study_manifest(study)
+    store = RunStore(out or Path("runs") / manifest.run_id)
+    manifest = manifest.model_copy(update={"items": [s.model_copy(update={"sha256": source_sha256(s)})
+                                                     for s in manifest.items]})
+    _start(store, manifest, how, resumed=False, study=study)
+
 
 
 def _study(sources: list[str], flags: FlagValues) -> tuple[Study, Path | None, str | None]:
@@ -279,33 +280,33 @@ def _study(sources: list[str], flags: FlagValues) -> tuple[Study, Path | None, s
     return study_from(data, "the command line", flags=flags), None, None
 
 
+@_kept_from_collection()
 def resume_run(resume: Path, flags: FlagValues, options: Options) -> None:
     """Continue the run in `resume` as its manifest (and study) say; only how requests are sent and
     which servers answer may change."""
-    with _kept_from_collection():
-        fixed = [ff.name for ff, _ in flags.given if ff.path[0] not in ("execution", "base_urls")]
-        if fixed:
-            raise UserError(f"{fixed[0]} cannot change a run being resumed (--resume uses the one in its manifest)")
-        check_resume_dir(resume)
-        store = RunStore(resume)
-        manifest = store.manifest()
-        if manifest.imported is not None:
-            raise UserError(f"{resume} was imported from {manifest.imported.source} (mathlens import): it has no "
-                            "requests to send, so it cannot be resumed; import again into a new --out")
-        study = saved_study(store.root)
-        data: dict[str, Any] = {"execution": study.execution.model_dump() if study is not None else {}}
-        flags.apply(data)
-        try:
-            execution = StudyExecution.model_validate(data["execution"])
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            refused = refused_flag(StudyExecution, flags, first, prefix=("execution",))
-            raise UserError(refused or f"execution: {first['msg']}") from None
-        base_urls = [str(u) for u in data.get("base_urls") or []]
-        for url in base_urls:
-            check_url("--base-url", url)
-        _start(store, resume_servers(manifest, base_urls) if base_urls else manifest, options.carried_out(execution),
-               resumed=True, study=study)
+    fixed = [ff.name for ff, _ in flags.given if ff.path[0] not in ("execution", "base_urls")]
+    if fixed:
+        raise UserError(f"{fixed[0]} cannot change a run being resumed (--resume uses the one in its manifest)")
+    check_resume_dir(resume)
+    store = RunStore(resume)
+    manifest = store.manifest()
+    if manifest.imported is not None:
+        raise UserError(f"{resume} was imported from {manifest.imported.source} (mathlens import): it has no "
+                        "requests to send, so it cannot be resumed; import again into a new --out")
+    study = saved_study(store.root)
+    data: dict[str, Any] = {"execution": study.execution.model_dump() if study is not None else {}}
+    flags.apply(data)
+    try:
+        execution = StudyExecution.model_validate(data["execution"])
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        refused = refused_flag(StudyExecution, flags, first, prefix=("execution",))
+        raise UserError(refused or f"execution: {first['msg']}") from None
+    base_urls = [str(u) for u in data.get("base_urls") or []]
+    for url in base_urls:
+        check_url("--base-url", url)
+    _start(store, resume_servers(manifest, base_urls) if base_urls else manifest, options.carried_out(execution),
+           resumed=True, study=study)
 
 
 @dataclass(frozen=True)
@@ -330,7 +331,7 @@ class Options:
 def _start(store: RunStore, manifest: Manifest, how: Options, *, resumed: bool, study: Study | None) -> None:
     """Plan the run of `manifest` in `store` and execute it (or, with `dry_run`, count it); then run
     the study's analyses and write its report and tables."""
-    gc.freeze()  # the study and the manifest join the modules out of the collector's passes
+    gc.freeze()  # the study and the manifest join the modules (the caller, `_kept_from_collection`, unfreezes)
     _plan_and_run(store, manifest, how, resumed=resumed, study=study)
 
 
