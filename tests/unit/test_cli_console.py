@@ -8,7 +8,8 @@ import json
 from rich.table import Table
 from typer.testing import CliRunner
 
-from mathlens.cli.common import SafeConsole, escape
+from mathlens.cli.common import escape
+from mathlens.cli.consoles import SafeConsole
 from mathlens.cli.main import app
 
 HOSTILE = "[/] [bold red]loud[/bold red] \x1b[2J\x1b[31mred\r over \u202egnp.exe \x00nul"

@@ -56,26 +56,39 @@ def test_help_lists_every_command() -> None:
         assert command in proc.stdout
 
 
-def test_a_plain_run_loads_no_statistics_package(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """A run that is not a tutoring study never loads the tutoring analysis and its statistics (SciPy,
-    pandas, statsmodels): they used to cost every `mathlens run` about 1.7 s of start-up."""
+def _loaded_by_run(tmp_path, flags: list[str], modules: tuple[str, ...]) -> list[str]:  # type: ignore[no-untyped-def]
+    """Which of `modules` a `mathlens run` of two questions against a stand-in server loaded."""
     from mathlens.testing.standin import StandinServer
 
+    tmp_path.mkdir(exist_ok=True)
     items = tmp_path / "q.jsonl"
     items.write_text('{"id": "q1", "text": "What is 2 + 3?"}\n{"id": "q2", "text": "What is 4 + 4?"}\n')
     argv = ["run", str(items), "--model", "openai/standin", "--max-tokens", "16", "--out", str(tmp_path / "run"),
-            "-q"]
+            *flags]
     code = ("import sys, json\nfrom mathlens.cli.main import app\n"
             f"sys.argv = ['mathlens', *{argv!r}]\n"
             "try:\n    app()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-            "print(json.dumps(sorted(m for m in ('scipy', 'pandas', 'statsmodels', 'sympy') if m in sys.modules)))")
+            f"print(json.dumps(sorted(m for m in {modules!r} if m in sys.modules)))")
     with StandinServer() as srv:
         env = {**os.environ, "OPENAI_BASE_URL": srv.url + "/v1", "OPENAI_API_KEY": "x",
                "MATHLENS_CACHE_DIR": str(tmp_path / "cache")}
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (tmp_path / "run" / "records.jsonl").stat().st_size > 0
-    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+    return list(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def test_a_plain_run_loads_no_statistics_package(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A run that is not a tutoring study never loads the tutoring analysis and its statistics (SciPy,
+    pandas, statsmodels): they used to cost every `mathlens run` about 1.7 s of start-up."""
+    assert _loaded_by_run(tmp_path, ["-q"], ("scipy", "pandas", "statsmodels", "sympy")) == []
+
+
+def test_a_quiet_json_run_loads_no_console_library(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """With nothing to draw (`-q`, the summary as JSON) a run never imports Rich (0.04 s of start-up);
+    a plain run, which prints its summary tables, does."""
+    assert _loaded_by_run(tmp_path / "a", ["-q", "--json"], ("rich",)) == []
+    assert _loaded_by_run(tmp_path / "b", [], ("rich",)) == ["rich"]
 
 
 def _loaded_after(code: str, modules: tuple[str, ...]) -> list[str]:

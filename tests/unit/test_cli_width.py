@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from mathlens.cli.common import UNWRAPPED_WIDTH, SafeConsole
+from mathlens.cli.consoles import UNWRAPPED_WIDTH, SafeConsole
 
 LONG_MODEL = "embedded/qwen2.5-coder-1.5b?n_threads=1&temperature=0"
 FLAGS = "empty, echo, repetition_loop, wrong_script, truncated, no_final_answer"

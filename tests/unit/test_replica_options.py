@@ -62,13 +62,14 @@ def test_progress_shows_a_row_per_replica_with_its_counters() -> None:
 
     from mathlens.cli.progress import Bar
 
-    bar = Bar(enabled=False)
+    bar = Bar(enabled=True)  # the live bar, not started: nothing is drawn
     bar.on_replicas("openai/m", [
         ReplicaStats(url="http://gpu1/v1", state="in", in_flight=3, limit=11, requests=40, ok=39, errors=1,
                      overloaded=0),
         ReplicaStats(url="http://gpu2/v1", state="out", in_flight=0, limit=8, requests=5, ok=0, errors=5,
                      overloaded=2)])
     console = Console(record=True, width=200)
+    assert bar.bar is not None
     for part in bar.bar.get_renderables():
         console.print(part)
     text = console.export_text()

@@ -1,15 +1,5 @@
-"""Helpers shared by CLI commands: JSON output, error reporting, consoles that model text cannot steer.
-
-Text from users and models is printed, never obeyed: the consoles interpret Rich markup only in a
-plain string handed straight to `print` (mathlens's own messages, which pass any outside text
-through `escape`); table cells and every other renderable are taken literally; and control
-characters and bidirectional overrides are shown as `\\uXXXX` escapes, so no response can move
-the cursor, recolour the terminal or reorder what is shown.
-
-Width: on a terminal the consoles wrap at its width, as Rich does. Written to a file or a pipe (a
-run log, `show > out.txt`) they do not wrap at all: tables print at their natural width, so a model
-name or a flag list stays on one line and a log can be read and searched. `COLUMNS` set in the
-environment still chooses a width; `--json` is unaffected (it never goes through a console).
+"""Helpers shared by CLI commands: JSON output, error reporting, the consoles everything is printed
+through (`mathlens.cli.consoles` says how they keep model text from steering the terminal).
 """
 
 from __future__ import annotations
@@ -19,57 +9,51 @@ import json
 import sys
 from collections.abc import Callable
 from functools import wraps
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 import typer
 from pydantic import BaseModel
-from rich.console import Console, ConsoleDimensions
-from rich.errors import MarkupError
-from rich.markup import escape as _escape_markup
-from rich.text import Text
 
 from mathlens.errors import UserError, sanitize
+
+if TYPE_CHECKING:
+    from mathlens.cli.consoles import SafeConsole
 
 
 def escape(text: object) -> str:
     """Outside text (a path, an id, a response) made safe to put inside a markup message."""
-    return _escape_markup(sanitize(str(text)))
+    from rich.markup import escape as escape_markup
+
+    return escape_markup(sanitize(str(text)))
 
 
-#: the width of a console that is not a terminal: wide enough that no table or message wraps
-UNWRAPPED_WIDTH = 100_000
+class _MadeOnFirstUse:
+    """A `SafeConsole` built (and Rich imported) the first time something is printed through it,
+    so that a command that prints nothing but JSON, or nothing at all (`-q`), never loads Rich."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: SafeConsole | None = None
+
+    def made(self) -> SafeConsole:
+        if self._console is None:
+            from mathlens.cli.consoles import SafeConsole
+
+            self._console = SafeConsole(**self._options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.made(), name)
 
 
-class SafeConsole(Console):
-    """A Rich console for untrusted text (see the module notes)."""
-
-    @property
-    def size(self) -> ConsoleDimensions:
-        """The terminal's size; no wrapping (`UNWRAPPED_WIDTH` columns) when the output is not a terminal."""
-        size = super().size
-        if self._width is None and not self.is_terminal and not self._environ.get("COLUMNS", "").isdigit():
-            return ConsoleDimensions(UNWRAPPED_WIDTH, size.height)
-        return size
-
-    @size.setter
-    def size(self, new_size: tuple[int, int]) -> None:
-        self._width, self._height = new_size
-
-    def print(self, *objects: Any, markup: bool | None = None, **kwargs: Any) -> None:
-        if markup is None and objects and all(isinstance(o, str) for o in objects):
-            markup = True  # a message mathlens wrote; any outside text in it went through `escape`
-        super().print(*objects, markup=markup, **kwargs)
-
-    def render_str(self, text: str, **kwargs: Any) -> Text:
-        text = sanitize(text)
-        try:
-            return super().render_str(text, **kwargs)
-        except MarkupError:  # never let a stray bracket end a command; show the text as it is
-            return super().render_str(text, **{**kwargs, "markup": False})
+def made(console: SafeConsole) -> SafeConsole:
+    """The console itself, for code that needs the object (Rich's live displays enter it with `with`)."""
+    return console.made() if isinstance(console, _MadeOnFirstUse) else console
 
 
-console = SafeConsole(stderr=True, markup=False)
-out_console = SafeConsole(markup=False)
+#: mathlens's messages, warnings and progress (stderr); tables and results (stdout)
+console = cast("SafeConsole", _MadeOnFirstUse(stderr=True, markup=False))
+out_console = cast("SafeConsole", _MadeOnFirstUse(markup=False))
 
 P = ParamSpec("P")
 R = TypeVar("R")

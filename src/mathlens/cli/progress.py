@@ -1,41 +1,19 @@
-"""The progress of `mathlens run`: a bar on a terminal, plain lines in a log, replica counters."""
+"""The progress of `mathlens run`: a bar on a terminal, plain lines in a log, replica counters.
+
+The bar itself (`mathlens.cli.live`) is Rich's and is imported only when one is shown: a run in a
+log, or with `-q`, loads no Rich at all."""
 
 from __future__ import annotations
 
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
-
-from mathlens.cli.common import console, escape
 from mathlens.models.admission import ReplicaStats
 from mathlens.runs.records import RunRecord
 
-
-def replica_table(replicas: dict[str, list[ReplicaStats]], title: str | None = None) -> Table:
-    """Each replica's requests, errors (no answer, 5xx), 429s, current limit and in/out state."""
-    table = Table(title=title, box=None, pad_edge=False)
-    for col in ("model", "replica", "state", "requests", "ok", "errors", "429s", "in flight", "limit"):
-        table.add_column(col, justify="left" if col in ("model", "replica", "state") else "right")
-    for spec, stats in replicas.items():
-        for r in stats:
-            state = {"in": "[green]in[/]", "out": "[red]out[/]", "resting": "[yellow]resting[/]"}[r.state]
-            table.add_row(escape(spec), escape(r.url), state, str(r.requests), str(r.ok), str(r.errors),
-                          str(r.overloaded), str(r.in_flight), str(r.limit))
-    return table
-
-
-class ProgressWithReplicas(Progress):
-    """A rich progress bar with a table of replica counters under it (models served by a pool)."""
-
-    replicas: dict[str, list[ReplicaStats]] = {}  # noqa: RUF012 - replaced per instance by _Bar
-
-    def get_renderables(self) -> Any:
-        yield from super().get_renderables()
-        if self.replicas:
-            yield replica_table(self.replicas)
+if TYPE_CHECKING:
+    from mathlens.cli.live import ProgressWithReplicas
 
 
 def replica_line(replicas: dict[str, list[ReplicaStats]]) -> str:
@@ -62,12 +40,11 @@ class Bar:
         self.done = 0
         self.last_line = time.perf_counter()
         self.replicas: dict[str, list[ReplicaStats]] = {}
-        self.bar = ProgressWithReplicas(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"), TextColumn("{task.fields[tps]} tok/s"),
-            TextColumn("[red]{task.fields[errors]} errors"), TimeElapsedColumn(), TimeRemainingColumn(),
-            console=console, disable=not enabled,
-        )
+        self.bar: ProgressWithReplicas | None = None
+        if enabled:
+            from mathlens.cli.live import live_bar
+
+            self.bar = live_bar()
         self.task: Any = None
         self.start = time.perf_counter()
         self.tokens = 0
@@ -76,8 +53,9 @@ class Bar:
 
     def on_start(self, total: int, done: int) -> None:
         self.total, self.done = total, done
-        self.bar.start()
-        self.task = self.bar.add_task("requests", total=total, completed=done, rate="", tps="0", errors=0)
+        if self.bar is not None:
+            self.bar.start()
+            self.task = self.bar.add_task("requests", total=total, completed=done, rate="", tps="0", errors=0)
         if self.lines:
             print(f"[run] {done}/{total} requests done, {total - done} to send", file=sys.stderr, flush=True)
 
@@ -86,8 +64,9 @@ class Bar:
         self.tokens += rec.usage.completion_tokens if not rec.cached else 0
         self.errors += rec.status == "error"
         elapsed = max(time.perf_counter() - self.start, 1e-9)
-        self.bar.update(self.task, advance=1, rate=f"{self.count / elapsed:.2f} req/s",
-                        tps=f"{self.tokens / elapsed:.1f}", errors=self.errors)
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, rate=f"{self.count / elapsed:.2f} req/s",
+                            tps=f"{self.tokens / elapsed:.1f}", errors=self.errors)
         self.done += 1
         now = time.perf_counter()
         if self.lines and (self.count % self.LINE_EVERY == 0 or self.done == self.total
@@ -100,7 +79,9 @@ class Bar:
 
     def on_replicas(self, spec: str, stats: list[ReplicaStats]) -> None:
         self.replicas[spec] = stats
-        self.bar.replicas = self.replicas
+        if self.bar is not None:
+            self.bar.replicas = self.replicas
 
     def stop(self) -> None:
-        self.bar.stop()
+        if self.bar is not None:
+            self.bar.stop()

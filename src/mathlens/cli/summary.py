@@ -8,13 +8,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
-from rich.table import Table
 
 from mathlens.analyze.grading.tables import GradeTables
 from mathlens.analyze.overview import RunOverview
 from mathlens.analyze.source_agreement.models import SOURCE_AGREEMENT, ScorerAgreement, SourceAgreementEntry
 from mathlens.cli.common import console, escape
-from mathlens.cli.progress import replica_table
 from mathlens.models.admission import ReplicaStats
 from mathlens.runs.records import ImportedFrom
 from mathlens.runs.store import RunStore
@@ -80,7 +78,12 @@ def _flag_breakdown(quality: dict[str, int]) -> str:
 
 def print_summary(doc: RunSummary, *, footer: bool = True) -> None:
     """Print a run's summary as a table, then what is not up to date, ending with the
-    degenerate-output warning if any. `footer` adds the run directory and the `show` command."""
+    degenerate-output warning if any. `footer` adds the run directory and the `show` command.
+    (Rich is imported by the printing functions: the summary of `--json` never loads it.)"""
+    from rich.table import Table
+
+    from mathlens.cli.live import replica_table
+
     table = Table(title=f"run {doc.run_id}")
     for col in ("model", "configuration", "records", "ok", "error", "truncated", "cached", "completion tokens",
                 "degenerate", "quality flags"):
@@ -122,6 +125,8 @@ def print_replicas(doc: RunSummary) -> None:
     hits name none)."""
     if not doc.replicas:
         return
+    from rich.table import Table
+
     table = Table(title="records by replica")
     for col in ("model", "replica", "records", "ok", "error", "share", "completion tokens"):
         table.add_column(col, justify="left" if col in ("model", "replica") else "right")

@@ -20,7 +20,7 @@ from mathlens.analyze.judging.agreement import AgreementRow
 from mathlens.analyze.judging.entries import Judgement
 from mathlens.analyze.protocol import OutcomeDocument
 from mathlens.analyze.registry import get_analyzer, run_one
-from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, console, emit_json, escape, user_errors
+from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, console, emit_json, escape, made, user_errors
 from mathlens.cli.options import NO_FLAGS, options_from, with_model_options
 from mathlens.cli.run import Options as RunOptions
 from mathlens.cli.run import resume_run, run_study
@@ -40,7 +40,7 @@ tutor_app.add_typer(worksheet_app, name="worksheet")
 
 def _bar(enabled: bool, label: str) -> Progress:
     return Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, disable=not enabled)
+                    console=made(console), disable=not enabled)
 
 
 def _csv(values: list[str] | None) -> list[str]:
