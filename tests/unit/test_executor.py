@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -170,3 +171,44 @@ def test_other_join_failures_are_not_retried(monkeypatch: Any) -> None:
         with pytest.raises(ConnectionError):
             executor._join(ray, address, {})
         assert ray.calls == 1
+
+
+@pytest.mark.parametrize("address", ["10.0.0.5:6379", "ray://10.0.0.5:10001", "auto"])
+def test_a_joined_cluster_gets_the_token_at_hand(address: str, tmp_path: Any, monkeypatch: Any) -> None:
+    """Both ways of joining by address send Ray's token when one is at hand and no mode was chosen
+    (a GCS join without it is refused by a cluster with token authentication, Ray's default);
+    a Ray already loaded reads its settings again."""
+    import sys
+    import types
+
+    from mathlens.analyze.executor import token_auth
+
+    for name in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        monkeypatch.setenv(name, "")  # recorded, so that what the call sets is undone after the test
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    reads: list[str] = []
+    raylet = types.SimpleNamespace(Config=types.SimpleNamespace(initialize=reads.append))
+    monkeypatch.setitem(sys.modules, "ray._raylet", raylet)  # a loaded Ray, whose settings are not touched
+    token_auth(address)
+    assert "RAY_AUTH_MODE" not in os.environ and reads == []  # no token anywhere: nothing set
+    (tmp_path / ".ray").mkdir()
+    (tmp_path / ".ray" / "auth_token").write_text("t" * 64)
+    token_auth(address)
+    assert os.environ["RAY_AUTH_MODE"] == "token"
+    assert reads == [""]
+
+
+def test_a_chosen_auth_mode_is_left_alone(tmp_path: Any, monkeypatch: Any) -> None:
+    import sys
+    import types
+
+    from mathlens.analyze.executor import token_auth
+
+    reads: list[str] = []
+    monkeypatch.setitem(sys.modules, "ray._raylet", types.SimpleNamespace(
+        Config=types.SimpleNamespace(initialize=reads.append)))
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "t" * 64)
+    token_auth("10.0.0.5:6379")
+    assert os.environ["RAY_AUTH_MODE"] == "disabled" and reads == []

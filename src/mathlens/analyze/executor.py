@@ -27,6 +27,7 @@ put back in input order. `ExecutorOptions` is the typed form of the command-line
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -166,21 +167,31 @@ def _check_reachable(address: str, timeout_s: float = 10.0) -> None:
                         f"({exc.strerror or exc}); start it with `ray start --head --port={port}`") from None
 
 
-def client_auth(address: str) -> None:
-    """Let a Ray Client (``ray://``) connection carry the cluster's token.
+def token_auth(address: str) -> None:
+    """Let the connection to a cluster joined by address carry the cluster's token.
 
-    Recent Ray releases turn token authentication on by default, and a Ray Client connection sends
-    the token only when ``RAY_AUTH_MODE=token`` is set on the client side; without it the
-    connection times out after half a minute with no reason given. When the user has not chosen a
-    mode and a token is at hand (``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH`` or Ray's default file
+    Recent Ray releases (2.5x on) turn token authentication on by default, and a driver sends the
+    token only when ``RAY_AUTH_MODE=token`` is set on its side. Without it, joining at the GCS
+    address fails with "Failed to connect to Ray cluster at <the node's own IP>" (the server's
+    refusal, an invalid token, shows only in Ray's log), and a Ray Client (``ray://``) connection
+    times out after half a minute with no reason given. When the user has not chosen a mode and a
+    token is at hand (``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH`` or Ray's default file
     ``~/.ray/auth_token``), token mode is set for this process. A cluster without authentication
-    ignores the token, so this never breaks a connection that would have worked.
+    ignores the token, so this never breaks a connection that would have worked. (Ray itself sends
+    a token unasked only to a cluster it finds on this machine; mathlens also sends it to the
+    address the user names, the cluster they asked to join. `RAY_AUTH_MODE=disabled` opts out.)
+
+    Ray reads its settings once, when it is imported; if it is loaded, they are read again, as Ray
+    does when it turns token mode on for a cluster it starts.
     """
-    if not address.startswith("ray://") or "RAY_AUTH_MODE" in os.environ:
+    if "RAY_AUTH_MODE" in os.environ:
         return
     if os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH") or \
             (Path.home() / ".ray" / "auth_token").is_file():
         os.environ["RAY_AUTH_MODE"] = "token"
+        config = getattr(sys.modules.get("ray._raylet"), "Config", None)
+        if config is not None and hasattr(config, "initialize"):
+            config.initialize("")
 
 
 CLIENT_ATTEMPTS = 3
@@ -217,7 +228,7 @@ class RayExecutor:
                                       "configure_logging": False}
             if options.address:
                 _check_reachable(options.address)
-                client_auth(options.address)
+                token_auth(options.address)
             try:
                 if options.address:
                     _join(ray, options.address, kwargs)
