@@ -288,3 +288,57 @@ def test_reading_a_study_loads_no_report_and_no_analysis_it_does_not_name(tmp_pa
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
         loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
         assert loaded <= allowed, (ref, loaded)
+
+
+def _cached_rows(cache: Path) -> int:
+    """Responses held by the cache in `cache` (0 when it was never opened)."""
+    from mathlens.models.cache import ResponseCache
+
+    if not (cache / "responses.sqlite").exists():
+        return 0
+    held = ResponseCache(cache / "responses.sqlite")
+    try:
+        return len(held)
+    finally:
+        held.close()
+
+
+def test_no_cache_sends_every_request_and_stores_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("MATHLENS_CACHE_DIR", str(cache))
+    args = ["run", "calc3-exam1", "--model", "mock/echo", "--limit", "2", "--json"]
+    code, output = _invoke(*args, "--out", str(tmp_path / "first"))
+    assert code == 0, output
+    first = json.loads(output)["this_invocation"]
+    assert (first["model_calls"], first["cache_hits"]) == (2, 0) and _cached_rows(cache) == 2
+    code, output = _invoke(*args, "--out", str(tmp_path / "again"))
+    again = json.loads(output)["this_invocation"]
+    assert code == 0 and (again["model_calls"], again["cache_hits"]) == (0, 2)
+    code, output = _invoke(*args, "--out", str(tmp_path / "uncached"), "--no-cache")
+    uncached = json.loads(output)["this_invocation"]
+    assert code == 0 and (uncached["model_calls"], uncached["cache_hits"]) == (2, 0)
+    # a resume takes it too: cut after its first record (as a killed run), the run sends the second
+    # question again although the cache holds its reply
+    run = tmp_path / "uncached"
+    records = run / "records.jsonl"
+    records.write_text(records.read_text(encoding="utf-8").splitlines(keepends=True)[0], encoding="utf-8")
+    code, output = _invoke("run", "--resume", str(run), "--no-cache", "--json")
+    resumed = json.loads(output)["this_invocation"]
+    assert code == 0 and (resumed["skipped"], resumed["model_calls"], resumed["cache_hits"]) == (1, 1, 0)
+
+
+def test_no_cache_reaches_the_judge_of_the_study_analyses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A study's judge-based analysis (here the tutoring rubric scores) runs after the requests: with
+    --no-cache neither the run's nor the judge's requests touch the cache; without it both are stored."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("MATHLENS_CACHE_DIR", str(cache))
+    args = ["run", "study:tutoring", "--model", "mock/a", "--judge", "mock/j", "-J", f"responses=[{json.dumps(YES)}]",
+            "--limit", "1", "--conditions", "1", "-q"]
+    code, output = _invoke(*args, "--out", str(tmp_path / "uncached"), "--no-cache")
+    assert code == 0, output
+    assert (tmp_path / "uncached" / "analysis" / "tutor_scores.jsonl").is_file()
+    assert _cached_rows(cache) == 0
+    code, output = _invoke(*args, "--out", str(tmp_path / "cached"))
+    assert code == 0, output
+    records = len(list(RunStore(tmp_path / "cached").records()))
+    assert records > 0 and _cached_rows(cache) > records  # the judge's replies as well as the model's

@@ -192,6 +192,9 @@ def run(
     retry_errors: bool = typer.Option(False, "--retry-errors",
                                       help="With --resume: send the requests that ended in an error again."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Count requests and prompt tokens; call nothing."),
+    no_cache: bool = typer.Option(False, "--no-cache",
+                                  help="Neither read nor write the response cache: every request is sent, the "
+                                       "judge's requests of the study's analyses too."),
     quiet: bool = QUIET_OPTION,
     as_json: bool = JSON_OPTION,
     flags: FlagValues = NO_FLAGS,
@@ -206,7 +209,7 @@ def run(
     check_out_dir(out)
     if retry_errors and resume is None:
         raise UserError("--retry-errors goes with --resume RUN_DIR")
-    how = Options(retry_errors=retry_errors, dry_run=dry_run, quiet=quiet, as_json=as_json)
+    how = Options(retry_errors=retry_errors, dry_run=dry_run, quiet=quiet, as_json=as_json, no_cache=no_cache)
     if resume is not None:
         if sources:
             raise UserError("--resume takes the run directory only; the sources are in its manifest")
@@ -374,7 +377,7 @@ def _plan_and_run(store: RunStore, manifest: Manifest, how: Options, *, resumed:
         print_summary(doc)
     _fail_if_nothing_succeeded(store, doc)
     if study is not None:
-        after_run(store, study, quiet=how.quiet or how.as_json)
+        after_run(store, study, quiet=how.quiet or how.as_json, no_cache=how.no_cache)
 
 
 def _print_dry_run(store: RunStore, manifest: Manifest, tasks: list[Any], exams: list[Any], how: Options,
@@ -429,14 +432,15 @@ def _fail_if_nothing_succeeded(store: RunStore, doc: RunSummary) -> None:
         raise typer.Exit(1)
 
 
-def after_run(store: RunStore, study: Study, *, quiet: bool) -> None:
+def after_run(store: RunStore, study: Study, *, quiet: bool, no_cache: bool) -> None:
     """What a study asks for once its responses are in: its analyses (with their options; the
-    judge-based ones with the run's judge), then its HTML report and its tables."""
+    judge-based ones with the run's judge, through the response cache unless `no_cache`), then its
+    HTML report and its tables."""
     if study.analyses:
         from mathlens.analyze.registry import get_analyzer, run_analyzers
         from mathlens.cli.analyze import print_outcome
 
-        outcomes = run_analyzers(store, list(study.analyses), study.analyses)
+        outcomes = run_analyzers(store, list(study.analyses), study.analyses, no_cache=no_cache)
         if not quiet:
             for name, outcome in outcomes.items():
                 print_outcome(name, get_analyzer(name).lines(outcome), outcome.status)
