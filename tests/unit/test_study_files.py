@@ -325,6 +325,11 @@ def test_no_cache_sends_every_request_and_stores_none(tmp_path: Path, monkeypatc
     code, output = _invoke("run", "--resume", str(run), "--no-cache", "--json")
     resumed = json.loads(output)["this_invocation"]
     assert code == 0 and (resumed["skipped"], resumed["model_calls"], resumed["cache_hits"]) == (1, 1, 0)
+    (cache / "responses.sqlite").unlink()  # what --no-cache writes would show in an empty cache
+    for side in ("-wal", "-shm"):
+        (cache / f"responses.sqlite{side}").unlink(missing_ok=True)
+    code, output = _invoke(*args, "--out", str(tmp_path / "into-empty"), "--no-cache")
+    assert code == 0 and _cached_rows(cache) == 0
 
 
 def test_no_cache_reaches_the_judge_of_the_study_analyses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
