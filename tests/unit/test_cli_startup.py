@@ -13,6 +13,7 @@ import os
 import pkgutil
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -47,6 +48,16 @@ def test_table_matches_registered_commands() -> None:
                and hasattr(importlib.import_module(f"mathlens.cli.{i.name}"), "register")]
     registered = {name: module for module in modules for name in load_module_commands(module)}
     assert registered == {name: module for name, (module, _) in COMMANDS.items()}
+
+
+def test_listed_description_is_the_command_s_own() -> None:
+    """`mathlens --help` lists the table's line without loading the commands; it must say what the
+    command itself says first (its help's first paragraph), so the listing cannot drift from the code."""
+    loaded: dict[str, Any] = {}
+    for name, (module, description) in COMMANDS.items():
+        command = loaded.setdefault(module, load_module_commands(module))[name]
+        first = " ".join((command.help or "").split("\n\n")[0].split())
+        assert description == first, name
 
 
 def test_help_lists_every_command() -> None:

@@ -18,8 +18,9 @@ SCHEMAS: dict[str, str] = {"exam": "mathlens.items.schema:Exam", "question": "ma
 
 @user_errors
 def show(run_dir: Path = typer.Argument(..., help="A run directory."), as_json: bool = JSON_OPTION) -> None:
-    """Summarise a run: records per model and configuration, errors, truncations, analyses present
-    and whether each covers the run's records as they are now."""
+    """Summarise a run: records per model and configuration, errors, truncations, analyses present.
+
+    Each analysis is listed with whether it covers the run's records as they are now."""
     from mathlens.cli.summary import print_summary, run_summary
 
     store = RunStore(run_dir)

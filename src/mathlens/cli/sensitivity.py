@@ -81,8 +81,9 @@ def sensitivity(
         False, "--include-degenerate", help="Keep empty, echoed, looping or wrong-script responses in the metrics."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Recompute ablation sensitivity metrics from a run's stored records (no model calls) and
-    write analysis/sensitivity.jsonl and analysis/sensitivity_exams.csv (the `sensitivity` analyzer)."""
+    """Prompt-ablation sensitivity of a run, from its stored records (no model calls).
+
+    Writes analysis/sensitivity.jsonl and analysis/sensitivity_exams.csv (the `sensitivity` analyzer)."""
     from mathlens.analyze.registry import run_one
 
     store = RunStore(run_dir)
