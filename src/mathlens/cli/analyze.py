@@ -74,7 +74,7 @@ def register(app: typer.Typer) -> None:
     def analyze_cmd(
         run: Path = typer.Argument(..., help="run directory (with manifest.json)"),
         only: str = typer.Option("", "--only", help="comma-separated analyzer names (default: every analyzer "
-                                                    "that calls no model: flow, answers, sensitivity)"),
+                                                    "that calls no model; `mathlens list analyzers` names them)"),
         option: list[str] = typer.Option(None, "--option", "-O",
                                          help="analyzer option [ANALYZER.]KEY=VALUE, e.g. include_degenerate=true"),
         step_judge: str = typer.Option(None, "--step-judge",
