@@ -52,12 +52,23 @@ def test_table_matches_registered_commands() -> None:
 
 def test_listed_description_is_the_command_s_own() -> None:
     """`mathlens --help` lists the table's line without loading the commands; it must say what the
-    command itself says first (its help's first paragraph), so the listing cannot drift from the code."""
+    command itself says first (its help's first paragraph), so the listing cannot drift from the code,
+    and fit the listing's column on an 80-column terminal (58 characters beside the longest name)."""
     loaded: dict[str, Any] = {}
     for name, (module, description) in COMMANDS.items():
         command = loaded.setdefault(module, load_module_commands(module))[name]
         first = " ".join((command.help or "").split("\n\n")[0].split())
         assert description == first, name
+        assert len(description) <= 58, name
+
+
+def test_help_fits_80_columns() -> None:
+    proc = subprocess.run([sys.executable, "-m", "mathlens.cli.main", "--help"], capture_output=True, text=True,
+                          timeout=120, check=True, env={**os.environ, "COLUMNS": "80"})
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("│ ")]
+    listed = [line.split()[1] for line in rows if len(line.split()) > 1]
+    assert set(COMMANDS) <= set(listed)
+    assert len(rows) == len(listed), "a description wrapped onto a second line"
 
 
 def test_help_lists_every_command() -> None:

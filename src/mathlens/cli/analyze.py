@@ -96,7 +96,9 @@ def register(app: typer.Typer) -> None:
         quiet: bool = QUIET_OPTION,
         json_out: bool = JSON_OPTION,
     ) -> None:
-        """Run analyzers over a finished run (no model calls unless a judge is involved)."""
+        """Run analyzers over a finished run.
+
+        No model is called unless an analyzer needs a judge."""
         from mathlens.analyze.executor import ExecutorOptions
         from mathlens.analyze.protocol import OutcomesDocument
         from mathlens.analyze.registry import get_analyzer, plan, run_analyzers, select

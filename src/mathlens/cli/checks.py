@@ -18,7 +18,9 @@ def check(
     choice: list[str] = typer.Option(None, "--choice", "-c", help="multiple choice: LABEL=TEXT (repeatable)"),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Check the final answer of one response against a reference answer (exit 0 whatever the verdict)."""
+    """Check a response's final answer against a reference.
+
+    Exits 0 whatever the verdict."""
     from mathlens.analyze.verify.budget import prestart
 
     prestart()
@@ -49,7 +51,9 @@ def steps(
     question: str = typer.Option("", "--question", help="question text or file (its definitions are used)"),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Check every step of one solution: each claim true, false (with what it should be) or undecided."""
+    """Check every step of one solution, claim by claim.
+
+    Each claim is true, false (with what it should be) or undecided."""
     from mathlens.analyze.verify.budget import prestart
 
     prestart()

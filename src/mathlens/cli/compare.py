@@ -176,7 +176,9 @@ def compare(
     out: Path | None = typer.Option(None, "--out", help="Write the COMPARE document to DIR/analysis/compare.jsonl."),
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Did a change make things better? Paired tests between two runs or between the groups of one run."""
+    """Did a change help? Paired tests between runs or groups.
+
+    Compares two runs, or the groups (configurations, variants, models) of one run."""
     if by not in (None, "model", "configuration", "variant"):
         raise UserError(f"--by {by!r}: choose model, configuration or variant")
     if correction not in ("holm", "bh", "none"):

@@ -70,7 +70,9 @@ def grade_cmd(
     json_out: bool = JSON_OPTION,
     flags: FlagValues = NO_FLAGS,
 ) -> None:
-    """Grade a run with the rubric: by a judge model, or export/import worksheets for human graders."""
+    """Grade a run with the rubric: by a judge, or by people.
+
+    People grade through worksheets this command exports and imports."""
     store = RunStore(run_dir)
     store.manifest()
     options = options_from(GradeOptions, flags)
@@ -132,7 +134,7 @@ def agreement_cmd(
     seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Bootstrap seed."),
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Agreement between the judge and human graders (and the judge with itself)."""
+    """Agreement of the judge with human graders and itself."""
     store = RunStore(run_dir)
     store.manifest()
     grades = all_grades(store.root)

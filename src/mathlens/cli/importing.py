@@ -37,7 +37,9 @@ def import_(
     as_json: bool = JSON_OPTION,
     flags: FlagValues = NO_FLAGS,
 ) -> None:
-    """Import another tool's outputs (Inspect, lm-eval, JSONL/CSV/JSON, OpenAI batch) as a run; no model calls."""
+    """Import another tool's outputs as a run (no model calls).
+
+    Reads Inspect and lm-eval logs, JSONL, CSV and JSON files, and OpenAI batch outputs."""
     from mathlens.runs.importing.importer import import_run
 
     options = options_from(ImportOptions, flags)

@@ -18,9 +18,9 @@ SCHEMAS: dict[str, str] = {"exam": "mathlens.items.schema:Exam", "question": "ma
 
 @user_errors
 def show(run_dir: Path = typer.Argument(..., help="A run directory."), as_json: bool = JSON_OPTION) -> None:
-    """Summarise a run: records per model and configuration, errors, truncations, analyses present.
+    """Summarise a run: records, errors, analyses present.
 
-    Each analysis is listed with whether it covers the run's records as they are now."""
+    Records per model and configuration, errors, truncations; each analysis with whether it is current."""
     from mathlens.cli.summary import print_summary, run_summary
 
     store = RunStore(run_dir)
@@ -95,7 +95,9 @@ def _list_doc(what: str) -> dict[str, Any]:
 @user_errors
 def list_(what: str = typer.Argument(..., help="models | exams | datasets | analyzers"),
           as_json: bool = JSON_OPTION) -> None:
-    """List model providers, built-in exams, dataset formats, or analyzers and their options."""
+    """List providers, exams, dataset formats or analyzers.
+
+    Analyzers are listed with their options."""
     doc = _list_doc(what)
     if as_json:
         emit_json(doc)
@@ -116,7 +118,7 @@ def list_(what: str = typer.Argument(..., help="models | exams | datasets | anal
 
 @user_errors
 def schema(name: str = typer.Argument("exam", help="exam | question | study")) -> None:
-    """Print the JSON Schema of an item file or of a study file."""
+    """Print the JSON Schema of an item file or a study file."""
     if name == "study":
         from mathlens.study.load import study_schema
 

@@ -19,7 +19,8 @@ from mathlens.solve.retrieval.builtin import BUILTIN_KB, BUILTINS, open_or_build
 from mathlens.solve.retrieval.documents import Document
 from mathlens.solve.retrieval.store import KBInfo, kb_path, list_kbs, remove_kb
 
-kb_app = typer.Typer(help="Build, list and query knowledge bases (for --config rag,contextual).",
+kb_app = typer.Typer(help="Build, list and query knowledge bases (rag, contextual).\n\n"
+                          "The retrieval configurations (--config rag,contextual) read them.",
                      no_args_is_help=True)
 
 

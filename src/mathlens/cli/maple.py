@@ -105,7 +105,9 @@ def maple(
     as_json: bool = JSON_OPTION,
     flags: FlagValues = NO_FLAGS,
 ) -> None:
-    """Error labels, step judging and the MAPLE score for every solution of a run, by level and subject."""
+    """MAPLE: error labels, step judging and the score of a run.
+
+    Every solution is scored; results are given by level and subject."""
     from mathlens.analyze.protocol import OutcomeDocument
     from mathlens.analyze.registry import run_one
 
@@ -166,7 +168,9 @@ def maple_audit(
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the response cache."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Audit a judge: its first erroneous step vs human first-error labels (ProcessBench metrics)."""
+    """Audit a judge's first wrong step against human labels.
+
+    Reports the ProcessBench metrics of the judge's first erroneous step."""
     label_set = load_label_set(labels) if labels else default_labels()
     samples = load_audit_data(data, limit=limit, seed=seed)
     model = get_model(judge, parse_options(judge_option), cache=None if no_cache else ResponseCache())
@@ -245,7 +249,9 @@ def maple_agreement(
     seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Bootstrap seed."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Agreement of the MAPLE step judge with human step labels: per label, per step, first error."""
+    """Agreement of the MAPLE step judge with human step labels.
+
+    Given per label, per step and for the first error."""
     from mathlens.analyze.maple.agreement import LABEL_SOURCES, MAPLE_AGREEMENT, import_human_labels
     from mathlens.analyze.maple.human import write_worksheet
 

@@ -61,7 +61,9 @@ def report(
                                "index.json in the --out folder."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Write one HTML file with everything the runs and their analyses found (opens offline)."""
+    """Write one self-contained HTML report of runs.
+
+    It holds everything the runs and their analyses found and opens offline."""
     if not runs:
         raise UserError("name at least one run directory")
     if tables is not None:
@@ -87,7 +89,9 @@ def view(
     lifetime: float = typer.Option(None, "--lifetime", help="Stop after this many seconds (default: until Ctrl-C)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Serve an index of runs and each run's report on http://127.0.0.1:PORT/ (local only)."""
+    """Serve the runs and their reports on 127.0.0.1.
+
+    An index of runs and each run's report on http://127.0.0.1:PORT/ (local only)."""
     from pydantic import ValidationError
 
     from mathlens.flags import field_range

@@ -199,7 +199,7 @@ def run(
     as_json: bool = JSON_OPTION,
     flags: FlagValues = NO_FLAGS,
 ) -> None:
-    """Run questions against models; every response is recorded in a run directory.
+    """Run questions against models; record every response.
 
     The run is a study: a study file names everything (`mathlens schema study`), and every option
     below sets the field of the same name over the file's value. Without a study file the sources

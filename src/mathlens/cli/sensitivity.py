@@ -81,9 +81,9 @@ def sensitivity(
         False, "--include-degenerate", help="Keep empty, echoed, looping or wrong-script responses in the metrics."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Prompt-ablation sensitivity of a run, from its stored records (no model calls).
+    """Prompt-ablation sensitivity of a run (no model calls).
 
-    Writes analysis/sensitivity.jsonl and analysis/sensitivity_exams.csv (the `sensitivity` analyzer)."""
+    Reads the stored records; writes analysis/sensitivity.jsonl and sensitivity_exams.csv (the analyzer's)."""
     from mathlens.analyze.registry import run_one
 
     store = RunStore(run_dir)

@@ -32,7 +32,8 @@ from mathlens.runs.store import RunStore
 from mathlens.study.load import study_from
 from mathlens.study.model import Study
 
-tutor_app = typer.Typer(help="Does a model adapt its tutoring to the learner? (learner-model rubric)",
+tutor_app = typer.Typer(help="Does a model adapt its tutoring to the learner?\n\n"
+                             "Scored on the learner-adaptivity rubric.",
                         no_args_is_help=True)
 worksheet_app = typer.Typer(help="Human annotation worksheets (CSV).", no_args_is_help=True)
 tutor_app.add_typer(worksheet_app, name="worksheet")
