@@ -144,3 +144,36 @@ def test_a_breakdown_file_in_an_older_layout_is_refused(tmp_path: Path) -> None:
     legacy.write_text(json.dumps({"topics": []}), encoding="utf-8")
     with pytest.raises(DocumentVersionError, match=r"'breakdown' schema version 1.*--only breakdown"):
         BREAKDOWN.read(tmp_path)
+
+
+# -- the line `mathlens analyze` prints -----------------------------------------------------------
+
+def _described(records: list[RecordFacts]) -> list[str]:
+    from mathlens.analyze.breakdown.analyzer import describe
+    from mathlens.analyze.breakdown.models import BreakdownSummary
+
+    overall, operations, concepts = step_shares(records, BOOT)
+    return describe(BreakdownSummary(score_basis="final answer", overall=overall, operations=operations,
+                                     concepts=concepts))
+
+
+def test_the_printed_line_names_no_operation_when_no_checked_step_is_invalid() -> None:
+    good = StepFacts(operations=("comparison",), concepts=(), verdict="valid")
+    other = StepFacts(operations=("arithmetic",), concepts=(), verdict="valid")
+    lines = _described([RecordFacts(ref=_ref("q1"), steps=(good, other)),
+                        RecordFacts(ref=_ref("q2"), steps=(good,))])
+    assert not any("most often invalid" in line for line in lines)
+    assert lines[0].startswith("no checked step is invalid (3 checked")
+
+
+def test_the_printed_line_names_the_operation_with_most_invalid_steps_and_its_cell() -> None:
+    ok = StepFacts(operations=("comparison",), concepts=(), verdict="valid")
+    bad = StepFacts(operations=("integration",), concepts=(), verdict="invalid")
+    # the first cell (baseline) has no invalid step; the rag cell has two
+    lines = _described([RecordFacts(ref=_ref("q1"), steps=(ok, ok)),
+                        RecordFacts(ref=_ref("q1", conf="rag"), steps=(bad, bad, ok))])
+    assert lines[0].startswith("most often invalid for ")
+    assert " rag: integration (2/2 invalid" in lines[0]
+    # one cell only: no cell named
+    single = _described([RecordFacts(ref=_ref("q1"), steps=(bad, ok))])
+    assert single[0].startswith("most often invalid: integration (1/1 invalid")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from statistics import fmean
@@ -162,3 +163,14 @@ def test_run_level_counts_cli_and_analyzer_option(ablated_run: RunStore) -> None
     # A misspelt option of a named analyzer is refused with the closest valid key.
     res = runner.invoke(app, ["analyze", str(store.root), "--only", "sensitivity", "-O", "sensitivity.n_resample=5"])
     assert res.exit_code == 2 and "Did you mean 'n_resamples'" in res.output
+
+
+def test_the_printed_note_names_each_flagged_question_with_its_flags(ablated_run: RunStore) -> None:
+    # With the threshold below any phrase sensitivity, q1 (the answered question) is flagged; q2 is
+    # left out as degenerate and so raises nothing.
+    res = CliRunner().invoke(app, ["analyze", str(ablated_run.root), "--only", "sensitivity", "-O",
+                                   "sensitivity.flow=false", "-O", "sensitivity.phrase_sensitivity_max=-1"])
+    assert res.exit_code == 0, res.output
+    notes = [line.strip() for line in res.output.splitlines() if "flagged" in line]
+    assert len(notes) == 1 and re.fullmatch(r"flagged for instructors: [\w.-]+/q1 \(unstable_under_rephrasing\)",
+                                            notes[0]), notes

@@ -331,11 +331,11 @@ def run(job: AnalysisJob[SensitivityOptions]) -> Outcome[SensitivitySummary]:
         def entries() -> Iterator[QuestionSensitivity]:
             for q in stream.entries():
                 if q.flags:
-                    flagged.append(f"{q.exam_id}/{q.question_id}")
+                    flagged.append(f"{q.exam_id}/{q.question_id} ({', '.join(f.name for f in q.flags)})")
                 yield q
 
         path, report = _write(job, entries(), stream.summary)
-    notes = [f"flagged: {', '.join(flagged)}"] if flagged else []
+    notes = [f"flagged for instructors: {'; '.join(flagged)}"] if flagged else []
     summary = SensitivitySummary.model_validate(report.model_dump(exclude={"questions"}))
     return Outcome.ok(summary, path, status=report.status, notes=notes)
 

@@ -201,10 +201,20 @@ def run_breakdown(job: AnalysisJob[BreakdownOptions]) -> Outcome[BreakdownSummar
 
 
 def describe(summary: BreakdownSummary) -> list[str]:
-    """The operation most often invalid, and the notes."""
-    top = summary.operations[0] if summary.operations else None
-    lines = [f"most often invalid: {top.label} ({top.invalid}/{top.checked} invalid; score basis: "
-             f"{summary.score_basis})"] if top else []
+    """The operation with the most invalid steps (in any cell, named when the run has several), or that
+    no checked step is invalid; then the notes."""
+    basis = f"score basis: {summary.score_basis}"
+    cells = {r.cell for r in summary.overall}
+    top = max(summary.operations, key=lambda r: (r.invalid, r.share.estimate or 0.0), default=None)
+    if top is None:
+        lines = []
+    elif top.invalid == 0:
+        checked = sum(r.checked for r in summary.overall)
+        lines = [f"no checked step is invalid ({checked} checked; {basis})"]
+    else:
+        where = f" for {top.model} {top.configuration}" + ("" if top.original else f" ({top.variant})")
+        lines = [f"most often invalid{where if len(cells) > 1 else ''}: {top.label} "
+                 f"({top.invalid}/{top.checked} invalid; {basis})"]
     return lines + list(summary.notes)
 
 

@@ -56,8 +56,10 @@ def render_text(result: FlowResult, title: str | None = None) -> str:
 
 
 def render_exam_table(rows: Iterable[ExamRow]) -> str:
-    """Seed Tables 2-3: S and complexity (mean ± sd) per exam, model and configuration."""
-    header = f"{'exam':<20} {'model':<28} {'config':<12} {'n':>4} {'S':>6} {'complexity':>16} {'invalid/resp':>12}"
+    """Seed Tables 2-3 in plain text: per exam, model and configuration, the responses, their mean step
+    count (the seed's S), complexity (mean ± sd) and invalid steps per response."""
+    header = (f"{'exam':<20} {'model':<28} {'config':<12} {'n':>4} {'steps':>6} {'complexity':>16} "
+              f"{'invalid/resp':>12}")
     out = [header, "-" * len(header)]
     for r in rows:
         comp = "-" if r.mean_complexity is None else f"{r.mean_complexity:.2f}"
