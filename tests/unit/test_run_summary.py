@@ -151,6 +151,12 @@ def test_a_large_unanalysed_run_is_flagged_from_a_sample_and_then_exactly(tmp_pa
     assert q["degenerate"] == 100  # every response copies its prompt
     assert all(g["degenerate"] is None and g["quality"] == {} for g in doc["groups"])
     assert "100 of 100 sampled responses" in doc["warning"] and "of the run's 130" in doc["warning"]
+    # the note says what the sample found, not only where it came from
+    assert q["note"].startswith("a spread sample of 100 of the 130 responses: 100 degenerate (100%); ")
+    assert "echo 100" in q["note"].split(";")[1]
+    code, _, printed = _invoke("show", str(run))  # the summary is written to stderr
+    assert code == 0 and "quality flags: a spread sample of 100 of the 130 responses: 100 degenerate" in " ".join(
+        printed.split())
     code, _, _ = _invoke("analyze", str(run), "--only", "answers")
     assert code == 0
     doc = json.loads(_invoke("show", str(run), "--json")[1])
@@ -229,3 +235,28 @@ def test_held_records_are_counted_as_the_stored_ones(tmp_path: Path, monkeypatch
     assert [(r.replica, r.records, r.ok, r.error, r.completion_tokens) for r in stored.replicas] == \
         [("http://r0", 3, 2, 1, 18), ("http://r1", 2, 1, 1, 12)]
     assert (stored.errors_total, [e.error for e in stored.errors]) == (2, ["boom 1", "boom 4"])
+
+
+def test_a_run_without_analyses_is_counted_without_a_digest_of_all_its_records(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mathlens.analyze.overview import run_overview
+    from mathlens.runs import documents, store
+
+    monkeypatch.setenv("MATHLENS_CACHE_DIR", str(tmp_path / "cache"))
+    run = _echo_run(tmp_path, 12)
+    digests: list[Path] = []
+    real = documents.records_snapshot
+
+    def counted(path: Path) -> object:
+        digests.append(path)
+        return real(path)
+
+    monkeypatch.setattr(documents, "records_snapshot", counted)
+    monkeypatch.setattr(store, "records_snapshot", counted)
+    overview = run_overview(store.RunStore(run))
+    assert overview.records == 12 and overview.analysis_states == [] and digests == []
+    # with a document to hold against the records, the digest is taken (once) and the state is known
+    assert _invoke("analyze", str(run), "--only", "answers")[0] == 0
+    digests.clear()
+    overview = run_overview(store.RunStore(run))
+    assert len(digests) == 1 and [(s.name, s.status) for s in overview.analysis_states] == [("answers", "current")]

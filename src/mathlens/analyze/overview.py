@@ -124,7 +124,9 @@ def run_overview(store: RunStore, records: Iterable[RunRecord] | None = None,
     """Count the run in `store` (see the module notes), or the `records` a caller holds already,
     with their quality `flags` when it has those too."""
     manifest = store.manifest()
-    states = document_states(store.root, store.snapshot())
+    # (the records' digest is taken only when there are documents to hold against it: a run that
+    # has none is shown without reading the whole records file)
+    states = document_states(store.root, store.snapshot() if store.is_frozen else None)
     if records is not None:
         counts, quality, groups = _count_held(list(records), flags)
     else:
@@ -179,6 +181,16 @@ def _set_quality(g: GroupCounts, counts: dict[str, int]) -> None:
     flagged = counts.get("flagged", 0)
     g.degenerate_share = round(g.degenerate / flagged, 4) if flagged else None
     g.quality = {k: counts.get(k, 0) for k in COUNTED_FLAGS if k != "degenerate"}
+
+
+def _found(counts: dict[str, int]) -> str:
+    """What flag counts found, in words: "3 degenerate (3%); echo 2, repetition loop 1" or "no flag raised"."""
+    raised = ", ".join(f"{k.replace('_', ' ')} {counts[k]}" for k in COUNTED_FLAGS
+                       if k != "degenerate" and counts.get(k))
+    if not counts.get("flagged") or not raised:
+        return "no flag raised"
+    bad = counts.get("degenerate", 0)
+    return f"{bad} degenerate ({bad / counts['flagged']:.0%}); {raised}"
 
 
 def _stored_quality(store: RunStore, groups: dict[tuple[str, str], GroupCounts],
@@ -253,8 +265,8 @@ def _records_quality(store: RunStore, groups: dict[tuple[str, str], GroupCounts]
             g.degenerate, g.degenerate_share, g.quality = None, None, {}
         else:
             _set_quality(g, flag_counts(by_group.get(key, [])))
-    note = (f"from a spread sample of {total['flagged']} of the {ok} responses; `mathlens analyze "
-            f"{store.root}` flags every response") if sampled else ""
+    note = (f"a spread sample of {total['flagged']} of the {ok} responses: {_found(total)}; `mathlens analyze "
+            f"{store.root}` flags every response, per group") if sampled else ""
     return QualityTotals(source="sample of records" if sampled else "records", degenerate=total["degenerate"],
                          responses=total["flagged"], counts=total, sampled_from=ok if sampled else None, note=note)
 

@@ -21,7 +21,7 @@ def show(run_dir: Path = typer.Argument(..., help="A run directory."), as_json: 
     """Summarise a run: records, errors, analyses present.
 
     Records per model and configuration, errors, truncations; each analysis with whether it is current."""
-    from mathlens.cli.summary import print_summary, run_summary
+    from mathlens.cli.summary import print_imported, print_source_agreement, print_summary, run_summary
 
     store = RunStore(run_dir)
     doc = run_summary(store)
@@ -30,8 +30,6 @@ def show(run_dir: Path = typer.Argument(..., help="A run directory."), as_json: 
         return
     print_summary(doc, footer=False)
     if doc.imported is not None:
-        from mathlens.cli.importing import print_imported, print_source_agreement
-
         print_imported(doc.imported, shown=5)
         if doc.source_agreement is not None:
             print_source_agreement(doc.source_agreement)

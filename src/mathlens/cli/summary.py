@@ -82,8 +82,6 @@ def print_summary(doc: RunSummary, *, footer: bool = True) -> None:
     (Rich is imported by the printing functions: the summary of `--json` never loads it.)"""
     from rich.table import Table
 
-    from mathlens.cli.live import replica_table
-
     table = Table(title=f"run {doc.run_id}")
     for col in ("model", "configuration", "records", "ok", "error", "truncated", "cached", "completion tokens",
                 "degenerate", "quality flags"):
@@ -104,6 +102,8 @@ def print_summary(doc: RunSummary, *, footer: bool = True) -> None:
         console.print(f"this invocation: {inv.written} new records, {inv.skipped} already done, "
                       f"{inv.model_calls} model calls, {inv.cache_hits} cache hits, {inv.errors} errors")
         if inv.replicas:
+            from mathlens.cli.live import replica_table  # (with the progress bar's imports)
+
             console.print(replica_table(inv.replicas, title="replicas (this invocation)"))
     print_analysis_states(doc)
     if footer:
@@ -140,3 +140,62 @@ def print_warning(doc: RunSummary) -> None:
     """Print the document's degenerate-output warning (to stderr), if it has one."""
     if doc.warning:
         console.print(f"[bold yellow]warning:[/] {escape(doc.warning)}", highlight=False, soft_wrap=True)
+
+
+#: unmatched rows printed one by one (all are in the manifest's list, up to its own cap)
+SHOWN_UNMATCHED = 20
+
+
+def print_imported(imp: ImportedFrom, shown: int = SHOWN_UNMATCHED, *, quiet: bool = False) -> None:
+    """What an import read and matched, and the rows it left out (to stderr); with `quiet` only the
+    warnings (a partial log, unmatched rows)."""
+    matched = (f"matched {imp.matched_by_id} by id and {imp.matched_by_text} by question text, {imp.unmatched} "
+               "unmatched" if imp.items_from == "items" else "questions read from the source")
+    if not quiet:
+        console.print(f"[bold]imported[/] {escape(imp.source)} ({escape(imp.format)}, read by {escape(imp.reader)}): "
+                      f"{imp.rows} rows, {imp.records} records ({imp.errors} errors, {imp.scored} with the source's "
+                      f"own verdicts), {matched}", soft_wrap=True)
+    if imp.partial is not None:
+        planned = f" of the {imp.planned} samples it planned" if imp.planned is not None else ""
+        console.print(f"  [yellow]partial[/]: the evaluation ended with status {escape(imp.partial)!r}; the log holds "
+                      f"{imp.rows}{planned}", soft_wrap=True)
+    for row in imp.unmatched_rows[:shown]:
+        what = f" id {row.id!r}" if row.id is not None else ""
+        console.print(f"  [yellow]unmatched[/] {escape(row.where)}{escape(what)}: {escape(row.reason)}",
+                      soft_wrap=True)
+    rest = imp.unmatched - min(shown, len(imp.unmatched_rows))
+    if rest > 0:
+        console.print(f"  … and {rest} more unmatched rows (listed in manifest.json → imported.unmatched_rows, "
+                      "and in --json output)", soft_wrap=True)
+
+
+#: disagreements `mathlens show` prints one by one (all are in --json and the report)
+SHOWN_DISAGREEMENTS = 50
+
+
+def print_source_agreement(audit: SourceAudit, shown: int = SHOWN_DISAGREEMENTS) -> None:
+    """The scorer audit of an imported run: a line per scorer, then the disagreements."""
+    for row in audit.rows:
+        console.print(f"[bold]scorer audit[/] {escape(row.model)} · {escape(row.configuration)} · source scorer "
+                      f"{escape(row.scorer)}: {row.compared} compared, agreement {row.agreement.format(3)}, "
+                      f"kappa {row.kappa.format(3)}; {row.source_only} correct only for the source, "
+                      f"{row.mathlens_only} only for mathlens; {row.left_out_total} left out", soft_wrap=True)
+    listed = audit.disagreements
+    for e in listed[:shown]:
+        ref = e.record
+        source = "correct" if e.source_correct else "incorrect"
+        mine = "correct" if e.mathlens_correct else "incorrect"
+        console.print(f"  [yellow]disagree[/] {escape(ref.exam_id)}/{escape(ref.question_id)} repeat {ref.repeat} "
+                      f"({escape(e.scorer)}): source {source} ({escape(_short(e.source_answer))}), mathlens {mine} "
+                      f"({escape(_short(e.mathlens_answer))}, {escape(e.mathlens_status)}), reference "
+                      f"{escape(_short(e.reference))}", soft_wrap=True)
+    if len(listed) > shown:
+        console.print(f"  … and {len(listed) - shown} more disagreements (all in `mathlens show --json` and the "
+                      "report)", soft_wrap=True)
+
+
+def _short(text: str | None, limit: int = 60) -> str:
+    if text is None:
+        return "none"
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

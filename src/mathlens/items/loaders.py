@@ -10,19 +10,16 @@ import re
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
 from pydantic import ValidationError
 
 from mathlens.errors import UnknownNameError, UserError
 from mathlens.items.errors import ItemFileError, from_validation
+from mathlens.items.formats import Format
 from mathlens.items.limits import ITEM_YAML_BYTES
 from mathlens.items.readers import iter_jsonl_records, load_yaml, read_text
 from mathlens.items.schema import Exam, Question
-
-Format = Literal["auto", "exam", "math", "gsm8k", "jsonl"]
-#: the values of `Format`, for messages and checks
-ITEM_FORMATS: tuple[str, ...] = get_args(Format)
 
 GSM8K_ANSWER = re.compile(r"####\s*(.+?)\s*$", re.S)
 

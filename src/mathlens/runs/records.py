@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from mathlens.items.loaders import Format
+from mathlens.items.formats import Format
 from mathlens.models.base import FinishReason, GenerateConfig, Message, Usage
 from mathlens.runs.importing.provenance import ImportedFrom, SourceScore
 from mathlens.solve.configurations import Retrieval

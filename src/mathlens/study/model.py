@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mathlens.flags import MAX_SEED, MAX_TOKENS, Flag
-from mathlens.items.loaders import Format
+from mathlens.items.formats import Format
 from mathlens.models.admission import check_concurrency
 from mathlens.runs.records import ExamMode
 from mathlens.solve.tutoring import CONDITIONS, ImageMode

@@ -22,7 +22,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mathlens.analyze.judging.units import Points, Scope, Unit
@@ -126,6 +125,8 @@ def rubric_dir() -> Path:
 
 def builtin_rubrics() -> dict[str, Path]:
     """Built-in rubric id -> file (the newest version of each)."""
+    import yaml  # here, not at the top: reading stored grades (`mathlens show`) needs no YAML parser
+
     found: dict[str, tuple[int, Path]] = {}
     for path in sorted(rubric_dir().glob("*.yaml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))

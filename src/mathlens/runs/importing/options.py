@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mathlens.flags import Flag
-from mathlens.items.loaders import Format
+from mathlens.items.formats import Format
 from mathlens.runs.importing.importer import ImportRequest, Reader
 from mathlens.runs.importing.matching import MatchBy
 from mathlens.runs.importing.provenance import ImportFormat
