@@ -5,8 +5,9 @@ known function names, ``dx``, ``lim``, ``f_x``...) on one line; an English word 
 letters ends it. A run is kept when it has an operator, a relation or a function call, so that
 "Step 2" or a lone article "a" is not math. A ``$`` right before a digit is currency, not a
 LaTeX delimiter, when the would-be LaTeX content starts or ends with a space (``$5 and $15``)
-or its closing sign stands right before a number (``$30 +$200``). A decimal may start with its
-point (``20 x .6``); an en dash between numbers is a minus sign.
+or its closing sign stands right before a number (``$30 +$200``); an amount may start with its
+decimal point (``$.25``). A decimal may start with its point (``20 x .6``); an en dash between
+numbers is a minus sign. A time of day (``5:00``) counts as a word: it ends a run.
 """
 
 from __future__ import annotations
@@ -74,6 +75,9 @@ _PART_LABEL = re.compile(r"(?:(?<=^)|(?<=[\s,;:.]))\([a-hA-H]\)(?=\s)|(?:(?<=^)|
 _CAPITAL_NAME = re.compile(r"[A-Z]{2,3}")
 _BULLET = re.compile(r"(?m)^[ \t]*[-*•][ \t]+")
 _POINT = re.compile(r"\(\s*-?\d+(?:\.\d+)?(?:\s*,\s*-?\d+(?:\.\d+)?)+\s*\)")
+#: the start of an amount after a currency sign: "5", "5.20", ".25"
+_AMOUNT_START = re.compile(r"\.?\d")
+_CLOCK = re.compile(r"(?<![\d:.,])\d{1,2}:\d{2}(?![\d:])")
 _STRONG_OPS = set("+*/^=<>!|∫√∂∇≤≥≠×·÷−–→²³≈%≡") | {"->", "<=", ">=", "!="}
 
 
@@ -84,11 +88,12 @@ def extract_math(text: str, max_spans: int = 2000) -> list[MathSpan]:
     for m in _LATEX_BLOCKS.finditer(text):
         group = next(g for g in ("dd", "br", "pa", "envbody", "d") if m.group(g) is not None)
         body = m.group(group)
-        if group == "d" and (body[0].isspace() or body[-1].isspace()) and re.match(r"\d", body):
-            continue  # "$5 and $" is currency
-        if group == "d" and re.match(r"\d", body) and not re.search(r"[\\^_{}=+*/-]", body):
+        amount = group == "d" and _AMOUNT_START.match(body) is not None
+        if amount and (body[0].isspace() or body[-1].isspace()):
+            continue  # "$5 and $" (or "$.50 + $") is currency
+        if amount and not re.search(r"[\\^_{}=+*/-]", body):
             continue  # "$20" written twice on a line: still currency
-        if group == "d" and re.match(r"\d", body) and text[m.end():m.end() + 1].isdigit():
+        if amount and _AMOUNT_START.match(text, m.end()):
             continue  # "$30 +$200": a "closing" sign right before a number opens an amount
         spans.append(MathSpan(body.strip(), m.start(group), m.end(group), "latex",
                               display=group in ("dd", "br", "envbody")))
@@ -107,8 +112,11 @@ def _mask(text: str, taken: list[tuple[int, int]]) -> str:
         for i in range(start, end):
             if chars[i] != "\n":
                 chars[i] = "\x00"
-    # Currency signs next to digits, and part labels such as "(a) Find", are not math.
-    masked = re.sub(r"\$(?=\s?\d)", " ", "".join(chars))
+    # Currency signs next to digits ("$5", "$.25"), and part labels such as "(a) Find", are not math.
+    masked = re.sub(r"\$(?=\s?\.?\d)", " ", "".join(chars))
+    # A time of day ("5:00", "10:30") is a word here: its colon is not math, and an expression that
+    # reaches it ("5:00 - 1:00 = 4 hours") has a side the reader cannot take.
+    masked = _CLOCK.sub(lambda m: "h" * len(m.group()), masked)
     # A Markdown bullet ("- 10 = 2 * 5") is not a minus sign.
     masked = _BULLET.sub(lambda m: " " * len(m.group()), masked)
     return _PART_LABEL.sub(lambda m: " " * len(m.group()), masked)

@@ -61,6 +61,13 @@ _DELIMITERS = re.compile(r"\\[\[\]()]|\$+")
 _MATRIX = re.compile(r"\\begin\{([pbB]?matrix)\}.*?\\end\{\1\}", re.S)
 # A plain span that starts with a binary operator: its left side is in the words before it.
 _LEADING_OPERATOR = re.compile(r"\s*[+*/^=×÷·]")
+# A minus with a space after it, right after a word, is an operator whose left operand is that
+# word's phrase ("10 blue eggs - 1 = 9"), not a sign ("is -1").
+_WORDED_MINUS = re.compile(r"\s*[-−–]\s")
+# An expression left open before words: an operator after a number, then only words before the
+# span ("December 2013 - December 2012 = 1" gives the span "2012 = 1"); a hyphen ("100-foot") is
+# not one.
+_OPEN_BEFORE_WORDS = re.compile(r"[\d)%]\s*[-−–+*/×÷]\s+(?:[A-Za-z]+\s+)+$")
 # "0 = y + 4 -4 = y": a new statement run on after a term ("-4 = y" starts where the minus has a
 # space before it and none after, and a relation follows).
 _RUN_ON = re.compile(r"(?<=[\w)])\s+(?=-\d+(?:\.\d+)?\s*=)")
@@ -111,7 +118,9 @@ def pieces(text: str) -> list[Piece]:
         # (a currency sign may sit between: "25% of $1.60 = 0.25 * $1.60"), and a span that
         # starts with an operator continues a worded left side ("the GCF + 11 = 23").
         worded = bool(_BINDING_WORD.search(before.rstrip("$€£ "))) and bool(re.match(r"\s*[-(]?\s*\d", span.text))
-        continued = worded or bool(_LEADING_OPERATOR.match(span.text))
+        continued = worded or bool(_LEADING_OPERATOR.match(span.text)) \
+            or (bool(_WORDED_MINUS.match(span.text)) and before.rstrip()[-1:].isalpha()) \
+            or bool(_OPEN_BEFORE_WORDS.search(before))
         supposed = bool(_SUPPOSITION.search(before.rstrip("$\\( ")))
         hypothetical = bool(_HYPOTHESIS.search(before.rstrip("$\\( ")))
         disowned = bool(_DISOWNED.match(_DELIMITERS.sub(" ", after)))
