@@ -37,10 +37,16 @@ _SUPPOSITION = re.compile(r"\b(?:when|whenever|if|at|for|where|suppose|assume|as
 # A case, not a fact: the names it gives values to keep none ("If p = 15 when c = 1500").
 _HYPOTHESIS = re.compile(r"\b(?:when|whenever|if|suppose|assume|assuming|trying|try)\b[^.;:!?]{0,40}$", re.I)
 # Words right after a statement that call it false: the solution is testing it.
-_DISOWNED = re.compile(r"[\s,.]*(?:but|which|that|this)?\s*(?:this|which)?\s*(?:is|are)?\s*"
+# Also an equation set up and found to have no solution ("\\[ 4 = 0 \\] This equation has no
+# solution", "0 = -12, so there is no solution", "4 = 0 gives a contradiction").
+_DISOWNED = re.compile(r"[\s,.;]*(?:but|which|that|this|so|and)?\s*(?:this|which|that|the|there)?\s*"
+                       r"(?:equation|equality|statement|system|case)?\s*(?:is|are)?\s*"
                        r"(?:not true|false|not valid|invalid|contradicts|"
                        r"impossible|a contradiction|not possible|extraneous|incorrect|not satisfied|"
-                       r"does not hold|doesn't hold|not hold)", re.I)
+                       r"does not hold|doesn't hold|not hold|never (?:true|holds?)|"
+                       r"(?:has|have)? ?no (?:real )?(?:solutions?|roots?)\b|"
+                       r"(?:gives|leads to|yields) (?:a |an )?(?:contradiction|impossibility)|"
+                       r"cannot (?:happen|hold|be true))", re.I)
 # Words by which a solution takes back what it has just written ("Oops! This simplification led
 # us astray"): a slip before them is corrected, not left standing.
 RETRACTION = re.compile(r"\b(?:oops|whoops|I made (?:a|an) (?:mistake|error)|(?:that|this)(?:'s| is| was) "
