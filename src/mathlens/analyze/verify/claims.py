@@ -150,7 +150,34 @@ def _strip_constants(expr: sympy.Basic) -> sympy.Basic:
     return expr.xreplace(consts) if consts else expr
 
 
+def _check_substitution(integral: sympy.Integral, other: sympy.Integral, ctx: Context
+                        ) -> tuple[ClaimStatus, str, str]:
+    """``∫ f(x) dx = ∫ g(u) du``, a change of variable: it holds when g(u(x))·u'(x) = f(x), with u
+    as the solution defined it (``Let u = x^2``). An integral in a variable the solution has not
+    written in terms of x is left undecided."""
+    var, new_var = integral.limits[0][0], other.limits[0][0]
+    integrand, _ = substitute(integral.function, ctx)
+    if new_var == var:
+        other_integrand, _ = substitute(other.function, ctx)
+        ok, method = _is_identity(other_integrand - integrand)
+    else:
+        # "Let u = x^2" keeps u a variable of its own and records it as the function u(x)
+        fn = ctx.functions.get(getattr(new_var, "name", ""))
+        inner = fn.body.xreplace({fn.params[0]: var}) if fn is not None and len(fn.params) == 1 else new_var
+        if inner == new_var or var not in inner.free_symbols:
+            return "unverifiable", f"a change of variable to {new_var}, not defined in terms of {var}", ""
+        pulled_back, _ = substitute(other.function.xreplace({new_var: inner}), ctx)
+        ok, method = _is_identity(pulled_back * sympy.diff(inner, var) - integrand)
+    if ok is None:
+        return "unverifiable", method, ""
+    if ok:
+        return "valid", "change of variable", ""
+    return "invalid", "change of variable", fmt(sympy.integrate(integrand, var)) + " + C"
+
+
 def _check_antiderivative(integral: sympy.Integral, other: sympy.Basic, ctx: Context) -> tuple[ClaimStatus, str, str]:
+    if isinstance(other, sympy.Integral) and len(other.limits) == 1 and len(other.limits[0]) == 1:
+        return _check_substitution(integral, other, ctx)
     var = integral.limits[0][0]
     integrand, _ = substitute(integral.function, ctx)
     candidate, _ = substitute(_strip_constants(other), ctx)

@@ -17,6 +17,7 @@ _BY_METHOD = {
     "integer quotient": "whole-number", "remainder": "whole-number", "quotient and remainder": "whole-number",
     "congruence": "whole-number", "gcd": "whole-number", "lcm": "whole-number", "GCD": "whole-number",
     "LCM": "whole-number", "rounded": "rounding", "approximate": "rounding", "antiderivative": "antiderivative",
+    "change of variable": "antiderivative",
     "implicit differentiation": "derivative rule", "solves the equation": "equation",
     "solves the equation (in degrees)": "equation", "rewriting of the previous equation": "equation",
     "an equivalent form of the previous equation": "equation", "evaluation at sample points": "numeric sampling",

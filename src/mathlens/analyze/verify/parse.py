@@ -209,6 +209,10 @@ def _parse(text: str, notation: Notation, limits: ParseLimits, reading: Reading 
             if fast is not None and not _UNSAFE.search(fast) and "'" not in fast:
                 norm = _PLAIN_VECTOR.sub(lambda m: f"zzqvec({m.group(1)})", plain_reader.normalize(fast, reading))
                 reader = "plain"
+            elif "'" in norm or "\\prime" in norm:
+                # latex2sympy2 drops a prime it does not know ("xy'" becomes x*y, "u'v" u*v): a
+                # prime not read as a derivative or a name leaves the statement unread.
+                return Parsed("unparseable", error="a prime that is not read as a derivative", notation=which)
         side_texts, ops = split_relations(norm, latex=reader == "latex")
         if any(not t.strip() for t in side_texts):
             return Parsed("unparseable", error="a relation with an empty side", notation=which)

@@ -41,6 +41,10 @@ _PRIMED_NAME = re.compile(r"(?<![A-Za-z_\\])([A-Za-z])('+)(?![\w('])")
 _THOUSANDS = re.compile(r"(?<![\d.,])(\d{1,3})((?:,\d{3})+)(?![\d,])(?!\.\d*,)")
 # "011" is 11 (a Python literal with a leading zero is not a number at all).
 _LEADING_ZEROS = re.compile(r"(?<![\d.])0+(?=\d)")
+# "2e-1" in a solution is 2e - 1 (e Euler's number or a name), not 0.2: a number, e and a signed
+# number are not read as scientific notation (the letter then follows the reading rules for e;
+# "1e-5" is no longer 0.00001). "2e5", with no sign, is still the literal 200000.
+_NUMBER_E = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)([eE])(?=[-+]\d)")
 # "sin x cos x" is sin(x)*cos(x), "ln 2x" is ln(2x): a function name before a bare argument
 # takes that one argument (SymPy's implicit application would swallow the rest of the product).
 _GREEK_OR_PI = r"(?:theta|alpha|beta|phi|pi)\b"
@@ -102,6 +106,7 @@ def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
     s = _NORM.sub(lambda m: f"zzqnorm({m.group(1) or m.group(2)})", s)
     s = _ABS.sub(r"Abs(\1)", s)
     s = _LEADING_ZEROS.sub("", s)
+    s = _NUMBER_E.sub(r"\1*\2", s)
     s = _BARE_ARGUMENT.sub(_bracket_argument, s)
     s = _LETTER_RUN_CALL.sub(_unglue, s)
     s = re.sub(r"(?<=[0-9)])(" + "|".join(_NAMES_BY_LENGTH) + r")(?=\s*\()", r" \1", s)
