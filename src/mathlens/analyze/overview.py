@@ -37,6 +37,7 @@ from mathlens.analyze.quality import (
     record_quality,
     warning_of,
 )
+from mathlens.rounding import percent
 from mathlens.runs.counts import (
     Counts,
     FailedRequest,
@@ -190,7 +191,7 @@ def _found(counts: dict[str, int]) -> str:
     if not counts.get("flagged") or not raised:
         return "no flag raised"
     bad = counts.get("degenerate", 0)
-    return f"{bad} degenerate ({bad / counts['flagged']:.0%}); {raised}"
+    return f"{bad} degenerate ({percent(bad / counts['flagged'])}); {raised}"
 
 
 def _stored_quality(store: RunStore, groups: dict[tuple[str, str], GroupCounts],

@@ -25,6 +25,7 @@ from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, out_con
 from mathlens.errors import UserError
 from mathlens.flags import MAX_SEED
 from mathlens.report.tables import Cell, csv_cell
+from mathlens.rounding import percent
 from mathlens.runs.documents import records_digest
 from mathlens.runs.store import RunStore
 
@@ -50,7 +51,7 @@ def _p(x: float | None) -> str:
 def _print(report: CompareReport) -> None:
     opts = report.options
     console.print(f"{escape(report.rule)}; {report.family} p-value(s) corrected together "
-                  f"({opts.correction}, alpha {opts.alpha}); CIs {opts.confidence:.0%} percentile bootstrap, "
+                  f"({opts.correction}, alpha {opts.alpha}); CIs {percent(opts.confidence)} percentile bootstrap, "
                   f"{opts.resamples} resamples, seed {opts.seed}")
     for c in report.comparisons:
         _print_one(c, opts)
@@ -65,7 +66,7 @@ def _print_one(c: Comparison, opts: CompareOptions) -> None:
             more = f" … and {count - len(ids)} more" if count > len(ids) else ""
             console.print(f"  only in {name}: {escape(', '.join(ids))}{more}")
     table = Table(title=f"B - A ({c.a.label} → {c.b.label})")
-    for col in ("metric", "n", "A", "B", f"Δ [{opts.confidence:.0%} CI]", "test", "p", f"p {opts.correction}"):
+    for col in ("metric", "n", "A", "B", f"Δ [{percent(opts.confidence)} CI]", "test", "p", f"p {opts.correction}"):
         table.add_column(col)
     gone = []
     for m in c.metrics:

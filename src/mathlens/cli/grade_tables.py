@@ -10,10 +10,11 @@ from rich.table import Table
 
 from mathlens.analyze.grading.tables import ExamScore, GradeChange, table7
 from mathlens.cli.common import out_console
+from mathlens.rounding import fixed
 
 
 def pct(x: float | None) -> str:
-    return "-" if x is None else f"{x:.1f}"
+    return "-" if x is None else fixed(x, 1)
 
 
 def print_tables(rows: list[ExamScore]) -> None:

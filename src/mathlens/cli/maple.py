@@ -25,6 +25,7 @@ from mathlens.models.base import GenerateConfig
 from mathlens.models.cache import ResponseCache
 from mathlens.models.model import closing_all
 from mathlens.models.registry import get_model, parse_options
+from mathlens.rounding import percent
 from mathlens.runs.documents import Document
 from mathlens.runs.judge import judged_command
 from mathlens.runs.store import RunStore
@@ -133,7 +134,7 @@ def _print_audit(report: AuditReport) -> None:
     m = report.metrics
 
     def pct(x: float | None) -> str:
-        return "n/a" if x is None else f"{100 * x:.1f}%"
+        return "n/a" if x is None else percent(x, 1)
 
     console.print(
         f"[bold]judge audit[/] {report.judge} on {report.data} ({report.source}, {m.n} solutions, "

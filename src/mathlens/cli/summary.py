@@ -14,6 +14,7 @@ from mathlens.analyze.overview import RunOverview
 from mathlens.analyze.source_agreement.models import SOURCE_AGREEMENT, ScorerAgreement, SourceAgreementEntry
 from mathlens.cli.common import console, escape
 from mathlens.models.admission import ReplicaStats
+from mathlens.rounding import percent
 from mathlens.runs.records import ImportedFrom
 from mathlens.runs.store import RunStore
 
@@ -89,7 +90,7 @@ def print_summary(doc: RunSummary, *, footer: bool = True) -> None:
     for g in doc.groups:
         share = g.degenerate_share
         known = g.degenerate is not None  # unknown per group when the flags come from a sample
-        degenerate = f"{g.degenerate} ({share:.0%})" if known and share is not None else "–"
+        degenerate = f"{g.degenerate} ({percent(share)})" if known and share is not None else "–"
         table.add_row(g.model, g.configuration, str(g.records), str(g.ok), str(g.error), str(g.truncated),
                       str(g.cached), str(g.completion_tokens), degenerate,
                       _flag_breakdown(g.quality) if known else "–")
@@ -132,7 +133,7 @@ def print_replicas(doc: RunSummary) -> None:
         table.add_column(col, justify="left" if col in ("model", "replica") else "right")
     for row in doc.replicas:
         table.add_row(escape(row.model), escape(row.replica), str(row.records), str(row.ok), str(row.error),
-                      f"{row.share:.0%}", str(row.completion_tokens))
+                      percent(row.share), str(row.completion_tokens))
     console.print(table)
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+from mathlens.rounding import fixed
 from mathlens.stats.bootstrap import CI
 
 Cell = str | int | float | bool | None
@@ -102,13 +103,13 @@ def csv_cell(value: Cell) -> str:
 
 
 def display_cell(value: Cell, decimals: int | None = None) -> str:
-    """A cell as shown: floats rounded (3 decimals unless told), None as an en dash."""
+    """A cell as shown: floats rounded half up (3 decimals unless told), None as an en dash."""
     if value is None:
         return "–"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return f"{value:.{3 if decimals is None else decimals}f}"
+        return fixed(value, 3 if decimals is None else decimals)
     return str(value)
 
 

@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field, computed_field
 
 from mathlens.analyze.grading.rubric import Rubric
 from mathlens.analyze.judging.entries import Evidence, Judgement, UnitCheck
+from mathlens.rounding import percent
 
 FinalAnswerPolicy = Literal["checker", "judge"]
 #: share of decisive final answers above which a judge that disagrees with the checker is unreliable
@@ -160,7 +161,7 @@ class JudgeReliability(BaseModel):
         steps = (f"; full working points despite an invalid step on {self.step_disagreements} of "
                  f"{self.step_checked}" if self.step_checked else "")
         return (f"{head}disagrees on {self.disagreements} of {self.decisive} decisive final answers "
-                f"(threshold {self.threshold:.0%}){steps}")
+                f"(threshold {percent(self.threshold)}){steps}")
 
 
 def judge_reliability(grades: Iterable[Judgement], policy: FinalAnswerPolicy = "checker") -> JudgeReliability:

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from mathlens.analyze.judging.units import Points, Scope, Unit
 from mathlens.datafiles import load_model_file
 from mathlens.errors import UnknownNameError
+from mathlens.rounding import percent
 
 
 class Criterion(BaseModel):
@@ -167,7 +168,7 @@ def rubric_text(rubric: Rubric, question_points: float | None) -> str:
     if rubric.partial_credit:
         lines.append("Partial credit for the question as a whole:")
         for band in rubric.partial_credit:
-            share = f"{band.low:.0%}" if band.low == band.high else f"{band.low:.0%}-{band.high:.0%}"
+            share = percent(band.low) if band.low == band.high else f"{percent(band.low)}-{percent(band.high)}"
             lines.append(f"- {band.when} -> {share} of the points" + (f" ({band.note})" if band.note else ""))
     if rubric.rules:
         lines.append("Rules:")

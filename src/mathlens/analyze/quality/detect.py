@@ -22,6 +22,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from mathlens.rounding import percent
+
 _MATHISH = set("+-*/^=<>()[]{}.,;:!?'\"|\\$%&_~#@`")
 #: a character that is not a letter, digit, space or common math punctuation (`str.isalnum` and
 #: `str.isspace` are what `\w` and `\s` match, `_` included)
@@ -86,7 +88,7 @@ def _ngram(text: str, cfg: IncoherenceConfig) -> Hit | None:
     if len(words) < cfg.ngram_min_words:
         return None
     share = repeated_ngram_share(words)
-    return Hit("ngram", f"{share:.0%} of word 4-grams repeat") if share > cfg.ngram_share else None
+    return Hit("ngram", f"{percent(share)} of word 4-grams repeat") if share > cfg.ngram_share else None
 
 
 def _line(text: str, cfg: IncoherenceConfig) -> Hit | None:
@@ -102,7 +104,7 @@ def _garbled(text: str, cfg: IncoherenceConfig) -> Hit | None:
         return None
     ok = len(text) - sum(1 for _ in _UNREADABLE.finditer(text))
     share = ok / len(text)
-    return Hit("garbled", f"only {share:.0%} readable characters") if share < cfg.garbled_share else None
+    return Hit("garbled", f"only {percent(share)} readable characters") if share < cfg.garbled_share else None
 
 
 def incoherence(text: str, cfg: IncoherenceConfig | None = None) -> list[Hit]:

@@ -46,6 +46,7 @@ from pydantic import BaseModel, Field
 from mathlens.analyze.quality.checks import echo_match, is_empty, repeated_numbered_line, script_share, window
 from mathlens.analyze.quality.detect import IncoherenceConfig, has_final_answer, incoherence
 from mathlens.items.schema import Question
+from mathlens.rounding import percent
 
 #: The detect.py checks that mean "looping"; `garbled` means unreadable and feeds `wrong_script`.
 LOOP_CHECKS = ("char_run", "period", "ngram", "line")
@@ -131,7 +132,7 @@ def quality_flags(response: str | None, *, system_role: str, prompt: str, finish
     match = echo_match(seen, sources, cfg.echo_ngram, cfg.echo_min_words)
     echo = match is not None and match.share >= cfg.echo_share
     if echo and match is not None:
-        details.append(f"echo: {match.share:.0%} of the response copies the {match.source}")
+        details.append(f"echo: {percent(match.share)} of the response copies the {match.source}")
     hits = incoherence(seen, cfg.loop)
     loops = [f"{h.check}: {h.detail}" for h in hits if h.check in LOOP_CHECKS]
     if not any(h.check == "line" for h in hits):
@@ -146,7 +147,7 @@ def quality_flags(response: str | None, *, system_role: str, prompt: str, finish
     if (script.foreign >= cfg.script_min_words and script.share > cfg.script_share
             and script_share(prompt[: cfg.max_chars]).share <= cfg.script_share):
         wrong_script = True
-        details.append(f"wrong_script: {script.share:.0%} of the words are not in Latin script")
+        details.append(f"wrong_script: {percent(script.share)} of the words are not in Latin script")
     garbled = next((h for h in hits if h.check == "garbled"), None)
     if garbled is not None:
         wrong_script = True

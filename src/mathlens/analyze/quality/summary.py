@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 
 from mathlens.analyze.quality.flags import DEGENERATE_FLAGS, QualityConfig, QualityFlags, quality_flags
 from mathlens.items.schema import Question
+from mathlens.rounding import percent
 from mathlens.runs.records import RunRecord
 
 #: Share of ok records above which a run is called mostly degenerate.
@@ -106,9 +107,9 @@ def warning_of(counts: Mapping[str, int], share: float = WARNING_SHARE, *,
     flagged, bad = counts.get("flagged", 0), counts.get("degenerate", 0)
     if not flagged or bad / flagged <= share:
         return None
-    scope = f"{bad} of {flagged} responses ({bad / flagged:.0%})"
+    scope = f"{bad} of {flagged} responses ({percent(bad / flagged)})"
     if sampled_from is not None and sampled_from > flagged:
-        scope = f"{bad} of {flagged} sampled responses ({bad / flagged:.0%} of a spread sample of the run's " \
+        scope = f"{bad} of {flagged} sampled responses ({percent(bad / flagged)} of a spread sample of the run's " \
                 f"{sampled_from})"
     return (f"{scope} are degenerate: {likely_cause_of(counts)}. "
             "Scores computed on them describe the failure, not the model's reasoning.")

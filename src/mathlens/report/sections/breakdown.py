@@ -18,6 +18,7 @@ from mathlens.report.context import ReportContext
 from mathlens.report.loader import RunData, question_anchor
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table, percent_ci
+from mathlens.rounding import percent
 
 #: rows per model and configuration in the operation and concept tables
 TOP = 10
@@ -56,7 +57,7 @@ def _shares(ctx: ReportContext, found: list[tuple[RunData, BreakdownSummary]], w
         return None
     level = found[0][1].confidence
     cols = ("model · configuration", what, "invalid steps", "checked steps", "invalid share (%)",
-            f"{level:.0%} low", f"{level:.0%} high", "responses")
+            f"{percent(level)} low", f"{percent(level)} high", "responses")
     return Table(ctx.uid("breakdown", what), f"Checked steps most often invalid, by {what}", cols, tuple(rows),
                  decimals={4: 1, 5: 1, 6: 1},
                  caption=f"The {TOP} {what}s with the most invalid steps per model and configuration (original "

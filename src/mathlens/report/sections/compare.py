@@ -27,6 +27,7 @@ from mathlens.report.context import ReportContext
 from mathlens.report.loader import RunData
 from mathlens.report.registry import ReportSection
 from mathlens.report.tables import Cell, Table
+from mathlens.rounding import percent
 from mathlens.runs.records import RunRecord
 
 #: changed items shown side by side per comparison (the table counts all of them)
@@ -108,7 +109,7 @@ def _metrics_table(ctx: ReportContext, c: Comparison, uid: str, opts: CompareOpt
             continue
         rows.append((m.title, m.status, m.n, m.mean_a, m.mean_b, m.delta, m.ci_low, m.ci_high, m.test, m.b, m.c,
                      m.p_value, m.p_adjusted, m.significant))
-    caption = (f"{opts.confidence:.0%} percentile bootstrap CIs over pairs ({opts.resamples} resamples, seed "
+    caption = (f"{percent(opts.confidence)} percentile bootstrap CIs over pairs ({opts.resamples} resamples, seed "
                f"{opts.seed}); p: McNemar's exact test for accuracy, a sign-flip permutation test for scores; "
                f"significant: corrected p below {opts.alpha}.")
     return Table(ctx.uid("compare", uid), f"{c.a.label} → {c.b.label}", cols, tuple(rows), caption=caption,
@@ -179,7 +180,7 @@ def build(ctx: ReportContext) -> CompareView | None:
     runs = {str(r.root): r for r in ctx.runs}
     views = [_view(ctx, c, runs, rep.options) for rep in reports for c in rep.comparisons]
     settings = (f"The p-values of each set of comparisons are corrected together ({opts.correction}); "
-                f"{opts.confidence:.0%} CIs; seed {opts.seed}. `mathlens compare` prints the same numbers "
+                f"{percent(opts.confidence)} CIs; seed {opts.seed}. `mathlens compare` prints the same numbers "
                 f"(docs/compare.md).")
     rule = "; ".join(dict.fromkeys(rep.rule for rep in reports))
     return CompareView(rule=rule[:1].upper() + rule[1:], settings=settings, comparisons=views)

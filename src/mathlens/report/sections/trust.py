@@ -18,6 +18,7 @@ from mathlens.analyze.grading.answer_records import ANSWERS
 from mathlens.analyze.grading.grades import GRADES
 from mathlens.report.context import ReportContext
 from mathlens.report.registry import ReportSection
+from mathlens.rounding import percent
 
 #: share of responses with a final answer below which the responses line is a warning
 ANSWERED_WARNING = 0.8
@@ -45,7 +46,7 @@ class TrustRun:
 
 
 def _pct(share: float | None) -> str:
-    return "–" if share is None else f"{share:.0%}"
+    return "–" if share is None else percent(share)
 
 
 def _responses(ctx: ReportContext, run_index: int) -> list[TrustLine]:
