@@ -15,6 +15,7 @@ from mathlens.analyze.quality import (
     QualityFlags,
     degenerate_warning,
     flag_counts,
+    flags_raised,
     likely_cause,
     quality_flags,
 )
@@ -100,6 +101,9 @@ def test_flag_counts() -> None:
                           QualityFlags(no_final_answer=True), None])
     assert counts == {"flagged": 3, "degenerate": 1, "empty": 0, "echo": 1, "repetition_loop": 1,
                       "wrong_script": 0, "truncated": 1, "no_final_answer": 1}
+    # in words, as `show` and the sample note print them: raised flags only, in the counted order
+    assert flags_raised(counts) == "echo 1, repetition loop 1, truncated 1, no final answer 1"
+    assert flags_raised(flag_counts([QualityFlags(), None])) == ""
 
 
 HOSTILE = {

@@ -34,6 +34,7 @@ from mathlens.analyze.quality import (
     WARNING_SHARE,
     QualityFlags,
     flag_counts,
+    flags_raised,
     record_quality,
     warning_of,
 )
@@ -186,8 +187,7 @@ def _set_quality(g: GroupCounts, counts: dict[str, int]) -> None:
 
 def _found(counts: dict[str, int]) -> str:
     """What flag counts found, in words: "3 degenerate (3%); echo 2, repetition loop 1" or "no flag raised"."""
-    raised = ", ".join(f"{k.replace('_', ' ')} {counts[k]}" for k in COUNTED_FLAGS
-                       if k != "degenerate" and counts.get(k))
+    raised = flags_raised(counts)
     if not counts.get("flagged") or not raised:
         return "no flag raised"
     bad = counts.get("degenerate", 0)

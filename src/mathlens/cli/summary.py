@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from mathlens.analyze.grading.tables import GradeTables
 from mathlens.analyze.overview import RunOverview
+from mathlens.analyze.quality import flags_raised
 from mathlens.analyze.source_agreement.models import SOURCE_AGREEMENT, ScorerAgreement, SourceAgreementEntry
 from mathlens.cli.common import console, escape
 from mathlens.models.admission import ReplicaStats
@@ -73,10 +74,6 @@ def run_summary(store: RunStore, result: RunResult | None = None) -> RunSummary:
                       this_invocation=invocation, imported=imported, source_agreement=audit)
 
 
-def _flag_breakdown(quality: dict[str, int]) -> str:
-    return ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in quality.items() if v) or "none"
-
-
 def print_summary(doc: RunSummary, *, footer: bool = True) -> None:
     """Print a run's summary as a table, then what is not up to date, ending with the
     degenerate-output warning if any. `footer` adds the run directory and the `show` command.
@@ -93,7 +90,7 @@ def print_summary(doc: RunSummary, *, footer: bool = True) -> None:
         degenerate = f"{g.degenerate} ({percent(share)})" if known and share is not None else "–"
         table.add_row(g.model, g.configuration, str(g.records), str(g.ok), str(g.error), str(g.truncated),
                       str(g.cached), str(g.completion_tokens), degenerate,
-                      _flag_breakdown(g.quality) if known else "–")
+                      (flags_raised(g.quality) or "none") if known else "–")
     console.print(table)
     if doc.quality.note:
         console.print(f"quality flags: {escape(doc.quality.note)}", highlight=False, soft_wrap=True)

@@ -11,6 +11,7 @@ from mathlens.analyze.quality.summary import (
     WARNING_SHARE,
     degenerate_warning,
     flag_counts,
+    flags_raised,
     likely_cause,
     likely_cause_of,
     record_prompts,
@@ -21,6 +22,6 @@ from mathlens.analyze.quality.summary import (
 
 __all__ = [
     "COUNTED_FLAGS", "DEGENERATE_FLAGS", "WARNING_SHARE", "QualityConfig", "QualityFlags", "degenerate_warning",
-    "flag_counts", "likely_cause", "likely_cause_of", "quality_flags", "record_prompts", "record_quality",
-    "run_flags", "warning_of",
+    "flag_counts", "flags_raised", "likely_cause", "likely_cause_of", "quality_flags", "record_prompts",
+    "record_quality", "run_flags", "warning_of",
 ]

@@ -66,6 +66,16 @@ def flag_counts(flags: Iterable[QualityFlags | None]) -> dict[str, int]:
     return {k: counts[k] for k in ("flagged", "degenerate", *COUNTED_FLAGS)}
 
 
+def flags_raised(counts: Mapping[str, int]) -> str:
+    """Each flag counted in `counts` (`flag_counts`, or a group's counts) that was raised, in words;
+    "" when none was.
+
+    >>> flags_raised({"flagged": 5, "degenerate": 2, "echo": 2, "repetition_loop": 1, "truncated": 0})
+    'echo 2, repetition loop 1'
+    """
+    return ", ".join(f"{name.replace('_', ' ')} {counts[name]}" for name in COUNTED_FLAGS if counts.get(name))
+
+
 def likely_cause(flags: Iterable[QualityFlags]) -> str:
     """One sentence naming the most common failure among `flags`.
 
