@@ -112,16 +112,16 @@ def test_cli_flow_and_analyze(tmp_path: Path) -> None:
 
 def test_the_printed_exam_table_puts_each_figure_under_its_named_column() -> None:
     from mathlens.analyze.flow.models import ExamRow
-    from mathlens.analyze.flow.report import render_exam_table
+    from mathlens.analyze.flow.report import exam_rows
 
     row = ExamRow(exam_id="calc1", model="m", configuration="baseline", responses=3, mean_steps=4.5,
                   mean_complexity=2.25, sd_complexity=0.5, mean_invalid_steps=0.333)
-    header, _, line = render_exam_table([row]).splitlines()
-    names = header.split()
-    assert names == ["exam", "model", "config", "n", "steps", "complexity", "invalid/resp"]
-    cells = dict(zip(names, [*line.split()[:5], " ".join(line.split()[5:8]), line.split()[8]], strict=True))
-    assert cells == {"exam": "calc1", "model": "m", "config": "baseline", "n": "3", "steps": "4.50",
-                     "complexity": "2.25 ± 0.50", "invalid/resp": "0.33"}
-    # right-aligned figures end under the end of their column's name
-    for name, value in (("steps", "4.50"), ("invalid/resp", "0.33")):
-        assert header.index(name) + len(name) == line.index(value) + len(value)
+    empty = ExamRow(exam_id="calc2", model="m", configuration="baseline", responses=0, mean_steps=None,
+                    mean_complexity=None, sd_complexity=None, mean_invalid_steps=None)
+    table = exam_rows([row, empty])
+    assert table.headers == ("exam", "model", "config", "n", "steps", "complexity", "invalid/resp")
+    cells = [dict(zip(table.headers, r, strict=True)) for r in table.rows]
+    assert cells[0] == {"exam": "calc1", "model": "m", "config": "baseline", "n": "3", "steps": "4.50",
+                        "complexity": "2.25 ± 0.50", "invalid/resp": "0.33"}
+    assert (cells[1]["steps"], cells[1]["complexity"], cells[1]["invalid/resp"]) == ("-", "-", "-")
+    assert table.right == {"n", "steps", "complexity", "invalid/resp"}  # figures aligned right

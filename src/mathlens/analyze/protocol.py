@@ -14,8 +14,9 @@ An analysis is one module that defines an `Analyzer`:
 - `run(job) -> Outcome[summary]`, which reads the run through `job.store`, writes its documents with
   `job.write(spec, entries, summary)` and returns an `Outcome`: a status, the typed summary, the
   paths written and notes;
-- `describe(summary) -> list[str]`, the lines a command prints for that summary (the analyzer
-  says how its own results read; no command reads them by key).
+- `describe(summary) -> Sequence[str | Rows]`, the lines a command prints for that summary (the
+  analyzer says how its own results read; no command reads them by key). A `Rows` is a small table
+  of cells already written as text, which the command lays out to the width of the terminal.
 
 Per-record work goes through `job.executor(...)` (`executor.py`): a local thread pool by default,
 or Ray tasks (`mathlens analyze --executor ray`); the executor's options are not analysis options
@@ -27,7 +28,7 @@ through `run_analyzers` (`registry.py`), so options, judge choice and order foll
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -176,7 +177,27 @@ class OutcomesDocument(BaseModel):
                    stale=list(stale or []))
 
 
-def no_lines(summary: BaseModel) -> list[str]:
+@dataclass(frozen=True)
+class Rows:
+    """A table among the lines an analyzer prints: a header per column and rows of cells already
+    written as text (an empty cell says nothing). The columns named in `right` hold figures and are
+    aligned right."""
+
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    right: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        wrong = [r for r in self.rows if len(r) != len(self.headers)]
+        if wrong:
+            raise ValueError(f"a row of {len(wrong[0])} cells under {len(self.headers)} headers")
+
+
+#: one printed line of an analyzer: text, or a small table
+Line = str | Rows
+
+
+def no_lines(summary: BaseModel) -> list[Line]:
     """The `describe` of an analyzer whose status line says all."""
     del summary
     return []
@@ -195,20 +216,20 @@ class Analyzer(Generic[Opt, Summary]):
     reads: tuple[str, ...] = ()
     judge: str | None = None
     #: the lines a command prints for a summary of this analyzer
-    describe: Callable[[Summary], list[str]] = no_lines
+    describe: Callable[[Summary], Sequence[Line]] = no_lines
 
     @property
     def default(self) -> bool:
         """Whether a bare `mathlens analyze RUN` runs it: only analyses that call no model do."""
         return self.judge is None
 
-    def lines(self, outcome: Outcome[Any]) -> list[str]:
+    def lines(self, outcome: Outcome[Any]) -> list[Line]:
         """What a command prints under the analyzer's status line for `outcome`."""
         if outcome.error is not None:
             return [outcome.error]
-        out = list(outcome.notes)
+        out: list[Line] = list(outcome.notes)
         if outcome.summary is not None:
-            out = self.describe(outcome.summary) + out
+            out = [*self.describe(outcome.summary), *out]
         return out
 
     def parse_options(self, values: dict[str, Any] | BaseModel | None) -> Opt:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, console, emit_json, escape, out_console, user_errors
+from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, console, emit_json, escape, made, out_console, user_errors
 from mathlens.errors import UserError
+
+if TYPE_CHECKING:
+    from mathlens.analyze.protocol import Line
+    from mathlens.cli.consoles import SafeConsole
 
 MAX_INPUT_BYTES = 5_000_000
 
@@ -59,11 +64,32 @@ def analyzer_options(pairs: list[str], names: list[str]) -> dict[str, dict[str, 
     return out
 
 
-def print_outcome(name: str, lines: list[str], status: str) -> None:
+def print_outcome(name: str, lines: Sequence[Line], status: str) -> None:
     """An analyzer's status line, then its lines indented."""
     out_console.print(f"[bold]{name}[/]: {escape(status)}", highlight=False)
+    print_lines(out_console, lines, indent=2)
+
+
+def print_lines(to: SafeConsole, lines: Sequence[Line], indent: int = 0) -> None:
+    """An analyzer's printed lines: text as it is, a `Rows` as a table fitted to the terminal."""
+    from rich import box
+    from rich.padding import Padding
+    from rich.table import Table
+
+    from mathlens.cli.fit import fitted
+
     for line in lines:
-        out_console.print("\n".join(f"  {part}" for part in line.splitlines()), highlight=False, markup=False)
+        if isinstance(line, str):  # read by the console as its own strings are (control characters escaped)
+            text = made(to).render_str(line, markup=False, highlight=False)
+            to.print(Padding(text, (0, 0, 0, indent), expand=False))
+            continue
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        for header in line.headers:
+            table.add_column(header, justify="right" if header in line.right else "left")
+        for row in line.rows:
+            table.add_row(*row)
+        shown = fitted(made(to), table, width=made(to).width - indent)
+        to.print(Padding(shown, (0, 0, 0, indent), expand=False))
 
 
 def register(app: typer.Typer) -> None:

@@ -9,7 +9,9 @@ can move the cursor, recolour the terminal or reorder what is shown.
 Width: on a terminal the consoles wrap at its width, as Rich does. Written to a file or a pipe (a
 run log, `show > out.txt`) they do not wrap at all: tables print at their natural width, so a model
 name or a flag list stays on one line and a log can be read and searched. `COLUMNS` set in the
-environment still chooses a width; `--json` is unaffected (it never goes through a console).
+environment still chooses a width; `--json` is unaffected (it never goes through a console). A
+table wider than a terminal is laid out again to fit it (`mathlens.cli.fit`) rather than having
+its words cut.
 
 Commands print through `mathlens.cli.common.console` and `out_console`, which build their console
 here on first use: this module is the only one of the CLI's start-up that imports Rich.
@@ -21,6 +23,7 @@ from typing import Any
 
 from rich.console import Console, ConsoleDimensions
 from rich.errors import MarkupError
+from rich.table import Table
 from rich.text import Text
 
 from mathlens.errors import sanitize
@@ -47,6 +50,10 @@ class SafeConsole(Console):
     def print(self, *objects: Any, markup: bool | None = None, **kwargs: Any) -> None:
         if markup is None and objects and all(isinstance(o, str) for o in objects):
             markup = True  # a message mathlens wrote; any outside text in it went through `escape`
+        if any(isinstance(o, Table) for o in objects):
+            from mathlens.cli.fit import fitted
+
+            objects = tuple(fitted(self, o) if isinstance(o, Table) else o for o in objects)
         super().print(*objects, markup=markup, **kwargs)
 
     def render_str(self, text: str, **kwargs: Any) -> Text:

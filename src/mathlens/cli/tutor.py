@@ -20,6 +20,7 @@ from mathlens.analyze.judging.agreement import AgreementRow
 from mathlens.analyze.judging.entries import Judgement
 from mathlens.analyze.protocol import OutcomeDocument
 from mathlens.analyze.registry import get_analyzer, run_one
+from mathlens.cli.analyze import print_lines
 from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, console, emit_json, escape, made, user_errors
 from mathlens.cli.options import NO_FLAGS, options_from, with_model_options
 from mathlens.cli.run import Options as RunOptions
@@ -118,8 +119,7 @@ def score_cmd(
     if as_json:
         emit_json(OutcomeDocument.of("tutor_scores", outcome))
     elif not quiet or outcome.status == "error":
-        for line in get_analyzer("tutor_scores").lines(outcome):
-            console.print(line, markup=False, highlight=False)
+        print_lines(console, get_analyzer("tutor_scores").lines(outcome))
 
 
 def _print_stats(st: TutorStats) -> None:

@@ -37,9 +37,9 @@ from mathlens.analyze.flow.models import (
     StepJudgeSummary,
     dense_threshold,
 )
-from mathlens.analyze.flow.report import render_exam_table
+from mathlens.analyze.flow.report import exam_rows
 from mathlens.analyze.flow.solution import FlowConfig, analyze_solution
-from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions, Outcome
+from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions, Line, Outcome
 from mathlens.errors import UserError
 from mathlens.items.schema import Question
 from mathlens.models.model import Model
@@ -256,9 +256,9 @@ def run(job: AnalysisJob[FlowOptions]) -> Outcome[FlowSummary]:
     return Outcome.ok(summary(), path)
 
 
-def describe(summary: FlowSummary) -> list[str]:
+def describe(summary: FlowSummary) -> list[Line]:
     """The exam table and, with a step judge, what it decided."""
-    lines = [render_exam_table(summary.exams)] if summary.exams else []
+    lines: list[Line] = [exam_rows(summary.exams)] if summary.exams else []
     if summary.step_judge is not None:
         prov = ", ".join(f"{k} {v}" for k, v in summary.step_judge.steps_by_provenance.items())
         lines.append(f"step judge {summary.step_judge.judge}: steps decided by {prov}; "

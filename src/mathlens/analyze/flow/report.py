@@ -1,10 +1,11 @@
-"""Plain-text renderings: the per-question report (in the spirit of seed §6.1) and exam tables."""
+"""Printed renderings: the per-question report (in the spirit of seed §6.1) and the exam table."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from mathlens.analyze.flow.models import ClaimReport, ExamRow, FlowResult
+from mathlens.analyze.protocol import Rows
 
 
 def _claim_line(claim: ClaimReport) -> str:
@@ -55,18 +56,16 @@ def render_text(result: FlowResult, title: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def render_exam_table(rows: Iterable[ExamRow]) -> str:
-    """Seed Tables 2-3 in plain text: per exam, model and configuration, the responses, their mean step
-    count (the seed's S), complexity (mean ± sd) and invalid steps per response."""
-    header = (f"{'exam':<20} {'model':<28} {'config':<12} {'n':>4} {'steps':>6} {'complexity':>16} "
-              f"{'invalid/resp':>12}")
-    out = [header, "-" * len(header)]
+def exam_rows(rows: Iterable[ExamRow]) -> Rows:
+    """Seed Tables 2-3 as printed lines: per exam, model and configuration, the responses, their mean
+    step count (the seed's S), complexity (mean ± sd) and invalid steps per response."""
+    cells = []
     for r in rows:
         comp = "-" if r.mean_complexity is None else f"{r.mean_complexity:.2f}"
         if r.sd_complexity is not None:
             comp += f" ± {r.sd_complexity:.2f}"
         steps = "-" if r.mean_steps is None else f"{r.mean_steps:.2f}"
         inv = "-" if r.mean_invalid_steps is None else f"{r.mean_invalid_steps:.2f}"
-        out.append(f"{r.exam_id[:20]:<20} {r.model[:28]:<28} {r.configuration[:12]:<12} {r.responses:>4} "
-                   f"{steps:>6} {comp:>16} {inv:>12}")
-    return "\n".join(out)
+        cells.append((r.exam_id, r.model, r.configuration, str(r.responses), steps, comp, inv))
+    figures = ("n", "steps", "complexity", "invalid/resp")
+    return Rows(headers=("exam", "model", "config", *figures), rows=tuple(cells), right=frozenset(figures))
