@@ -51,6 +51,10 @@ _TEXT_SUBSCRIPT = re.compile(r"_\{\s*\\(?:text|mathrm)\{([A-Za-z ]+)\}\s*\}")
 _TEXT_POWER = re.compile(r"\\(?:text|mathrm|textbf|mbox)\{\s*[A-Za-z][A-Za-z ]*\}\s*\^\s*\{?\d\}?")
 _TEXT = re.compile(r"\\(?:text|mathrm|textbf|mbox)\{\s*([^{}]*)\}")
 # A primed name that is not a function call or a derivative of y, u, v: m' is a name of its own.
+#: a function's name written without its backslash in LaTeX (``\frac{d}{dx} sin(x)``), which
+#: latex2sympy2 reads as a product of letters (s·i·n)
+_BARE_FUNCTION = re.compile(r"(?<![A-Za-z\\])(arcsin|arccos|arctan|sinh|cosh|tanh|sin|cos|tan|sec|csc|cot|"
+                            r"ln|log|exp)(?![A-Za-z])")
 _PRIMED_NAME = re.compile(r"(?<![A-Za-z\\])([A-Za-z])('+)(?![\w('])")
 
 
@@ -87,6 +91,7 @@ def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
     s = _TEXT.sub(lambda m: m.group(1) if m.group(1).strip() in ("", "and", "or")
                   else m.group() if m.group(1) == "zzqop" else " ", s)
     s = s.replace("\\%", " " if reading.units else "\\cdot\\frac{1}{100}")
+    s = _BARE_FUNCTION.sub(r"\\\1", s)
     return s.strip()
 
 
