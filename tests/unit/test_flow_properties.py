@@ -97,6 +97,14 @@ def _reference_graph(steps: list[flow_graph.StepFacts]) -> set[tuple[int, int, t
                         any(not flow_graph._TRIVIAL.match(p) for p in parts) and \
                         all(p in used or flow_graph._in_text(p, later.text) for p in parts):
                     shared.add(item)
+            # a tuple whose every entry was stated before uses the latest step stating each small entry
+            for item in used | flow_graph._introduced(later):
+                parts = flow_graph.components(item)
+                stated = [{p for p in steps[k].produces if flow_graph._SMALL_INT.match(p)} for k in range(j)]
+                if len(parts) >= 2 and any(not flow_graph._TRIVIAL.match(p) for p in parts) and all(
+                        any(p in flow_graph._introduced(steps[k]) or p in stated[k] for k in range(j))
+                        for p in parts):
+                    shared |= {p for p in parts if p in stated[i] and not any(p in stated[k] for k in range(i + 1, j))}
             if shared:
                 graph.add_edge(i, j, via=tuple(sorted(shared)[:5]))
     return {(a, b, d["via"]) for a, b, d in graph.edges(data=True)}

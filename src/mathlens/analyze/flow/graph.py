@@ -8,7 +8,10 @@ expression appears in j's parsed math (an entry of a tuple j mentions counts), o
 numbers, in j's text (so that a step whose math did not parse still links); a function at a number stated
 as a result (``F(0) = 0``) is found in later text as written (``F(2) - F(0)``), and a derivative
 at a point uses the derivative. ``∇f`` counts as a use of ``f_x``, ``f_y`` and ``f_z``. Small
-integers (|n| <= 10) are too common to be evidence of a dependency and are ignored as values.
+integers (|n| <= 10) are too common to be evidence of a dependency and are ignored as values,
+except together: a step that states a tuple (``∇f = (-8, 1)``) whose every entry is a result stated
+before (``f_x(-1, 4) = -8``, ``f_y(-1, 4) = 1``), one of them neither 0 nor ±1, uses the steps that
+stated its small entries.
 
 Answer steps restate: a step that gives the answer (``Final answer: ...``, ``\\boxed``, "the
 answer is") also links to the latest earlier step that mentions each expression it restates
@@ -23,11 +26,13 @@ not label them, the last k steps with math before the answer step that no later 
 answers a part; an answer line that restates every part leaves no such step). A truly redundant
 step in such a solution is therefore only found when there are more dead ends than parts.
 
-A step with math from which no path leads to a final step is redundant: nothing that reaches the
-answer depends on it. Steps without math (framing sentences)
-are neither linked nor redundant. These rules make the redundant set depend on what the steps say,
-not on how they are laid out (numbered, ``Step k:``, paragraphs, display LaTeX, with or without a
-closing answer line): see ``tests/cases/flow/redundancy_layouts.yaml``.
+A step that states something (a definition, a result, a relation) from which no path leads to a
+final step is redundant: nothing that reaches the answer depends on it. Steps that state nothing
+(framing sentences, a heading that names a variable, "the derivative is 6x" said in words) are
+never redundant: no later step can be seen to use them, so the graph cannot tell. These rules
+make the redundant set depend on what the steps say, not on how they are laid out (numbered,
+``Step k:``, paragraphs, display LaTeX, with or without a closing answer line): see
+``tests/cases/flow/redundancy_layouts.yaml``.
 
 Cost: items are looked up in an index (item -> steps that introduce it) and each step's text is
 read once into a set of tokens, so building the graph is linear in the number of uses rather than
@@ -309,8 +314,12 @@ def build_graph(steps: Sequence[StepFacts]) -> StepGraph:
     # stated tuples of numbers ("<-8, 1>") -> their entries: a step that uses every entry (small
     # ones included, which are too common to count alone) uses the tuple
     tuples: dict[str, frozenset[str]] = {}
+    # small integers stated as results ("f_y(-1, 4) = 1") -> the latest step stating each: too
+    # common to link alone, they link a later tuple whose every entry is a stated result
+    small_results: dict[str, int] = {}
     for j, later in enumerate(steps):
         used = _uses(later)
+        introduced = _introduced(later)
         tokens = text_tokens(later.text)
         shared: dict[int, set[str]] = {}
         for item in used | (tokens & sources.keys()):
@@ -322,6 +331,13 @@ def build_graph(steps: Sequence[StepFacts]) -> StepGraph:
             if item not in shared_items(shared) and parts <= (used | tokens):
                 for i in sources.get(item, ()):
                     shared.setdefault(i, set()).add(item)
+        for item in used | introduced:  # "∇f = (-8, 1)" after "f_x(-1, 4) = -8" and "f_y(-1, 4) = 1"
+            entries = components(item)
+            if len(entries) >= 2 and any(not _TRIVIAL.match(p) for p in entries) \
+                    and all(p in sources or p in small_results for p in entries):
+                for p in entries:
+                    if p in small_results:
+                        shared.setdefault(small_results[p], set()).add(p)
         compact = later.text.replace(" ", "")
         for item in calls:
             if item in compact:
@@ -336,7 +352,6 @@ def build_graph(steps: Sequence[StepFacts]) -> StepGraph:
             graph.graph["capped"] = True
         for i in sorted(shared)[-MAX_PREDECESSORS:]:
             graph.add_edge(i, j, via=sorted(shared[i])[:5])
-        introduced = _introduced(later)
         for item in introduced:
             sources.setdefault(item, []).append(j)
             entries = components(item)
@@ -347,6 +362,9 @@ def build_graph(steps: Sequence[StepFacts]) -> StepGraph:
                 calls.append(item)
         for item in used | introduced:
             seen[item] = j
+        for value in later.produces:
+            if _SMALL_INT.match(value):
+                small_results[value] = j
     return graph
 
 
@@ -356,8 +374,9 @@ def shared_items(shared: dict[int, set[str]]) -> set[str]:
 
 
 def redundant_steps(graph: StepGraph, steps: Sequence[StepFacts], finals: Sequence[int]) -> list[int]:
-    """Steps with math from which no final step can be reached."""
+    """Steps that state something from which no final step can be reached (see module notes)."""
     reaching: set[int] = set()
     for final in finals:
         reaching |= graph.ancestors(final) | {final}
-    return [i for i, s in enumerate(steps) if s.has_math and i not in reaching]
+    return [i for i, s in enumerate(steps)
+            if s.has_math and (s.defines or s.produces or s.claims) and i not in reaching]

@@ -6,7 +6,9 @@ The rules, in order:
    inline math are masked, so no rule splits inside an expression (``2.5``, ``f(x). ``).
 2. A blank line ends a step.
 3. A line that starts with a step marker starts a step: ``Step 2:``, ``2.`` / ``2)``, a part label
-   ``(a)`` / ``a)`` / ``Part (b)``, a bullet (``-``, ``*``, ``•``), a Markdown heading.
+   ``(a)`` / ``a)`` / ``Part (b)``, a bullet (``-``, ``*``, ``•``), a Markdown heading. A solution
+   written in one paragraph ("Step 1: ... . Step 2: ...") is read as if each ``Step N:`` after the
+   end of a sentence (or of math) began a line; ``see step 2`` inside a sentence does not.
 4. Any other line break also starts a step, except when the new line continues the previous one:
    it is display math or follows display math, it starts with a relation or operator (``= 2x``,
    ``+ 3``), or it starts in lower case or with a digit after a line that does not end a
@@ -62,6 +64,8 @@ _MARKER = re.compile(
 _BULLET = re.compile(r"^\s*[-*•]\s+[A-Za-z]{2,}")
 _CONTINUES = re.compile(r"^\s*(?:[=+\-*/^<>≤≥]|\\(?:cdot|times|leq?|geq?|quad|implies|Rightarrow)\b|&)")
 _SENTENCE_END = re.compile(r"[.!?:]\s*$")
+#: a "Step N:" marker inside a line, after a sentence or math ends (masked math is D or M filler)
+_INLINE_STEP = re.compile(r"(?<=[.!?DM])[ \t]+(?=Step\s*\d{1,2}\s*[:.)])")
 #: where a sentence may end inside a block: end punctuation, closing marks, then a space
 _BOUNDARY = re.compile(r"[.!?][)\]\"'»”]*\s")
 
@@ -124,10 +128,15 @@ def _mask(text: str) -> str:
 
 
 def _lines(masked: str) -> list[tuple[int, int]]:
+    """Spans of the lines, a line also ending before an inline step marker (rule 3)."""
     spans = []
     pos = 0
     for line in masked.split("\n"):
-        spans.append((pos, pos + len(line)))
+        start = pos
+        for m in _INLINE_STEP.finditer(line):
+            spans.append((start, pos + m.start()))
+            start = pos + m.end()
+        spans.append((start, pos + len(line)))
         pos += len(line) + 1
     return spans
 

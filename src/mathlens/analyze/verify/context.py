@@ -160,6 +160,8 @@ def substitute(expr: sympy.Basic, ctx: Context) -> tuple[sympy.Basic, bool]:
             used = True
     # |v| of a vector is its length (Abs of a tuple has no meaning in SymPy): a name with a vector
     # value, or a gradient at a point, inside bars
+    if mapping and expr.has(sympy.Tuple):
+        expr = _names_at_points(expr, mapping, ctx)
     vectors = {k for k, v in mapping.items() if isinstance(v, sympy.Tuple)}
     if expr.has(sympy.Abs):
         expr = expr.replace(lambda n: isinstance(n, sympy.Abs) and _vector_valued(n.args[0], vectors),
@@ -184,6 +186,34 @@ def substitute(expr: sympy.Basic, ctx: Context) -> tuple[sympy.Basic, bool]:
     if expr.has(sympy.Derivative, sympy.Subs, sympy.Limit) or _has_definite_integral(expr):
         expr = _carry_out(expr)
     return expr, used
+
+
+def _names_at_points(expr: sympy.Basic, mapping: dict[sympy.Basic, sympy.Basic], ctx: Context) -> sympy.Basic:
+    """``f_x(-1, 4)``, which reads as the product of the name and a pair: the name's value at that
+    point, when the value is in the parameters of a defined function of as many variables (a
+    partial derivative of f(x, y), a name given an expression in x and y). Otherwise unchanged."""
+
+    def point_of(node: sympy.Basic) -> tuple[sympy.Basic, sympy.Tuple] | None:
+        if not isinstance(node, sympy.Mul) or len(node.args) != 2:
+            return None
+        name, point = node.args if isinstance(node.args[1], sympy.Tuple) else node.args[::-1]
+        if name in mapping and isinstance(point, sympy.Tuple) and all(
+                isinstance(p, sympy.Expr) and p.is_number for p in point):
+            return name, point
+        return None
+
+    def at(node: sympy.Basic) -> sympy.Basic:
+        found = point_of(node)
+        assert found is not None
+        name, point = found
+        value = mapping[name]
+        symbols = {getattr(s, "name", "") for s in value.free_symbols}
+        for fn in ctx.functions.values():
+            if len(fn.params) == len(point) and symbols <= {p.name for p in fn.params}:
+                return value.subs(dict(zip(fn.params, point, strict=True)), simultaneous=True)
+        return node
+
+    return expr.replace(lambda n: point_of(n) is not None, at)
 
 
 def _is_parameter(name: str, ctx: Context) -> bool:

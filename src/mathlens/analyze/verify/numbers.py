@@ -62,7 +62,8 @@ def decimals(expr: sympy.Basic) -> int:
 def num(expr: sympy.Basic, digits: int = 30) -> complex | None:
     try:
         value = complex(sympy.N(expr, digits))
-    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError, AttributeError):
+        # AttributeError: SymPy's evalf on a product holding a tuple or a set
         return None
     if math.isnan(value.real) or math.isnan(value.imag) or math.isinf(abs(value)):
         return None
