@@ -7,7 +7,9 @@ each entry of a stated point or vector ``<-8, 1>``). Step j "uses" it when the n
 expression appears in j's parsed math (an entry of a tuple j mentions counts), or, for names and
 numbers, in j's text (so that a step whose math did not parse still links); a function at a number stated
 as a result (``F(0) = 0``) is found in later text as written (``F(2) - F(0)``), and a derivative
-at a point uses the derivative. ``∇f`` counts as a use of ``f_x``, ``f_y`` and ``f_z``. Small
+at a point uses the derivative. ``∇f`` counts as a use of ``f_x``, ``f_y`` and ``f_z``, and
+``f_x``, ``f_xy`` and ``∇f`` as a use of ``f``; a derivative, integral or limit of an expression
+uses the expression (``Derivative(x**2 + 3*x, x)`` after ``A = x^2 + 3x``). Small
 integers (|n| <= 10) are too common to be evidence of a dependency and are ignored as values,
 except together: a step that states a tuple (``∇f = (-8, 1)``) whose every entry is a result stated
 before (``f_x(-1, 4) = -8``, ``f_y(-1, 4) = 1``), one of them neither 0 nor ±1, uses the steps that
@@ -145,14 +147,22 @@ def components(item: str) -> list[str]:
     return [p for p in parts if p]
 
 
+#: an operator applied to an expression: ``Subs(expr, x, a)``, ``Derivative(expr, x)``, ...
+_OPERATOR = re.compile(r"^(?:Subs|Derivative|Integral|Limit)\(")
+#: a name derived from a function's name: a partial derivative (``f_x``, ``f_xy``) or a gradient
+_DERIVED_NAME = re.compile(r"^(?:nabla_([A-Za-z])|([A-Za-z])_[a-z]{1,3})$")
+
+
 def _with_components(items: set[str]) -> set[str]:
-    """`items` with the entries of every tuple among them, and the expression of ``Subs(expr, x, a)``
-    (a derivative at a point uses the derivative)."""
+    """`items` with the entries of every tuple among them, and the expression an operator is
+    applied to (``Subs(expr, x, a)``: a derivative at a point uses the derivative;
+    ``Derivative(x**2*y, x)`` uses ``x**2*y``)."""
     out = set(items)
     todo = list(items)
     while todo:
         item = todo.pop()
-        inner = components(item[len("Subs"):]) if item.startswith("Subs(") else []
+        head = _OPERATOR.match(item)
+        inner = components(item[head.end() - 1:]) if head else []
         for part in [*components(item), *inner[:1]]:
             if part not in out:
                 out.add(part)
@@ -184,6 +194,9 @@ def _uses(step: StepFacts) -> set[str]:
         if name.startswith("nabla_"):
             letter = name[len("nabla_"):]
             used |= {f"{letter}_x", f"{letter}_y", f"{letter}_z"}
+        derived = _DERIVED_NAME.match(name)
+        if derived:  # f_x and ∇f are worked out from f
+            used.add(derived.group(1) or derived.group(2))
     return used
 
 
