@@ -60,7 +60,8 @@ _PRIMED_NAME = re.compile(r"(?<![A-Za-z\\])([A-Za-z])('+)(?![\w('])")
 
 def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
     """Rewrite the LaTeX constructs latex2sympy2 drops or misreads."""
-    s = _SPACING.sub(" ", text)
+    s = _SPACING.sub(" ", re.sub(r"\\left\s*\.", " ", text))  # "\left. f \right|_{x=2}": no bracket opens
+    s = _derivative_before_bar(s)
     s = re.sub(r"\\([a-zA-Z]+)('+)", lambda m: f"\\{m.group(1)}_{{{'prime' * len(m.group(2))}}}", s)
     s = _PRIMED_NAME.sub(lambda m: m.group() if m.group(1) in "yuvfghFGH" else
                          f"{m.group(1)}_{{{'prime' * len(m.group(2))}}}", s)
@@ -93,6 +94,26 @@ def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
     s = s.replace("\\%", " " if reading.units else "\\cdot\\frac{1}{100}")
     s = _BARE_FUNCTION.sub(r"\\\1", s)
     return s.strip()
+
+
+_EVAL_BAR = re.compile(r"\|\s*[_^]")
+_RELATION = re.compile(r"=|<|>|\\[lg]eq?(?![a-zA-Z])|\\approx|\\neq")
+_DERIVATIVE = re.compile(r"\\frac\s*\{\s*(?:d|\\partial)(?![a-zA-Z])|\\partial")
+
+
+def _derivative_before_bar(s: str) -> str:
+    """``\\frac{d}{dx}(x^3)\\big|_{x=2}``: differentiate, then evaluate at x = 2. latex2sympy2
+    applies the bar to ``(x^3)`` alone, before the derivative (giving the derivative of 8, which
+    is 0), so a side holding a derivative before a bar is bracketed whole."""
+    out, pos = [], 0
+    for bar in _EVAL_BAR.finditer(s):
+        start = max((r.end() for r in _RELATION.finditer(s, pos, bar.start())), default=pos)
+        body = s[start:bar.start()]
+        if _DERIVATIVE.search(body) and body.count("{") == body.count("}") and body.count("(") == body.count(")"):
+            out.append(f"{s[pos:start]}({body.strip()})")
+            pos = bar.start()
+    out.append(s[pos:])
+    return "".join(out)
 
 
 def _explicit_products(s: str) -> str:

@@ -100,6 +100,15 @@ def _cues(parsed: Parsed, text: str) -> set[str]:
     return cues
 
 
+_CALCULUS_CUES = frozenset({"derivative", "partial", "integral", "limit", "sum"})
+
+
+def _numbers_only(*sides: sympy.Basic) -> bool:
+    """Both sides are numbers written out, with no derivative, integral, limit or sum in them."""
+    return all(getattr(side, "is_number", False) and not side.has(sympy.Derivative, sympy.Integral, sympy.Limit,
+                                                                   sympy.Sum, sympy.Subs) for side in sides)
+
+
 def _unreduced(raw: sympy.Basic) -> list[str]:
     """Constant function values left unevaluated, such as ``ln(e)`` (= 1) or ``sqrt(4)``."""
     notes = []
@@ -328,6 +337,11 @@ def _piece(acc: _Acc, item: Piece) -> None:
                 is_equation = True
             else:
                 verdict = ClaimCheck(label, "unverifiable", reason="the equation before it holds for no value")
+        if verdict.status in ("valid", "invalid") and not verdict.kind and \
+                _numbers_only(raw_sides[i], raw_sides[i + 1]):
+            # "2(-1)(4) = -8" inside "f_x(-1, 4) = 2(-1)(4) = -8": arithmetic, whatever else the piece holds
+            cues = acc.piece_cues - _CALCULUS_CUES
+            verdict = replace(verdict, kind=claim_kind(verdict.method, cues, rational_only(raw_sides[i:i + 2])))
         acc.claims.append(verdict)
         if i == start:
             chain_identity = verdict.status == "valid" or chain_identity
