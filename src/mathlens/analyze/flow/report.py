@@ -29,22 +29,23 @@ def render_text(result: FlowResult, title: str | None = None) -> str:
     lines = [f"Reasoning flow analysis{': ' + title if title else ''}"]
     if result.question:
         lines.append(f"Question: {result.question.strip()}")
-    lines.append(f"Total steps: {m.total_steps}   Complexity score: {m.complexity_score:g}   "
-                 f"Unique operations: {m.unique_operations}   Unique concepts: {m.unique_concepts}   "
-                 f"Mean depth: {m.mean_depth if m.mean_depth is not None else '-'}")
+    depth = m.mean_depth if m.mean_depth is not None else "-"
+    lines.append(f"Total steps: {m.total_steps}   Complexity score: {m.complexity_score:g}   Mean depth: {depth}")
+    lines.append(f"Unique operations: {m.unique_operations}   Unique concepts: {m.unique_concepts}")
     lines.append("Reasoning pattern: " + ", ".join(m.reasoning_pattern))
     first = "-" if m.first_invalid_step is None else str(m.first_invalid_step + 1)
     redundant = ", ".join(str(i + 1) for i in m.redundant_steps) or "-"
     lines.append(f"Checked steps: {m.valid_steps} valid, {m.invalid_steps} invalid, {m.unverifiable_steps} "
-                 f"unverifiable, {m.unchecked_steps} with nothing to check   First invalid step: {first}   "
-                 f"Redundant steps: {redundant}")
+                 f"unverifiable, {m.unchecked_steps} with nothing to check")
+    lines.append(f"First invalid step: {first}   Redundant steps: {redundant}")
     lines.append("")
     lines.append("Detailed reasoning steps:")
     for s in result.steps:
         verdict = f"{s.verdict} ({s.confidence} confidence)" if s.confidence else s.verdict
         flags = [verdict] + (["redundant"] if s.redundant else []) + (["final"] if s.final else [])
         lines.append(f"  {s.index + 1}. {s.text.strip()}")
-        lines.append(f"     Operations: {', '.join(s.operations) or '-'}   Concepts: {', '.join(s.concepts) or '-'}")
+        lines.append(f"     Operations: {', '.join(s.operations) or '-'}")
+        lines.append(f"     Concepts: {', '.join(s.concepts) or '-'}")
         uses = ", ".join(str(u + 1) for u in s.uses) or "-"
         lines.append(f"     Complexity: {s.complexity} (depth {s.depth})   Uses steps: {uses}   [{'; '.join(flags)}]")
         for c in s.claims:

@@ -100,7 +100,10 @@ def _sample(diff: sympy.Basic, symbols: list[sympy.Symbol], scale: float) -> tup
     zero = nonzero = 0
     for k, base in enumerate(_SAMPLE_POINTS):
         point = {s: sympy.Float(scale * (base + 0.173 * i + 0.059 * k)) for i, s in enumerate(symbols)}
-        value = num(diff.xreplace(point), 15)
+        try:
+            value = num(diff.xreplace(point), 15)
+        except ValueError:  # a number put where an integral's variable stands
+            continue
         if value is None:
             continue
         if abs(value) < 1e-9:
@@ -175,12 +178,36 @@ def _check_substitution(integral: sympy.Integral, other: sympy.Integral, ctx: Co
     return "invalid", "change of variable", fmt(sympy.integrate(integrand, var)) + " + C"
 
 
+def _indefinite(value: sympy.Basic) -> sympy.Integral | None:
+    """`value` as one indefinite integral: itself, or ``c·∫ g(u) du`` with a number c, as
+    ``∫ c·g(u) du``; None for anything else."""
+    if isinstance(value, sympy.Mul):
+        integrals = [a for a in value.args if isinstance(a, sympy.Integral)]
+        factor = sympy.Mul(*[a for a in value.args if not isinstance(a, sympy.Integral)])
+        if len(integrals) == 1 and factor.is_number:
+            value = sympy.Integral(factor * integrals[0].function, *integrals[0].limits)
+    if isinstance(value, sympy.Integral) and all(len(lim) == 1 for lim in value.limits):
+        return value
+    return None
+
+
 def _check_antiderivative(integral: sympy.Integral, other: sympy.Basic, ctx: Context) -> tuple[ClaimStatus, str, str]:
-    if isinstance(other, sympy.Integral) and len(other.limits) == 1 and len(other.limits[0]) == 1:
-        return _check_substitution(integral, other, ctx)
+    other_integral = _indefinite(other)
+    if other_integral is not None and len(other_integral.limits) == 1:
+        return _check_substitution(integral, other_integral, ctx)
     var = integral.limits[0][0]
     integrand, _ = substitute(integral.function, ctx)
     candidate, _ = substitute(_strip_constants(other), ctx)
+    fn = ctx.functions.get(getattr(var, "name", ""))
+    if fn is not None and len(fn.params) == 1 and var not in candidate.free_symbols and \
+            fn.params[0] in candidate.free_symbols:
+        # "½ ∫ cos(u) du = ½ sin(x²) + C" after "Let u = x²": the result is written back in x
+        x, inner = fn.params[0], fn.body
+        ok, method = _is_identity(sympy.diff(candidate, x) - integrand.xreplace({var: inner}) * sympy.diff(inner, x))
+        if ok is None:
+            return "unverifiable", method, ""
+        return ("valid", "change of variable", "") if ok else (
+            "invalid", "change of variable", fmt(sympy.integrate(integrand, var).xreplace({var: inner})) + " + C")
     ok, method = _is_identity(sympy.diff(candidate, var) - integrand)
     if ok is None:
         return "unverifiable", method, ""
@@ -194,8 +221,9 @@ def check_relation(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, ctx: Context, inf
                    text: str) -> ClaimCheck:
     """The verdict on ``lhs <op> rhs`` under the definitions in `ctx`."""
     for first, second in ((lhs_raw, rhs_raw), (rhs_raw, lhs_raw)):
-        if isinstance(first, sympy.Integral) and all(len(lim) == 1 for lim in first.limits) and info.op == "=":
-            status, method, expected = _check_antiderivative(first, second, ctx)
+        integral = _indefinite(first) if info.op == "=" else None
+        if integral is not None:
+            status, method, expected = _check_antiderivative(integral, second, ctx)
             return ClaimCheck(text, status, expected, method)
     lhs, used_l = substitute(lhs_raw, ctx)
     rhs, used_r = substitute(rhs_raw, ctx)
