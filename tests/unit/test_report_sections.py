@@ -288,3 +288,21 @@ def test_answers_section_shows_where_the_answer_was_read(run_dir: Path, page: tu
                 for e in ANSWERS.entries(run_dir) if e.record.key in responses and e.verdict and e.verdict.span]
     assert expected and sorted(marks) == sorted(html_escape(t, quote=False) for t in expected)
     assert sorted(marks) == ["&lt;-6, 1&gt;", "&lt;-8, 1&gt;"]  # the answer lines' text, escaped
+
+
+def test_the_format_badge_says_what_the_role_forbade_and_only_then(tmp_path: Path) -> None:
+    """A response in LaTeX is marked under a role that forbids LaTeX, and not under one that does not."""
+    latex = r"We get \(x = \frac{1}{2}\) by **halving**. Final answer: \(\boxed{\frac{1}{2}}\)"
+    role = tmp_path / "role.txt"
+    role.write_text("You are a student sitting an exam. Show your working.", encoding="utf-8")
+    pages = {}
+    for name, extra in (("forbids", []), ("allows", ["--system-role", str(role)])):
+        out = tmp_path / name
+        fx.cli("run", "calc3-exam1", "--model", fx.MODEL, "-M", "responses=" + json.dumps([latex]), "--limit", "1",
+               "--out", str(out), "--quiet", *extra, cache=tmp_path / f".cache-{name}")
+        fx.cli("analyze", str(out), "--only", "answers")
+        pages[name] = make_report([out]).html()
+    # \( \frac \) \boxed \frac \) ... and **halving**: every mark counted, LaTeX and markup alike
+    marks = re.findall(r"LaTeX or markup the role forbids: (\d+) marks", pages["forbids"])
+    assert marks and int(marks[0]) >= 6
+    assert "the role forbids" not in pages["allows"] and "format violation" not in pages["allows"]

@@ -21,6 +21,7 @@ class Verdict:
     #: where the answer was read: (text before, the span, text after), or None
     read_from: tuple[str, str, str] | None
     note: str
+    #: LaTeX and markup marks in a response whose system role forbids them (None when it complies)
     violations: int | None
     parts: Table | None
 
@@ -42,7 +43,8 @@ def build(ctx: ReportContext, view: QuestionView) -> list[Verdict] | None:
                            predicted=v.predicted if v else None, reference=v.reference if v else None,
                            how=v.how if v else None, note=v.note if v else "",
                            read_from=v.span.excerpt(resp.record.response or "") if v and v.span else None,
-                           violations=e.format.latex + e.format.markup if e.format else None, parts=table))
+                           violations=e.format.latex + e.format.markup if e.format and not e.format.compliant
+                           else None, parts=table))
     return out or None
 
 
