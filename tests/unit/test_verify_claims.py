@@ -73,3 +73,12 @@ def test_solution_budget_skips_the_rest() -> None:
     steps = verify_steps(["1 + 1 = 2", "2 + 2 = 4"], config=config)
     assert [s.status for s in steps] == ["skipped", "skipped"]
     assert all(s.verdict == "unverifiable" for s in steps)
+
+
+def test_an_angle_expected_in_a_statement_written_in_degrees_is_given_in_degrees() -> None:
+    *_, plain = verify_steps(["The angles give 30° + 45° = 85°."])
+    *_, latex = verify_steps([r"\[ x + y + 180^\circ - (x + y) = 360^\circ \]"])
+    *_, radians = verify_steps(["So pi/4 + pi/4 = pi"])
+    assert [c.expected for c in plain.claims] == ["75°"]
+    assert [c.expected for c in latex.claims] == ["180°"]
+    assert [c.expected for c in radians.claims] == ["pi/2"]  # no degree mark: left in radians

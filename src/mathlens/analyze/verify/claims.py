@@ -87,7 +87,8 @@ def _is_identity(diff: sympy.Basic) -> tuple[bool | None, str]:
     if nonzero:
         # With a root, logarithm or absolute value, a claim may hold on another domain than the
         # sampled one (sqrt(x^2) = -x for negative x): look there before calling it false.
-        if _has_branch(diff) and any(_sample(diff, symbols, scale)[0] for scale in (-1.0, 7.0)):
+        if _has_branch(diff) and (any(_sample(diff, symbols, scale)[0] for scale in (-1.0, 7.0))
+                                  or _holds_on_an_interval(diff, symbols)):
             return None, "holds on part of the domain only"
         return False, "evaluation at sample points"
     if zero >= 2:
@@ -111,6 +112,29 @@ def _sample(diff: sympy.Basic, symbols: list[sympy.Symbol], scale: float) -> tup
         else:
             nonzero += 1
     return zero, nonzero
+
+
+#: where a claim in one unknown with a branch is looked at for a stretch on which it holds
+_GRID = tuple(k / 4 for k in range(-40, 41))
+
+
+def _holds_on_an_interval(diff: sympy.Basic, symbols: list[sympy.Symbol]) -> bool:
+    """Whether `diff`, in one unknown, is zero at two neighbouring points of a grid over [-10, 10]:
+    a case of the solution's own (``|x^2 + 9x + 20| = -(x^2 + 9x + 20)`` for -5 < x < -4), not an
+    identity that fails. A claim true at one point only (``|x - 3| = x + 3`` at 0) is not one."""
+    if len(symbols) != 1:
+        return False
+    zero_before = False
+    for x in _GRID:
+        try:
+            value = num(diff.xreplace({symbols[0]: sympy.Rational(x)}), 15)
+        except ValueError:
+            value = None
+        zero = value is not None and abs(value) < 1e-9
+        if zero and zero_before:
+            return True
+        zero_before = zero
+    return False
 
 
 def _is_rational_function(expr: sympy.Basic, symbols: list[sympy.Symbol]) -> bool:

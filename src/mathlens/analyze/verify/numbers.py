@@ -111,7 +111,10 @@ def compare_numbers(lhs: sympy.Basic, rhs: sympy.Basic, info: NumberInfo) -> tup
         return ("valid" if rounded or cut else "invalid"), "approximate"
     places = decimals(rhs)
     if places:
-        return ("valid" if gap <= 10.0**-places + carried + 1e-12 * scale else "invalid"), "rounded"
+        # within one unit of the last digit written (rounded either way, or cut off), but never a
+        # whole unit away: 1/2 is not 0.6, however its digits were dropped
+        unit = 10.0**-places
+        return ("valid" if gap < unit * (1 - 1e-6) + carried + 1e-12 * scale else "invalid"), "rounded"
     if gap <= 1e-12 * scale or (carried and gap <= carried):
         return "valid", "numeric" if not carried else "rounded"
     if info.integer_division and rhs.is_Integer and lhs.is_Rational and sympy.floor(lhs) == rhs:

@@ -34,7 +34,7 @@ from mathlens.analyze.verify.modular import (
     has_mod_operator,
     remainder_claims,
 )
-from mathlens.analyze.verify.numbers import carried_error
+from mathlens.analyze.verify.numbers import carried_error, fmt
 from mathlens.analyze.verify.parse import Parsed, parse_math_unbounded
 from mathlens.analyze.verify.pieces import (
     DEFINED_NAME,
@@ -198,11 +198,29 @@ def _settle(acc: _Acc, piece: Piece, first: int, step: str) -> None:
         claim = acc.claims[k]
         if claim.status in ("valid", "invalid") and not claim.kind:
             claim = replace(claim, kind=claim_kind(claim.method, acc.piece_cues, acc.piece_rational))
+        if claim.status == "invalid" and claim.expected and _DEGREE_MARK.search(piece.text):
+            claim = replace(claim, expected=_in_degrees(claim.expected))
         bearing = [g.what for g in open_guesses if bears_on(g, claim.text)]
         if claim.status == "invalid" and bearing:
             claim = replace(claim, status="unverifiable", expected="", kind="",
                             reason="rests on a guess: " + "; ".join(bearing))
         acc.claims[k] = replace(claim, reading=labels) if labels else claim
+
+
+_DEGREE_MARK = re.compile(r"°|\\circ")
+
+
+def _in_degrees(expected: str) -> str:
+    """An expected angle of a statement written in degrees, in degrees (``pi`` -> ``180°``); any
+    other value as it is."""
+    try:
+        value = sympy.sympify(expected, rational=True)
+    except (sympy.SympifyError, TypeError, ValueError, SyntaxError):
+        return expected
+    turns = value / sympy.pi
+    if value.free_symbols or not turns.is_Rational or value == 0:
+        return expected
+    return f"{fmt(turns * 180)}°"
 
 
 def _retract(acc: _Acc, items: list[Piece], starts: list[int], at: int) -> None:
