@@ -125,8 +125,15 @@ def _unreduced(raw: sympy.Basic) -> list[str]:
     return notes
 
 
+#: a factor 1 that an unevaluated parse keeps ("k - 1*5" for k - 5): not part of what was written
+_UNIT_FACTOR = re.compile(r"(?<![\w.*])1\*(?!\*)")
+
+
 def _key(expr: sympy.Basic) -> str:
-    return " ".join(sympy.sstr(expr).split("\n"))  # a matrix prints on several lines
+    """How an expression is named in claims and in what a step states and mentions: SymPy's
+    printing on one line (a matrix prints on several), without the factors 1 an unevaluated parse
+    keeps, so that ``(k - 5)**2 - 16`` stated in one step is found when a later one writes it."""
+    return _UNIT_FACTOR.sub("", " ".join(sympy.sstr(expr).split("\n")))
 
 
 @dataclass
