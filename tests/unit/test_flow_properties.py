@@ -79,6 +79,7 @@ facts = st.builds(
     produces=st.lists(st.sampled_from(_ITEMS), max_size=2).map(tuple),
     mentions=st.lists(st.sampled_from(_ITEMS), max_size=3).map(tuple),
     has_math=st.booleans(),
+    unknowns=st.lists(st.sampled_from(["x", "y", "f_x"]), max_size=2).map(tuple),
 )
 
 
@@ -105,6 +106,10 @@ def _reference_graph(steps: list[flow_graph.StepFacts]) -> set[tuple[int, int, t
                         any(p in flow_graph._introduced(steps[k]) or p in stated[k] for k in range(j))
                         for p in parts):
                     shared |= {p for p in parts if p in stated[i] and not any(p in stated[k] for k in range(i + 1, j))}
+            # a step with an equation in an unknown, or a value for it, uses the latest equation in it
+            for name in {*later.unknowns, *later.defines}:
+                if name in steps[i].unknowns and not any(name in steps[k].unknowns for k in range(i + 1, j)):
+                    shared.add(f"equation in {name}")
             if shared:
                 graph.add_edge(i, j, via=tuple(sorted(shared)[:5]))
     return {(a, b, d["via"]) for a, b, d in graph.edges(data=True)}

@@ -9,7 +9,10 @@ numbers, in j's text (so that a step whose math did not parse still links); a fu
 as a result (``F(0) = 0``) is found in later text as written (``F(2) - F(0)``), and a derivative
 at a point uses the derivative. ``∇f`` counts as a use of ``f_x``, ``f_y`` and ``f_z``, and
 ``f_x``, ``f_xy`` and ``∇f`` as a use of ``f``; a derivative, integral or limit of an expression
-uses the expression (``Derivative(x**2 + 3*x, x)`` after ``A = x^2 + 3x``). Small
+uses the expression (``Derivative(x**2 + 3*x, x)`` after ``A = x^2 + 3x``). Solving goes on
+from the latest equation in the same unknown: a step that states, rewrites or solves an equation
+in x, or gives x a value, uses the latest earlier step with an equation in x (``2x + 6 = 14``,
+then ``2x = 8``, then ``x = 4``). Small
 integers (|n| <= 10) are too common to be evidence of a dependency and are ignored as values,
 except together: a step that states a tuple (``∇f = (-8, 1)``) whose every entry is a result stated
 before (``f_x(-1, 4) = -8``, ``f_y(-1, 4) = 1``), one of them neither 0 nor ±1, uses the steps that
@@ -120,6 +123,26 @@ class StepFacts:
     has_math: bool
     label: str | None = None
     claims: tuple[str, ...] = ()
+    #: the unknowns of the equations the step states, rewrites or solves (``kx = (x+2)^2``: k, x)
+    unknowns: tuple[str, ...] = ()
+
+
+#: names in a printed claim that are functions or constants, not unknowns
+_NOT_UNKNOWNS = frozenset({"sqrt", "sin", "cos", "tan", "cot", "sec", "csc", "asin", "acos", "atan", "sinh",
+                           "cosh", "tanh", "log", "exp", "Abs", "pi", "E", "I", "oo", "zoo", "nan", "floor",
+                           "ceiling", "factorial", "binomial", "Rational", "Derivative", "Integral", "Limit",
+                           "Sum", "Subs", "Mod", "gcd", "lcm", "re", "im", "sign", "at"})
+_CLAIM_NAME_TOKEN = re.compile(r"[A-Za-z_]\w*")
+
+
+def equation_unknowns(claims: Sequence[Any]) -> tuple[str, ...]:
+    """The unknowns of a step's equations: claims checked as equations (a value put into one, one
+    rewritten) or left as equations to solve; each claim needs `kind`, `reason` and `text`."""
+    names: set[str] = set()
+    for claim in claims:
+        if claim.kind == "equation" or claim.reason == "an equation to solve, not an identity":
+            names |= set(_CLAIM_NAME_TOKEN.findall(claim.text.split(" (")[0])) - _NOT_UNKNOWNS
+    return tuple(sorted(names))
 
 
 def components(item: str) -> list[str]:
@@ -327,6 +350,9 @@ def build_graph(steps: Sequence[StepFacts]) -> StepGraph:
     # stated tuples of numbers ("<-8, 1>") -> their entries: a step that uses every entry (small
     # ones included, which are too common to count alone) uses the tuple
     tuples: dict[str, frozenset[str]] = {}
+    # unknown -> the latest step stating an equation in it: solving an equation goes on from the
+    # equation before it in the same unknown ("kx = (x+2)^2", then "-x^2 + (k-4)x - 4 = 0")
+    equations: dict[str, int] = {}
     # small integers stated as results ("f_y(-1, 4) = 1") -> the latest step stating each: too
     # common to link alone, they link a later tuple whose every entry is a stated result
     small_results: dict[str, int] = {}
@@ -351,6 +377,9 @@ def build_graph(steps: Sequence[StepFacts]) -> StepGraph:
                 for p in entries:
                     if p in small_results:
                         shared.setdefault(small_results[p], set()).add(p)
+        for name in {*later.unknowns, *later.defines}:  # a value found for an unknown solves its equation
+            if name in equations:
+                shared.setdefault(equations[name], set()).add(f"equation in {name}")
         compact = later.text.replace(" ", "")
         for item in calls:
             if item in compact:
@@ -378,6 +407,8 @@ def build_graph(steps: Sequence[StepFacts]) -> StepGraph:
         for value in later.produces:
             if _SMALL_INT.match(value):
                 small_results[value] = j
+        for name in later.unknowns:
+            equations[name] = j
     return graph
 
 
