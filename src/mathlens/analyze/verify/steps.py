@@ -415,10 +415,19 @@ def _modular(acc: _Acc, item: Piece) -> bool:
     return True
 
 
+#: a left side that is a name in words ("\\text{Number of cylinders}", "Total cost")
+_WORDS = re.compile(r"\s*(?:\\(?:text|mathrm|textbf|mbox)\s*\{[^{}]*\}|[A-Za-z][A-Za-z ]{2,})\s*")
+
+
 def _after_name(piece: str, notation: str, reading: Reading) -> tuple[str, Parsed]:
     """``Total\\ Sum = 24 \\times 24 = 576``: a chain whose left side does not parse (a name in
-    words) read from its second side on, where it states forms of one value."""
+    words) read from its second side on, where it states forms of one value. With a single ``=``
+    the right side is read alone, for what it mentions."""
     sides, ops = split_relations(piece, latex=notation == "latex")
+    if ops == ["="] and (not sides[0].strip() or _WORDS.fullmatch(sides[0])):  # the words may be in the lead
+        # "\text{Number of cylinders} = \frac{V_s}{V_c}": no claim, but what the value is made of
+        parsed = parse_math_unbounded(sides[1], notation, reading=reading)  # type: ignore[arg-type]
+        return (sides[1], parsed) if parsed.ok and not parsed.relations else (piece, Parsed("unparseable"))
     if len(ops) < 2 or any(op != "=" for op in ops):
         return piece, Parsed("unparseable")
     for k in range(1, min(3, len(ops))):
