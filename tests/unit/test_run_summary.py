@@ -260,3 +260,26 @@ def test_a_run_without_analyses_is_counted_without_a_digest_of_all_its_records(
     digests.clear()
     overview = run_overview(store.RunStore(run))
     assert len(digests) == 1 and [(s.name, s.status) for s in overview.analysis_states] == [("answers", "current")]
+
+
+def test_show_and_analyze_state_the_final_answers_the_checker_found_correct(runs: dict[str, Path],
+                                                                            tmp_path: Path) -> None:
+    from mathlens.analyze.grading.answer_records import ANSWERS
+
+    entries = list(ANSWERS.entries(runs["full"]))
+    correct = sum(e.status == "correct" for e in entries)
+    assert 0 < correct < len(entries)  # the mock run answers some questions right and some wrong
+    said = f"final answers: {correct} of {len(entries)} correct by the answer checker"
+    code, _, err = _invoke("show", str(runs["full"]))
+    assert code == 0 and said in err
+    code, out, _ = _invoke("show", str(runs["full"]), "--json")
+    groups = json.loads(out)["final_answers"]
+    assert code == 0 and sum(g["counts"]["correct"] for g in groups) == correct
+    code, out, _ = _invoke("analyze", str(runs["full"]), "--only", "answers")
+    assert code == 0 and said in out
+    bare = tmp_path / "bare"  # not analysed: nothing to state, and no line claiming otherwise
+    shutil.copytree(runs["full"], bare)
+    shutil.rmtree(bare / "analysis")
+    code, out, _ = _invoke("show", str(bare), "--json")
+    assert code == 0 and json.loads(out)["final_answers"] == []
+    assert "final answers" not in _invoke("show", str(bare))[2]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from mathlens.analyze.grading.answer_records import ANSWERS, AccuracySummary, correct_lines
 from mathlens.analyze.grading.tables import GradeTables
 from mathlens.analyze.overview import RunOverview
 from mathlens.analyze.quality import flags_raised
@@ -46,6 +47,9 @@ class RunSummary(RunOverview):
     counts (`mathlens.analyze.overview`), its Tables 6 and 7 when graded, and what this invocation did."""
 
     grade_tables: GradeTables | None = None
+    #: the final answers the checker found correct, per model, configuration and variant, as the
+    #: answers analysis stored them (empty before it has run)
+    final_answers: list[AccuracySummary] = Field(default_factory=list)
     this_invocation: Invocation | None = None
     imported: ImportedFrom | None = None
     #: an imported run's scorer audit: the source's verdicts against mathlens's (`source-agreement`)
@@ -58,6 +62,7 @@ def run_summary(store: RunStore, result: RunResult | None = None) -> RunSummary:
     from mathlens.analyze.overview import run_overview
 
     tables = GRADE_TABLES.read(store.root)
+    answers = ANSWERS.read(store.root)
     invocation = None
     if result is not None:
         invocation = Invocation(written=result.written, skipped=result.skipped, errors=result.errors,
@@ -71,6 +76,7 @@ def run_summary(store: RunStore, result: RunResult | None = None) -> RunSummary:
             audit = SourceAudit(rows=found.summary.rows, disagreements=[
                 e for e in SOURCE_AGREEMENT.entries(store.root) if e.agree is False])
     return RunSummary(**dict(run_overview(store)), grade_tables=tables.summary if tables is not None else None,
+                      final_answers=answers.summary.summary if answers is not None else [],
                       this_invocation=invocation, imported=imported, source_agreement=audit)
 
 
@@ -92,6 +98,8 @@ def print_summary(doc: RunSummary, *, footer: bool = True) -> None:
                       str(g.cached), str(g.completion_tokens), degenerate,
                       (flags_raised(g.quality) or "none") if known else "–")
     console.print(table)
+    for line in correct_lines(doc.final_answers):
+        console.print(escape(line), highlight=False, soft_wrap=True)
     if doc.quality.note:
         console.print(f"quality flags: {escape(doc.quality.note)}", highlight=False, soft_wrap=True)
     print_replicas(doc)

@@ -26,6 +26,7 @@ from mathlens.analyze.grading.answer_records import (
     AccuracySummary,
     AnswerRecord,
     AnswersSummary,
+    correct_lines,
     stored_quality,
 )
 from mathlens.analyze.grading.compliance import (
@@ -194,11 +195,14 @@ def run(job: AnalysisJob[AnswersOptions]) -> Outcome[AnswersSummary]:
 
 
 def describe(summary: AnswersSummary) -> list[str]:
-    """The output-quality counts over every group."""
+    """The final answers the checker found correct, per model and configuration (original prompts);
+    then the output-quality counts over every group."""
     totals = {"degenerate": sum(s.degenerate for s in summary.summary),
               **{k: sum(s.quality.get(k, 0) for s in summary.summary) for k in COUNTED_FLAGS}}
     counts = ", ".join(f"{k} {v}" for k, v in totals.items() if v)
-    return [f"output quality: {counts or 'no flags'}"]
+    return [*correct_lines(summary.summary), f"output quality: {counts or 'no flags'}"]
+
+
 
 
 __all__ = ["ANALYZER", "ANSWERS", "AccuracySummary", "AnswerRecord", "AnswersOptions", "AnswersSummary",

@@ -12,6 +12,7 @@ saying so, and counts as a failed answer in accuracy (docs/traces.md).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -20,6 +21,7 @@ from pydantic import BaseModel, Field
 from mathlens.analyze.grading.compliance import ComplianceSummary, FormatReport
 from mathlens.analyze.grading.verdicts import AnswerVerdict
 from mathlens.analyze.quality import QualityFlags
+from mathlens.rounding import percent
 from mathlens.runs.documents import DocumentSpec, RecordRef
 
 RecordStatus = Literal["correct", "incorrect", "unparseable", "unverifiable", "no_reference", "no_response"]
@@ -84,6 +86,15 @@ class AccuracySummary(BaseModel):
         """`count` as a share of the records (None for an empty group)."""
         return count / self.records if self.records else None
 
+    def correct_line(self, scope: str = "") -> str | None:
+        """The final-answer count in words, as every command and the report say it, with `scope`
+        (which responses it covers) in its bracket; None when no record could be checked."""
+        if self.accuracy is None:
+            return None
+        scope = f"; {scope}" if scope else ""
+        return (f"{self.counts.get('correct', 0)} of {self.records} correct by the answer checker "
+                f"({percent(self.accuracy)} of the checkable responses{scope})")
+
 
 class AnswersSummary(BaseModel):
     """The summary of the answers document. `overall` counts every record of the run together (what
@@ -93,6 +104,19 @@ class AnswersSummary(BaseModel):
     summary: list[AccuracySummary] = Field(default_factory=list)
     compliance: list[ComplianceSummary] = Field(default_factory=list)
     overall: AccuracySummary | None = None
+
+
+def correct_lines(groups: Sequence[AccuracySummary]) -> list[str]:
+    """"final answers: ..." for the original prompts of each model and configuration of an answers
+    summary's `groups` (each named when there are several)."""
+    originals = [g for g in groups if g.variant == "original"]
+    lines = []
+    for group in originals:
+        said = group.correct_line("original prompts" if len(groups) > len(originals) else "")
+        if said is not None:
+            who = f" ({group.model} · {group.configuration})" if len(originals) > 1 else ""
+            lines.append(f"final answers{who}: {said}")
+    return lines
 
 
 #: `analysis/answers.jsonl`: one `AnswerRecord` per run record.

@@ -63,10 +63,9 @@ def _responses(ctx: ReportContext, run_index: int) -> list[TrustLine]:
                      f"{overall.degenerate} ({_pct(overall.share(overall.degenerate))}) are degenerate (empty, "
                      "an echo, a loop or the wrong script)",
                      warn=(overall.share(overall.answered) or 0.0) < ANSWERED_WARNING)]
-    if overall.accuracy is not None:
-        out.append(TrustLine("final answers", f"{overall.counts.get('correct', 0)} of {n} correct by the answer "
-                                              f"checker ({_pct(overall.accuracy)} of the checkable responses; every "
-                                              "response of the run, prompt variants included)"))
+    correct = overall.correct_line("every response of the run, prompt variants included")
+    if correct is not None:
+        out.append(TrustLine("final answers", correct))
     return out
 
 
