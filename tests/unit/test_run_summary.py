@@ -283,3 +283,17 @@ def test_show_and_analyze_state_the_final_answers_the_checker_found_correct(runs
     code, out, _ = _invoke("show", str(bare), "--json")
     assert code == 0 and json.loads(out)["final_answers"] == []
     assert "final answers" not in _invoke("show", str(bare))[2]
+
+
+def test_the_report_names_prompt_variants_only_for_a_run_that_has_them(runs: dict[str, Path],
+                                                                       tmp_path: Path) -> None:
+    from mathlens.analyze.grading.answer_records import ANSWERS
+    from mathlens.report import make_report
+
+    entries = list(ANSWERS.entries(runs["full"]))
+    correct = sum(e.status == "correct" for e in entries)
+    plain = make_report([runs["full"]]).html()
+    assert f"{correct} of {len(entries)} correct by the answer checker" in plain
+    assert "prompt variants included" not in plain
+    ablated = fx.make_run(tmp_path / "ablated", [fx.SOLUTION, fx.WRONG], limit=1, ablate=True)
+    assert "prompt variants included" in make_report([ablated]).html()

@@ -63,7 +63,8 @@ def _responses(ctx: ReportContext, run_index: int) -> list[TrustLine]:
                      f"{overall.degenerate} ({_pct(overall.share(overall.degenerate))}) are degenerate (empty, "
                      "an echo, a loop or the wrong script)",
                      warn=(overall.share(overall.answered) or 0.0) < ANSWERED_WARNING)]
-    correct = overall.correct_line("every response of the run, prompt variants included")
+    variants = any(g.variant != "original" for g in doc.summary.summary)
+    correct = overall.correct_line("every response of the run, prompt variants included" if variants else "")
     if correct is not None:
         out.append(TrustLine("final answers", correct))
     return out
