@@ -13,8 +13,8 @@ enough by cutting words, which on 80 columns leaves headers like "conf…" and m
 
 Nothing is dropped: every header and every non-empty cell of the original is printed in one of the
 layouts (an empty cell of a "header  value" line is left out with its header).
-Only tables with a header are laid out again (grids and bare tables are printed as Rich prints
-them), and a console that is not a terminal never narrows (`mathlens.cli.consoles`), so logs and
+Only tables with a header and rows are laid out again (grids, bare and empty tables are printed
+as Rich prints them), and a console that is not a terminal never narrows (`mathlens.cli.consoles`), so logs and
 pipes keep the plain table.
 """
 
@@ -45,11 +45,11 @@ def fitted(console: Console, table: Table, width: int | None = None) -> Renderab
     """`table`, or the same headers and cells laid out to fit `width` columns (`console.width` by
     default; see the module notes)."""
     width = console.width if width is None else width
-    if not table.show_header or not table.columns or not _cuts(console, table, width):
+    if not table.show_header or not table.columns or not table.rows or not _cuts(console, table, width):
         return table
     cells = [list(column.cells) for column in table.columns]
     n_rows = len(table.rows)
-    same = [n_rows > 0 and _all_equal(column) for column in cells]
+    same = [_all_equal(column) for column in cells]
     parts: list[RenderableType] = []
     if table.title:
         parts.append(_text(console, table.title, "table.title"))
