@@ -71,7 +71,7 @@ def num(expr: sympy.Basic, digits: int = 30) -> complex | None:
 
 
 def fmt(expr: sympy.Basic) -> str:
-    return sympy.sstr(expr)[:200]
+    return sympy.sstr(expr, full_prec=False)[:200]
 
 
 def compare_numbers(lhs: sympy.Basic, rhs: sympy.Basic, info: NumberInfo) -> tuple[NumberStatus, str]:

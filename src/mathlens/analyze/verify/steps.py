@@ -133,7 +133,7 @@ def _key(expr: sympy.Basic) -> str:
     """How an expression is named in claims and in what a step states and mentions: SymPy's
     printing on one line (a matrix prints on several), without the factors 1 an unevaluated parse
     keeps, so that ``(k - 5)**2 - 16`` stated in one step is found when a later one writes it."""
-    return _UNIT_FACTOR.sub("", " ".join(sympy.sstr(expr).split("\n")))
+    return _UNIT_FACTOR.sub("", " ".join(sympy.sstr(expr, full_prec=False).split("\n")))
 
 
 @dataclass
