@@ -125,15 +125,50 @@ def _unreduced(raw: sympy.Basic) -> list[str]:
     return notes
 
 
-#: a factor 1 that an unevaluated parse keeps ("k - 1*5" for k - 5): not part of what was written
-_UNIT_FACTOR = re.compile(r"(?<![\w.*])1\*(?!\*)")
-
-
 def _key(expr: sympy.Basic) -> str:
     """How an expression is named in claims and in what a step states and mentions: SymPy's
     printing on one line (a matrix prints on several), without the factors 1 an unevaluated parse
-    keeps, so that ``(k - 5)**2 - 16`` stated in one step is found when a later one writes it."""
-    return _UNIT_FACTOR.sub("", " ".join(sympy.sstr(expr, full_prec=False).split("\n")))
+    keeps (``k - 1*5``), so that ``(k - 5)**2 - 16`` stated in one step is found when a later one
+    writes it."""
+    text = sympy.sstr(expr, full_prec=False)
+    if "1*" in text:
+        text = sympy.sstr(_without_unit_factors(expr), full_prec=False)
+    return " ".join(text.split("\n"))
+
+
+#: the size up to which an expression's name is cleaned of unit factors (`_without_unit_factors`)
+_MAX_KEY_NODES = 400
+
+
+def _without_unit_factors(expr: sympy.Basic) -> sympy.Basic:
+    """`expr` with every factor 1 of an unevaluated product left out and ``-1*5`` written -5, the
+    rest as written (``-1*1/(24*x**2)`` is ``-1/(24*x**2)``; dropping the "1*" from its printing
+    would read ``-1/24*x**2``). Expressions of more than `_MAX_KEY_NODES` nodes are left as they are."""
+    nodes = sympy.preorder_traversal(expr)
+    if sum(1 for _ in zip(range(_MAX_KEY_NODES + 1), nodes, strict=False)) > _MAX_KEY_NODES:
+        return expr
+
+    def strip(node: sympy.Basic) -> sympy.Basic:
+        if not node.args or node.is_Atom:
+            return node
+        args = tuple(strip(a) for a in node.args)
+        if isinstance(node, sympy.Mul):
+            rest = [a for a in args if a != 1]
+            if len(rest) == 2 and rest[0] == -1 and rest[1].is_Number and rest[1] > 0:
+                return -rest[1]
+            return sympy.Mul(*rest) if len(rest) > 1 else rest[0] if rest else sympy.S.One
+        if args == node.args:
+            return node
+        if isinstance(node, sympy.Integral):  # built unevaluated, an integral puts a factor 1 back
+            with sympy.evaluate(True):
+                return node.func(*args)
+        return node.func(*args)
+
+    try:
+        with sympy.evaluate(False):  # the rest as written: "3 - 1" stays 3 - 1
+            return strip(expr)
+    except Exception:  # a structure SymPy cannot rebuild: printed as it is
+        return expr
 
 
 @dataclass

@@ -53,7 +53,7 @@ def _responses(ctx: ReportContext, run_index: int) -> list[TrustLine]:
     run = ctx.runs[run_index]
     doc = run.document(ANSWERS)
     overall = doc.summary.overall if doc is not None else None
-    if overall is None:
+    if doc is None or overall is None:
         return [TrustLine("responses", "not checked yet: run `mathlens analyze` for truncation, degenerate output "
                                        "and final answers", warn=True)]
     n = overall.records
