@@ -168,6 +168,12 @@ def substitute(expr: sympy.Basic, ctx: Context) -> tuple[sympy.Basic, bool]:
                             lambda n: norm(n.args[0]))
     if mapping:
         expr = expr.xreplace(mapping)
+    if expr.has(sympy.Derivative):
+        along = {d: _along_curve(d, ctx) for d in expr.atoms(sympy.Derivative)}
+        along = {d: v for d, v in along.items() if v is not None}
+        if along:
+            expr = expr.xreplace(along)
+            used = True
     for _ in range(4):  # P(P(x)): the inner call first, then the outer one
         calls = {a for a in expr.atoms(AppliedUndef) if a.func.__name__ in ctx.functions}
         if not calls:
@@ -186,6 +192,27 @@ def substitute(expr: sympy.Basic, ctx: Context) -> tuple[sympy.Basic, bool]:
     if expr.has(sympy.Derivative, sympy.Subs, sympy.Limit) or _has_definite_integral(expr):
         expr = _carry_out(expr)
     return expr, used
+
+
+def _along_curve(d: sympy.Derivative, ctx: Context) -> sympy.Basic | None:
+    """``dy/dx`` on a curve given by parameter (``x = t^2 - 1``, ``y = t^3 - 3t``): x is itself a
+    function of t, so the derivative is (dy/dt)/(dx/dt), not the derivative of y's formula with t
+    renamed x. None when the variable of `d` is not such a function (a first derivative only)."""
+    if len(d.variable_count) != 1 or d.variable_count[0][1] != 1:
+        return None
+    var = d.variable_count[0][0]
+    curve = ctx.functions.get(getattr(var, "name", ""))
+    if curve is None or len(curve.params) != 1 or curve.params[0] == var or not curve.body.has(curve.params[0]):
+        return None
+    param = curve.params[0]
+
+    def on_curve(node: sympy.Basic) -> bool:
+        fn = ctx.functions.get(node.func.__name__) if isinstance(node, AppliedUndef) else None
+        return fn is not None and node.args == (var,) and fn.params == (param,)
+
+    quantity = d.expr.replace(on_curve, lambda node: ctx.functions[node.func.__name__].body)
+    quantity = quantity.xreplace({var: curve.body})
+    return sympy.diff(quantity, param) / sympy.diff(curve.body, param)
 
 
 def _names_at_points(expr: sympy.Basic, mapping: dict[sympy.Basic, sympy.Basic], ctx: Context) -> sympy.Basic:
