@@ -291,6 +291,8 @@ def definition_of(lhs: sympy.Basic, rhs: sympy.Basic, ctx: Context) -> Context |
         params = tuple(a for a in lhs.args if isinstance(a, sympy.Symbol))
         if known is None:
             return ctx.with_function(FunctionDef(name, params, rhs))
+        if not rhs.free_symbols & set(params):
+            return None  # "a surface f(x, y, z) = c": a level of the f defined, not a new f
         if not known.given and len(params) == len(known.params) and not _same_body(known, params, rhs):
             # A solution trying candidates ("f(x) = 2 ... f(x) = -1") defines f again.
             return ctx.with_function(FunctionDef(name, params, rhs))

@@ -55,6 +55,7 @@ _TEXT = re.compile(r"\\(?:text|mathrm|textbf|mbox)\{\s*([^{}]*)\}")
 #: latex2sympy2 reads as a product of letters (s·i·n)
 _BARE_FUNCTION = re.compile(r"(?<![A-Za-z\\])(arcsin|arccos|arctan|sinh|cosh|tanh|sin|cos|tan|sec|csc|cot|"
                             r"ln|log|exp)(?![A-Za-z])")
+_SUBSCRIPTED_I = re.compile(r"(?<![A-Za-z\\])I_(\{[^{}]*\}|\w)")
 _PRIMED_NAME = re.compile(r"(?<![A-Za-z\\])([A-Za-z])('+)(?![\w('])")
 
 
@@ -93,6 +94,9 @@ def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
                   else m.group() if m.group(1) == "zzqop" else " ", s)
     s = s.replace("\\%", " " if reading.units else "\\cdot\\frac{1}{100}")
     s = _BARE_FUNCTION.sub(r"\\\1", s)
+    # "I_1" is a name (an integral the solution calls I_1): latex2sympy2 would read the imaginary
+    # unit and drop the subscript; the name is put back by `_plain_names`
+    s = _SUBSCRIPTED_I.sub(r"\\mathrm{zzqcapi}_\1", s)
     return s.strip()
 
 
@@ -199,8 +203,8 @@ def _plain_names(value: sympy.Basic) -> sympy.Basic:
     """``f_{xy}`` -> ``f_xy``: the same name the plain reader gives; in LaTeX a lone ``i`` is
     the imaginary unit (as in MATH solutions) unless it is also used as an index."""
     names: dict[sympy.Basic, sympy.Basic] = {
-        s: sympy.Symbol(s.name.replace("{", "").replace("}", "")) for s in value.free_symbols
-        if isinstance(s, sympy.Symbol) and ("{" in s.name or "}" in s.name)}
+        s: sympy.Symbol(s.name.replace("{", "").replace("}", "").replace("zzqcapi", "I")) for s in value.free_symbols
+        if isinstance(s, sympy.Symbol) and ("{" in s.name or "}" in s.name or s.name.startswith("zzqcapi"))}
     symbols = {getattr(s, "name", "") for s in value.free_symbols}
     if "i" in symbols and not any(n.endswith("_i") for n in symbols) and not value.has(sympy.Sum):
         names[sympy.Symbol("i")] = sympy.I
