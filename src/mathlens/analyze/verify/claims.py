@@ -119,11 +119,12 @@ _GRID = tuple(k / 4 for k in range(-40, 41))
 
 
 def _holds_on_an_interval(diff: sympy.Basic, symbols: list[sympy.Symbol]) -> bool:
-    """Whether `diff`, in one unknown, is zero at two neighbouring points of a grid over [-10, 10]:
+    """Whether `diff`, in one unknown and with an absolute value, is zero at two neighbouring points
+    of a grid over [-10, 10]:
     a case of the solution's own (``|x^2 + 9x + 20| = -(x^2 + 9x + 20)`` for -5 < x < -4), not an
     identity that fails. A claim true at one point only (``|x - 3| = x + 3`` at 0) is not one."""
-    if len(symbols) != 1:
-        return False
+    if len(symbols) != 1 or not diff.has(sympy.Abs):  # cases are of absolute values; other branches are
+        return False                                    # looked at by `_is_identity`'s scales
     zero_before = False
     for x in _GRID:
         try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import pickle
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import sympy
 from sympy.core.function import AppliedUndef
@@ -125,6 +126,7 @@ def _unreduced(raw: sympy.Basic) -> list[str]:
     return notes
 
 
+@lru_cache(maxsize=4096)  # one side is named for its claim, what it mentions and what it states
 def _key(expr: sympy.Basic) -> str:
     """How an expression is named in claims and in what a step states and mentions: SymPy's
     printing on one line (a matrix prints on several), without the factors 1 an unevaluated parse
