@@ -48,7 +48,7 @@ sources (and the graph records ``capped=True`` when one had more).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,13 +135,12 @@ _NOT_UNKNOWNS = frozenset({"sqrt", "sin", "cos", "tan", "cot", "sec", "csc", "as
 _CLAIM_NAME_TOKEN = re.compile(r"[A-Za-z_]\w*")
 
 
-def equation_unknowns(claims: Sequence[Any]) -> tuple[str, ...]:
-    """The unknowns of a step's equations: claims checked as equations (a value put into one, one
-    rewritten) or left as equations to solve; each claim needs `kind`, `reason` and `text`."""
+def equation_unknowns(equations: Iterable[str]) -> tuple[str, ...]:
+    """The unknowns of a step's equations, from the printed claims the checker read as equations
+    (`ClaimCheck.is_equation`)."""
     names: set[str] = set()
-    for claim in claims:
-        if claim.kind == "equation" or claim.reason == "an equation to solve, not an identity":
-            names |= set(_CLAIM_NAME_TOKEN.findall(claim.text.split(" (")[0])) - _NOT_UNKNOWNS
+    for text in equations:
+        names |= set(_CLAIM_NAME_TOKEN.findall(text.split(" (")[0])) - _NOT_UNKNOWNS
     return tuple(sorted(names))
 
 

@@ -96,7 +96,8 @@ def analyze_solution(text: str, question: str | None = None, config: FlowConfig 
             check_status=math.status,
             check_error=math.error))
         facts.append(StepFacts(step.text, math.defines, math.produces, math.mentions, math.parsed > 0, step.label,
-                               tuple(c.text for c in math.claims), equation_unknowns(math.claims)))
+                               tuple(c.text for c in math.claims),
+                               equation_unknowns(c.text for c in math.claims if c.is_equation)))
     if text and len(text) > config.max_text_chars and reports:
         reports[-1].notes.append(f"text after {config.max_text_chars} characters was not analysed")
     facts = _with_part_answers(facts, question, replace(config, verify=_left(config, started)))

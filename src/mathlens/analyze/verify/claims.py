@@ -30,12 +30,11 @@ import sympy
 
 from mathlens.analyze.verify.context import Context, at_point, substitute, undefined_references
 from mathlens.analyze.verify.numbers import NumberInfo, compare_numbers, fmt, num
-from mathlens.analyze.verify.results import ClaimCheck, ClaimStatus
+from mathlens.analyze.verify.results import EQUATION_REASON, ClaimCheck, ClaimStatus
 from mathlens.analyze.verify.signs import PlusMinus
 
 __all__ = ["EQUATION_REASON", "ClaimCheck", "ClaimStatus", "PairInfo", "check_relation", "stated_factorisation"]
 
-EQUATION_REASON = "an equation to solve, not an identity"
 _CONSTANT_NAMES = {"C", "K", "c", "C_1", "C_0"}
 # Sample points: positive (roots, logarithms) and, with the offsets below, inside (0, pi/2).
 _SAMPLE_POINTS = (0.7133, 1.1719, 0.3461, 0.9127, 0.5219)

@@ -55,6 +55,10 @@ def confidence(kind: str) -> Confidence:
     return KIND_CONFIDENCE.get(kind, "low")
 
 
+#: why an equation in unknowns is undecided: it is a condition to solve, not an identity
+EQUATION_REASON = "an equation to solve, not an identity"
+
+
 @dataclass(frozen=True)
 class ClaimCheck:
     """The verdict on one relation of a step.
@@ -71,6 +75,12 @@ class ClaimCheck:
     reason: str = ""
     kind: str = ""
     reading: tuple[str, ...] = ()
+
+    @property
+    def is_equation(self) -> bool:
+        """Whether the claim is an equation in unknowns: checked as one (a value put into it, a
+        rewriting of it) or left undecided as one to solve."""
+        return self.kind == "equation" or self.reason == EQUATION_REASON
 
 
 @dataclass(frozen=True)
