@@ -229,8 +229,8 @@ async def prepare_record(ctx: _Context, rec: RunRecord, q: Question | None) -> S
 
             hybrid = await hybrid_check(flow, question, ctx.step_judge)
             sol = sol.model_copy(update={"hybrid": hybrid})
-        from_flow = vr_from_flow(flow, opts.validity_mode, hybrid, opts.redundancy_mode) if flow is not None else \
-            VR(None, None, "flow", error=why)
+        from_flow = VR(None, None, "flow", error=why) if flow is None else \
+            vr_from_flow(flow, opts.validity_mode, hybrid, opts.redundancy_mode, cut=rec.truncated)
     else:
         steps = segment(text)
     has_final = has_final_answer(verdict.how, verdict.predicted)

@@ -80,19 +80,25 @@ def redundancy_from_steps(n_steps: int, redundant: Sequence[int], mode: Redundan
 
 _VERDICT = {"valid": True, "invalid": False}
 
+#: added to r's basis for a response the token cap cut: its path ends at the last step written
+CUT_BASIS = " (cut by the token cap: the path runs to the last step written, not to an answer)"
+
 
 def vr_from_flow(flow: FlowResult, mode: ValidityMode = "share", hybrid: HybridResult | None = None,
-                 redundancy_mode: RedundancyMode = "share") -> VR:
+                 redundancy_mode: RedundancyMode = "share", *, cut: bool = False) -> VR:
     """v and r from a `FlowResult` of `mathlens.analyze.flow.analyze_solution`.
 
     A step's verdict `valid`/`invalid` decides it; `unverifiable` and `none` (no checkable claim)
     leave it undecided. With a `hybrid` check (`--step-judge`), the verdicts are the hybrid ones:
     SymPy's where it decided, the judge's for the rest (the source is then ``flow+judge``).
     Redundant steps are those with mathematics from which no final step of the reasoning graph
-    can be reached.
+    can be reached. In a response the token cap `cut`, the final step is the last one written, not
+    an answer: steps the rest would have used count as off the path, and the basis says so.
     """
     verdicts = [s.verdict for s in hybrid.steps] if hybrid is not None else [s.verdict for s in flow.steps]
     v, v_basis = validity_from_checks([_VERDICT.get(v) for v in verdicts], mode)
     r, r_basis = redundancy_from_steps(len(flow.steps), flow.metrics.redundant_steps, redundancy_mode)
+    if cut:
+        r_basis += CUT_BASIS
     source = "flow+judge" if hybrid is not None else "flow"
     return VR(v=v, r=r, source=source, v_basis=v_basis, r_basis=r_basis)

@@ -11,6 +11,11 @@ from mathlens.report.loader import QuestionView
 from mathlens.report.registry import QuestionSection
 from mathlens.report.tables import Cell, Table
 
+#: what a redundant step is, in a response that reached its end and in one the token cap cut
+REDUNDANT_WORDS = "no step that leads to the answer uses it"
+REDUNDANT_WORDS_CUT = ("no step that leads to the last step written uses it: the token cap cut the response "
+                       "before an answer, so a step the rest would have used is counted too")
+
 
 @dataclass(frozen=True)
 class FlowPanel:
@@ -19,6 +24,8 @@ class FlowPanel:
     flow: FlowView
     graph: GraphLayout
     steps: Table
+    #: what "redundant" means for this response (`REDUNDANT_WORDS` or, when the token cap cut it, `_CUT`)
+    redundant_words: str = REDUNDANT_WORDS
 
 
 def build(ctx: ReportContext, view: QuestionView) -> list[FlowPanel] | None:
@@ -36,7 +43,8 @@ def build(ctx: ReportContext, view: QuestionView) -> list[FlowPanel] | None:
                       ("step", "text", "operations", "concepts", "complexity", "depth", "verification",
                        "expected / detail", "redundant"), tuple(rows), decimals={5: 1})
         out.append(FlowPanel(label=ctx.response_label(resp), gid=gid, flow=flow,
-                             graph=layout_graph(step_nodes(flow), flow.edges), steps=table))
+                             graph=layout_graph(step_nodes(flow), flow.edges), steps=table,
+                             redundant_words=REDUNDANT_WORDS_CUT if resp.record.truncated else REDUNDANT_WORDS))
     return out or None
 
 
