@@ -1,11 +1,11 @@
 """Comparing numbers as a solution writes them: exactly, to the digits shown, or approximately.
 
 Decimals are parsed to exact rationals, so ``1/3 = 0.33`` is decided by the written precision:
-a right side with decimals holds when the two sides differ by at most one unit of its last digit
-(the digits may be rounded or cut off). Decimals on the left carry their own error into the
-comparison (``(2.8284)^2 = 8`` holds). ``≈`` holds within half a unit of the last digit shown on
-the right (or when the digits are cut off), and always within 1 %: an approximation announces
-that it is one.
+a right side with decimals holds when it is the value rounded to its last digit (within half a unit
+of it) or the value with its further digits cut off (less than a unit nearer zero): ``2/3 = 0.67``
+and ``2/3 = 0.66`` hold, ``1/3 = 0.34`` and ``sqrt(2) = 1.5`` do not. Decimals on the left carry
+their own error into the comparison (``(2.8284)^2 = 8`` holds). ``≈`` holds in the same way, and
+always within 1 %: an approximation announces that it is one.
 """
 
 from __future__ import annotations
@@ -105,21 +105,28 @@ def compare_numbers(lhs: sympy.Basic, rhs: sympy.Basic, info: NumberInfo) -> tup
     # Decimals written on the left carry their own rounding ("(2.8284)^2 = 8").
     carried = info.carried * max(abs(a), 1.0)
     if info.op == "≈":
-        unit = _last_digit_unit(rhs)
-        rounded = gap <= max(unit / 2 + carried, APPROX_FLOOR * max(abs(a), abs(b)))
-        cut = abs(b) <= abs(a) + carried + 1e-12 * scale and gap < unit + carried  # digits cut off
-        return ("valid" if rounded or cut else "invalid"), "approximate"
+        floor = APPROX_FLOOR * max(abs(a), abs(b))
+        near = gap <= floor or _to_digits(a, b, _last_digit_unit(rhs), carried, scale)
+        return ("valid" if near else "invalid"), "approximate"
     places = decimals(rhs)
     if places:
-        # within one unit of the last digit written (rounded either way, or cut off), but never a
-        # whole unit away: 1/2 is not 0.6, however its digits were dropped
-        unit = 10.0**-places
-        return ("valid" if gap < unit * (1 - 1e-6) + carried + 1e-12 * scale else "invalid"), "rounded"
+        return ("valid" if _to_digits(a, b, 10.0**-places, carried, scale) else "invalid"), "rounded"
     if gap <= 1e-12 * scale or (carried and gap <= carried):
         return "valid", "numeric" if not carried else "rounded"
     if info.integer_division and rhs.is_Integer and lhs.is_Rational and sympy.floor(lhs) == rhs:
         return "valid", "integer quotient"
     return "invalid", "exact"
+
+
+def _to_digits(a: complex, b: complex, unit: float, carried: float, scale: float) -> bool:
+    """Whether `b`, written to digits of `unit`, is `a` rounded (within half a unit) or cut off
+    (nearer zero, by less than a unit); `carried` is the error the left side's own decimals carry.
+    Rounding away from zero by more than half a unit is neither: 1/3 is not 0.34."""
+    gap = abs(a - b)
+    slack = carried + 1e-12 * scale
+    rounded = gap <= unit / 2 * (1 + 1e-9) + slack
+    cut = abs(b) <= abs(a) + slack and gap < unit * (1 - 1e-6) + slack
+    return rounded or cut
 
 
 def _infinite(expr: sympy.Basic) -> bool:
