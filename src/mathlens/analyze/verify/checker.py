@@ -15,6 +15,7 @@ import time
 from dataclasses import replace
 
 from mathlens.analyze.verify.budget import prestart, run_bounded
+from mathlens.analyze.verify.code import StepCode, read_code
 from mathlens.analyze.verify.extract import extract_math
 from mathlens.analyze.verify.reading import reading_for
 from mathlens.analyze.verify.results import StepMath, StepStatus, VerifyConfig
@@ -59,7 +60,8 @@ def verify_steps(step_texts: list[str], question: str | None = None,
     results: list[StepMath] = []
     spans = 0
     advance = skipped = 0  # steps since the context was last used; of them, left out here
-    for text in step_texts:
+    code = read_code(step_texts)  # code blocks are read as code; the prose reader gets the rest
+    for text in code.texts:
         if results:
             advance += 1
         if not has_checkable(text):
@@ -88,4 +90,16 @@ def verify_steps(step_texts: list[str], question: str | None = None,
         else:
             status: StepStatus = "timeout" if got.status == "timeout" else "error"
             results.append(StepMath(status, error=got.error, elapsed_s=got.elapsed_s))
-    return results
+    return [_with_code(step, code.steps.get(i)) for i, step in enumerate(results)]
+
+
+def _with_code(step: StepMath, code: StepCode | None) -> StepMath:
+    """`step` with what code blocks put in it: the names assigned and read there, and the claims
+    of an output block (`code.py`)."""
+    if code is None:
+        return step
+    return replace(step, claims=step.claims + tuple(code.claims),
+                   defines=step.defines + tuple(n for n in code.defines if n not in step.defines),
+                   mentions=step.mentions + tuple(n for n in code.mentions if n not in step.mentions),
+                   produces=step.produces + tuple(k for k in code.produces if k not in step.produces),
+                   parsed=step.parsed + code.statements)

@@ -28,10 +28,12 @@ ClaimKind = Literal[
     "antiderivative",     # an indefinite integral, by differentiating the answer
     "limit",              # a limit, definite integral or sum worked out
     "equation",           # a value substituted into an equation, a rewriting of an equation
+    "code output",        # the output written under a code block, against what the code prints
     "",                   # not decided (definitions, undecided claims)
 ]
 CLAIM_KINDS: tuple[str, ...] = ("arithmetic", "evaluation", "rounding", "whole-number", "symbolic identity",
-                                "numeric sampling", "derivative rule", "antiderivative", "limit", "equation")
+                                "numeric sampling", "derivative rule", "antiderivative", "limit", "equation",
+                                "code output")
 Confidence = Literal["high", "medium", "low"]
 
 #: How sure an `invalid` verdict of each kind is, from the precision each kind reached as a flag
