@@ -33,7 +33,7 @@ import math
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from mathlens.analyze.verify.results import ClaimCheck
@@ -75,6 +75,53 @@ class CodeReading:
     steps: dict[int, StepCode]
 
 
+@dataclass(frozen=True)
+class CodeBlock:
+    """One fenced Python block of a text, and the output block written right under it (if any)."""
+
+    code: str
+    #: offsets into the text: the whole fenced block, and where its code starts
+    span: tuple[int, int]
+    code_at: int
+    #: the output block's non-blank lines, its span and where its first line starts (None without one)
+    output: tuple[str, ...] | None = None
+    output_span: tuple[int, int] | None = None
+    output_at: int | None = None
+
+
+def code_blocks(text: str) -> list[CodeBlock]:
+    """The fenced Python blocks of `text`, each with the output block under it.
+
+    >>> [(b.code, b.output) for b in code_blocks("So:\\n```python\\nprint(2)\\n```\\n```output\\n2\\n```")]
+    [('print(2)\\n', ('2',))]
+    """
+    out = []
+    for m in _CODE.finditer(text):
+        block = CodeBlock(m.group("body"), m.span(), m.start("body"))
+        found = _OUTPUT.match(text, m.end())
+        if found is not None and found.group("body").strip():
+            body = found.group("body")
+            lines = tuple(ln.strip() for ln in body.strip().splitlines() if ln.strip())
+            block = replace(block, output=lines, output_span=found.span(),
+                            output_at=found.start("body") + len(body) - len(body.lstrip()))
+        out.append(block)
+    return out
+
+
+def printed_lines(code: str) -> list[str]:
+    """The lines `code` prints, worked out as the module notes say (`Undecided` when it cannot be).
+
+    >>> printed_lines("a = 7\\nprint(a / 2, a // 2)")
+    ['3.5 3']
+    """
+    run = _Reading()
+    try:
+        run.block(code)
+    except RecursionError:
+        raise Undecided("expressions nested too deeply") from None
+    return run.lines
+
+
 def read_code(step_texts: Sequence[str]) -> CodeReading:
     """The code blocks of a solution given as steps (see the module notes).
 
@@ -98,21 +145,17 @@ def read_code(step_texts: Sequence[str]) -> CodeReading:
 
     steps: dict[int, StepCode] = {}
     blanked: list[tuple[int, int]] = []
-    for m in _CODE.finditer(joined):
-        blanked.append(m.span())
-        body_at = m.start("body")
-        _facts(m.group("body"), body_at, joined, step_of, steps)
-        out = _OUTPUT.match(joined, m.end())
-        if out is None or not out.group("body").strip():
+    for block in code_blocks(joined):
+        blanked.append(block.span)
+        _facts(block.code, block.code_at, step_of, steps)
+        if block.output is None or block.output_span is None or block.output_at is None:
             continue
-        blanked.append(out.span())
-        lines = [ln.strip() for ln in out.group("body").strip().splitlines() if ln.strip()]
-        first = out.start("body") + len(out.group("body")) - len(out.group("body").lstrip())
-        at = steps.setdefault(step_of(first), StepCode())
-        check = _check(m.group("body"), lines)
+        blanked.append(block.output_span)
+        at = steps.setdefault(step_of(block.output_at), StepCode())
+        check = _check(block.code, list(block.output))
         at.claims.extend(check.claims)
         at.mentions.extend(n for n in check.printed if n not in at.mentions)
-        at.produces.extend(k for k in map(_number_key, _NUMBER.findall(" ".join(lines))) if k not in at.produces)
+        at.produces.extend(k for k in map(_number_key, _NUMBER.findall(" ".join(block.output))) if k not in at.produces)
     return CodeReading(_blank(texts, starts, blanked), steps)
 
 
@@ -143,7 +186,7 @@ def _blank(texts: list[str], starts: list[int], spans: list[tuple[int, int]]) ->
     return out
 
 
-def _facts(body: str, body_at: int, joined: str, step_of: Callable[[int], int], steps: dict[int, StepCode]) -> None:
+def _facts(body: str, body_at: int, step_of: Callable[[int], int], steps: dict[int, StepCode]) -> None:
     """Names assigned and read by each statement of a block, put in the step the statement starts in."""
     tree = _parse(body)
     if tree is None:
