@@ -30,6 +30,7 @@ from mathlens.analyze.readers.statements import (
     answerish,
     cut_trailing_prose,
     last_quantity,
+    leading_quantity,
     lhs_kind,
     reduce_equation_named,
     reduce_statement_named,
@@ -264,7 +265,8 @@ def answer_line(rest: str) -> Reduced:
     run = closing_run(cut) if prose_words(cut) >= 2 else None
     if run is not None:
         return Reduced(run[2])
-    return Reduced(strip_leading_prose(cut) if prose_words(cut) >= 2 else cut)
+    # "Clyde will pay $12.00 for 5 apples and 5 oranges": the quantity, not the condition after it
+    return Reduced(leading_quantity(strip_leading_prose(cut)) if prose_words(cut) >= 2 else cut)
 
 
 # -- the search ----------------------------------------------------------------------------------

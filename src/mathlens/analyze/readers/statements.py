@@ -352,11 +352,42 @@ def last_quantity(s: str) -> str:
         before = len(re.findall(r"(?<![\\A-Za-z])[A-Za-z]{2,}", s[:numbers[0].start()]))
         if before < 2 and _prose_words(after) < 2:
             return s  # one number with at most a word around its units: "36pi cubic centimeters"
-    # a number after "in", "over", "for"... sets a condition ("in 4 weeks", "at 6 pm"), not the result
-    stated = [m for m in numbers if not _CONDITION.search(s, 0, m.start())] or numbers
+    stated = [m for m, condition in zip(numbers, _conditions(s, numbers), strict=True) if not condition] or numbers
     last = stated[-1]
     unit = _UNIT_AFTER.match(s, last.end())
     return (last.group(0) + (unit.group(0) if unit else "")).strip()
+
+
+#: what joins a number to the one before it in the same phrase: words, then "and", "or" or a comma
+_JOINED = re.compile(r"(?i)(?:\s+[A-Za-z]{2,})*\s*(?:,\s*(?:and|or)?|\band|\bor)\s+(?:the\s+|a\s+)?")
+
+
+def _conditions(s: str, numbers: list[re.Match[str]]) -> list[bool]:
+    """Which numbers set a condition rather than state a result: one after "in", "over", "for"...
+    ("in 4 weeks", "at 6 pm"), and one joined by "and"/"or"/a comma to a condition before it ("for 5
+    apples and 5 oranges", "after 3 weeks and 2 days")."""
+    out: list[bool] = []
+    for i, m in enumerate(numbers):
+        joined = i > 0 and out[-1] and _JOINED.fullmatch(s, numbers[i - 1].end(), m.start()) is not None
+        out.append(bool(_CONDITION.search(s, 0, m.start())) or joined)
+    return out
+
+
+def leading_quantity(s: str) -> str:
+    """The quantity a phrase opens with, when every later number sets a condition: "$12.00 for 5
+    apples and 5 oranges" -> `$12.00`, "30 stickers left after 2 weeks" -> `30 stickers`. Anything
+    else (math, a second number stated as a result, no number first) is left as it is.
+
+    >>> leading_quantity("$12.00 for 5 apples and 5 oranges"), leading_quantity("3 cats and 5 dogs")
+    ('$12.00', '3 cats and 5 dogs')
+    """
+    if _prose_words(s) < 2 or re.search(r"[=<>≤≥()\[\]{}\\^]", s):
+        return s
+    numbers = list(_QUANTITY.finditer(s))
+    if not numbers or numbers[0].start() != 0 or any(not c for c in _conditions(s, numbers)[1:]):
+        return s
+    unit = _UNIT_AFTER.match(s, numbers[0].end())
+    return (numbers[0].group(0) + (unit.group(0) if unit else "")).strip()
 
 
 _RESTATED = re.compile(r"(?i),?\s*\(?\b(?:i\.e\.|that\s+is|or\s+equivalently|which\s+is)\s*,?\s*")
