@@ -190,6 +190,62 @@ def _units(side: str) -> frozenset[str]:
     return frozenset(w.strip().lower() for w in TEXT_COMMAND.findall(side)) - _NOT_UNITS
 
 
+#: a side that is a product or quotient of numbers with units: "300 \\, \\text{rolls} \\times 4 \\, \\text{inches/roll}"
+_PRODUCT_TOKEN = re.compile(r"\s+|\\[,;:! ]|~|\\?\$|(?P<num>\d[\d,]*(?:\.\d+)?|\.\d+)|"
+                            r"(?P<unit>\\(?:text|mathrm)\{[^{}]*\})|(?P<times>\\times|\\cdot|\*)|(?P<div>/|\\div)")
+_IRREGULAR = {"feet": "foot", "people": "person", "children": "child", "men": "man", "women": "woman",
+              "teeth": "tooth", "geese": "goose", "mice": "mouse"}
+
+
+def _singular(word: str) -> str:
+    """A unit word in the singular, so that "rolls" cancels "roll" ("inches" -> "inch")."""
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "xes", "sses")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us")) and len(word) > 2:
+        return word[:-1]
+    return word
+
+
+def _dimension(side: str) -> dict[str, int] | None:
+    """The units of a side that multiplies and divides numbers with units, as exponents by unit
+    word (``rolls × inches/roll`` -> {inch: 1}); None for any other side (a sum, a name)."""
+    out: dict[str, int] = {}
+    sign, at, terms = 1, 0, 0
+    for m in _PRODUCT_TOKEN.finditer(side):
+        if m.start() != at:
+            return None  # something else on the side
+        at = m.end()
+        if m.group("times"):
+            sign = 1
+        elif m.group("div"):
+            sign = -1
+        elif m.group("num"):
+            terms += 1
+        elif m.group("unit"):
+            word = m.group("unit")[m.group("unit").index("{") + 1:-1].strip().lower()
+            if not word or " " in word or word.count("/") > 1:
+                return None
+            top, _, bottom = word.partition("/")
+            for unit, power in ((top, sign), (bottom, -sign)):
+                if unit:
+                    key = _singular(unit)
+                    out[key] = out.get(key, 0) + power
+    if at != len(side) or not terms:
+        return None
+    return {k: v for k, v in out.items() if v}
+
+
+def _same_dimension(left: str, right: str) -> bool:
+    """Whether the units of two sides cancel to the same ones ("300 rolls × 4 inches/roll" and
+    "1200 inches"; "3 posts/day × 30 days" and "90 posts"), so their numbers compare directly."""
+    a, b = _dimension(left), _dimension(right)
+    return a is not None and b is not None and bool(b) and a == b
+
+
 def link_units(piece: Piece, links: int) -> list[str]:
     """For each relation of the piece, why it compares different units ('' when it does not):
     "2 dozen = 2 x 12" converts, "4 hours = 240 minutes" converts, "2 x 12 = 24 cups" is checked."""
@@ -208,7 +264,7 @@ def link_units(piece: Piece, links: int) -> list[str]:
             out.append("a quantity named in words")
         elif any("remainder" in word or word == "r" for word in left | right):
             out.append("a quotient with a remainder")
-        elif left and left != right:
+        elif left and left != right and not _same_dimension(sides[k], sides[k + 1]):
             out.append(f"a conversion between units ({', '.join(sorted(left | right))})")
         else:
             out.append("")
