@@ -10,6 +10,7 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import pairwise
 
 _ALNUM = re.compile(r"[^\W_]")
 _NO_DIGITS = str.maketrans("", "", "0123456789")
@@ -167,23 +168,47 @@ def script_share(text: str) -> ScriptShare:
 _LINE_LABEL = re.compile(r"^\s*(?:(?:step|line)\s*\d+\s*[:.)-]?|\d+\s*[.):-]|[-*•>]+)\s*", re.I)
 
 
+def looping_line(lines: list[str], repeats: int, sentence_chars: int = 40) -> tuple[str, int] | None:
+    """The line of `lines` that loops, with how often: a line of `sentence_chars`+ characters
+    occurring `repeats` or more times, or a line occurring that often with the same line after it
+    (`repeats` - 1 times at least: the line repeated back to back, or a block repeated). A short
+    formulaic line before different work each time ("Calculate this:") does not loop.
+
+    >>> looping_line(["Let me check.", "3 + 4 = 7"] * 4, 4)
+    ('Let me check.', 4)
+    >>> looping_line(["Calculate this:", "5 x 2 = 10", "Calculate this:", "6 x 2 = 12"] * 2, 4) is None
+    True
+    """
+    counts: dict[str, int] = {}
+    for line in lines:
+        counts[line] = counts.get(line, 0) + 1
+    often = {line for line, n in counts.items() if n >= repeats}
+    if not often:
+        return None
+    for line in lines:
+        if line in often and len(line) >= sentence_chars:
+            return line, counts[line]
+    pairs: dict[tuple[str, str], int] = {}
+    for line, after in pairwise(lines):
+        if line in often:
+            pairs[(line, after)] = pairs.get((line, after), 0) + 1
+    for (line, _), n in pairs.items():
+        if n >= repeats - 1:
+            return line, counts[line]
+    return None
+
+
 def repeated_numbered_line(text: str, min_chars: int, repeats: int) -> str | None:
-    """The first line (of `min_chars`+ characters once its step number or bullet is removed) that
-    occurs `repeats` or more times, else None: the loop "1. Find x. 2. Find x. 3. Find x. ..."
-    that a plain repeated-line count misses because the numbers differ.
+    """A line that loops (`looping_line`) once its step number or bullet is removed, else None: the
+    loop "1. Find x. 2. Find x. 3. Find x. ..." that a plain repeated-line count misses because the
+    numbers differ.
 
     >>> repeated_numbered_line("1. Find x now\\n2. Find x now\\n3. Find x now", 8, 3)
     'Find x now'
     """
-    counts: dict[str, int] = {}
-    for raw in text.splitlines():
-        line = _LINE_LABEL.sub("", raw).strip()
-        if len(line) < min_chars:
-            continue
-        counts[line] = counts.get(line, 0) + 1
-        if counts[line] >= repeats:
-            return line
-    return None
+    lines = [line for line in (_LINE_LABEL.sub("", raw).strip() for raw in text.splitlines()) if len(line) >= min_chars]
+    found = looping_line(lines, repeats)
+    return found[0] if found is not None else None
 
 
 @dataclass(frozen=True)

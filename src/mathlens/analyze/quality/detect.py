@@ -11,7 +11,11 @@ Checks (any one flags a text as incoherent):
 * `char_run`: one non-space character repeated `char_run` (30) or more times in a row.
 * `period`: a chunk of 2-40 characters repeated back to back 6 or more times ("ababab...").
 * `ngram`: in a text of at least 24 words, more than half of the word 4-grams repeat an earlier one.
-* `line`: one line of 8+ characters appearing 4 or more times.
+* `line`: one line of 8+ characters appearing 4 or more times with the same line after it (back to
+  back, or a block repeated: `checks.looping_line`), or one line of 40+ characters (a sentence)
+  appearing 4 or more times.
+  A short formulaic line before different work each time ("Calculate this:", "Substituting the
+  given values:") is how some models lay out every step, not a loop.
 * `garbled`: in a text of 40+ characters, under 60% of the characters are letters, digits,
   spaces or common math punctuation.
 """
@@ -19,7 +23,6 @@ Checks (any one flags a text as incoherent):
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
 
 from mathlens.rounding import percent
@@ -39,6 +42,7 @@ class IncoherenceConfig:
     ngram_share: float = 0.5
     line_repeats: int = 4
     line_min_chars: int = 8
+    line_sentence_chars: int = 40
     garbled_min_chars: int = 40
     garbled_share: float = 0.6
 
@@ -92,11 +96,12 @@ def _ngram(text: str, cfg: IncoherenceConfig) -> Hit | None:
 
 
 def _line(text: str, cfg: IncoherenceConfig) -> Hit | None:
+    # Imported here: the quality package imports this module.
+    from mathlens.analyze.quality.checks import looping_line
+
     lines = [ln.strip() for ln in text.splitlines() if len(ln.strip()) >= cfg.line_min_chars]
-    if not lines:
-        return None
-    line, count = Counter(lines).most_common(1)[0]
-    return Hit("line", f"{line[:40]!r} appears {count} times") if count >= cfg.line_repeats else None
+    found = looping_line(lines, cfg.line_repeats, cfg.line_sentence_chars)
+    return Hit("line", f"{found[0][:40]!r} appears {found[1]} times") if found is not None else None
 
 
 def _garbled(text: str, cfg: IncoherenceConfig) -> Hit | None:
