@@ -86,7 +86,10 @@ def analyze_record(record: RunRecord, question_text: str | None, config: FlowCon
     worked = record.worked_text  # the reasoning trace when there is one, else the response
     if record.status != "ok" or not worked:
         return FlowRecord(record=ref, status="no_response")
-    result = analyze_solution(worked, question_text, config).model_copy(update={"elapsed_s": None, "sympy_s": None})
+    # the token cap cut the text analysed: the response, or a trace that never reached one
+    cut = record.truncated and (not record.reasoning or record.trace_truncated)
+    result = analyze_solution(worked, question_text, config, cut=cut).model_copy(
+        update={"elapsed_s": None, "sympy_s": None})
     return FlowRecord(record=ref, status="ok", result=result, trace=bool(record.reasoning),
                       trace_truncated=record.trace_truncated)
 

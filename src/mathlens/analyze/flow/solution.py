@@ -65,11 +65,14 @@ def complexity_score(unique_operations: int, unique_concepts: int, mean_depth: f
     return round(0.5 * unique_operations + 0.3 * unique_concepts + 0.2 * (mean_depth or 0.0), 4)
 
 
-def analyze_solution(text: str, question: str | None = None, config: FlowConfig | None = None) -> FlowResult:
+def analyze_solution(text: str, question: str | None = None, config: FlowConfig | None = None, *,
+                     cut: bool = False) -> FlowResult:
     """The full reasoning-flow analysis of one solution (never raises on odd input).
 
     Text beyond `max_text_chars` is not analysed (a note on the last step says so). Every bound
-    that cut the analysis short is listed in `FlowResult.capped` (`caps_hit`).
+    that cut the analysis short is listed in `FlowResult.capped` (`caps_hit`). With `cut` (the
+    token cap cut the text), the line the text stops in is unfinished ("\\[ 2.24 = 0."): its
+    statements are not checked, and a note on its step says so.
     """
     config = config or FlowConfig()
     started = time.perf_counter()
@@ -79,8 +82,11 @@ def analyze_solution(text: str, question: str | None = None, config: FlowConfig 
     # The solution's budget covers segmentation and every later check, not the step checks alone.
     # A piece of an over-long sentence is no statement: its math is not checked (hostile or
     # garbled text, such as 20,000 nested brackets on one line, costs nothing there).
-    maths = verify_steps(["" if s.cut else s.text for s in steps], question, _left(config, started)) \
-        if steps else []
+    checked = ["" if s.cut else s.text for s in steps]
+    unfinished = cut and bool(steps) and not clipped.endswith("\n") and len(clipped) == len(text)
+    if unfinished:
+        checked[-1] = checked[-1][: max(checked[-1].rfind("\n"), 0)]
+    maths = verify_steps(checked, question, _left(config, started)) if steps else []
     reports: list[StepReport] = []
     facts: list[StepFacts] = []
     for step, math in zip(steps, maths, strict=True):
@@ -92,7 +98,8 @@ def analyze_solution(text: str, question: str | None = None, config: FlowConfig 
             complexity=complexity_level(math.depth, operations, concepts, cues), verdict=math.verdict,
             claims=[_claim_report(c) for c in math.claims], confidence=step_confidence(math.claims),
             notes=[*math.notes, *([step.note] if step.note else []),
-                   *([_UNREAD.format(UNREAD_SENTENCE * config.max_step_chars)] if step.cut else [])],
+                   *([_UNREAD.format(UNREAD_SENTENCE * config.max_step_chars)] if step.cut else []),
+                   *([UNFINISHED] if unfinished and step.index == steps[-1].index else [])],
             check_status=math.status,
             check_error=math.error))
         facts.append(StepFacts(step.text, math.defines, math.produces, math.mentions, math.parsed > 0, step.label,
@@ -119,6 +126,8 @@ def analyze_solution(text: str, question: str | None = None, config: FlowConfig 
 
 
 _UNREAD = "past the first {} characters of one sentence: not checked"
+#: the note on the step whose last line the token cap cut
+UNFINISHED = "the token cap cut its last line, which is not checked"
 _RANK = {"high": 0, "medium": 1, "low": 2}
 
 

@@ -145,10 +145,10 @@ def segment(text: str) -> list[str]:
     return [s.text for s in segment_steps(text)]
 
 
-def flow_analysis(text: str, question: str) -> tuple[FlowResult | None, str]:
-    """The flow analysis of a solution, or None and the reason it failed."""
+def flow_analysis(text: str, question: str, *, cut: bool = False) -> tuple[FlowResult | None, str]:
+    """The flow analysis of a solution (`cut`: by the token cap), or None and the reason it failed."""
     try:
-        return analyze_solution(text, question=question), ""
+        return analyze_solution(text, question=question, cut=cut), ""
     except Exception as exc:  # analyze_solution should not raise; if it does, the solution records why
         return None, f"flow analysis failed: {type(exc).__name__}: {exc}"
 
@@ -221,7 +221,7 @@ async def prepare_record(ctx: _Context, rec: RunRecord, q: Question | None) -> S
     from_flow: VR | None = None
     if opts.vr_source == "flow":
         # One flow analysis gives both the numbered steps and v/r, so they refer to the same steps.
-        flow, why = flow_analysis(text, question)
+        flow, why = flow_analysis(text, question, cut=rec.truncated)
         steps = [s.text for s in flow.steps] if flow is not None else segment(text)
         hybrid = None
         if flow is not None and ctx.step_judge is not None:
