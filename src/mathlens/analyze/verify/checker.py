@@ -13,13 +13,16 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from mathlens.analyze.verify.budget import prestart, run_bounded
-from mathlens.analyze.verify.code import StepCode, read_code
 from mathlens.analyze.verify.extract import extract_math
 from mathlens.analyze.verify.reading import reading_for
 from mathlens.analyze.verify.results import StepMath, StepStatus, VerifyConfig
 from mathlens.analyze.verify.steps_entry import question_call, step_call
+
+if TYPE_CHECKING:
+    from mathlens.analyze.verify.code import StepCode
 
 __all__ = ["prestart", "verify_steps"]
 
@@ -60,8 +63,8 @@ def verify_steps(step_texts: list[str], question: str | None = None,
     results: list[StepMath] = []
     spans = 0
     advance = skipped = 0  # steps since the context was last used; of them, left out here
-    code = read_code(step_texts)  # code blocks are read as code; the prose reader gets the rest
-    for text in code.texts:
+    texts, code = _code_blocks(step_texts)
+    for text in texts:
         if results:
             advance += 1
         if not has_checkable(text):
@@ -90,7 +93,18 @@ def verify_steps(step_texts: list[str], question: str | None = None,
         else:
             status: StepStatus = "timeout" if got.status == "timeout" else "error"
             results.append(StepMath(status, error=got.error, elapsed_s=got.elapsed_s))
-    return [_with_code(step, code.steps.get(i)) for i, step in enumerate(results)]
+    return [_with_code(step, code.get(i)) for i, step in enumerate(results)]
+
+
+def _code_blocks(step_texts: list[str]) -> tuple[list[str], dict[int, StepCode]]:
+    """Code blocks are read as code (`code.py`, imported only for a text with a fence); the prose
+    reader gets the steps without them."""
+    if not any("```" in text for text in step_texts):
+        return step_texts, {}
+    from mathlens.analyze.verify.code import read_code
+
+    reading = read_code(step_texts)
+    return reading.texts, reading.steps
 
 
 def _with_code(step: StepMath, code: StepCode | None) -> StepMath:
