@@ -373,6 +373,8 @@ class _Reading:
 
     def call(self, node: ast.Call) -> Number:
         name = _called(node)
+        if name is not None and name.split(".")[0] in self.names:
+            raise Undecided(f"a call to {name}, which the code assigned a value to")
         if name == "sum" and len(node.args) == 1 and isinstance(node.args[0], ast.List | ast.Tuple) \
                 and not node.keywords:
             total: Number = 0
