@@ -73,6 +73,10 @@ def test_no_banner_for_a_healthy_run(runs: dict[str, Path]) -> None:
     assert report.warnings == []
     html = report.html()
     assert 'data-warning="degenerate"' not in html and 'data-flag="echo"' not in html
+    # the trust box says "none" rather than "0 (0%)"
+    text = " ".join(html.split())
+    assert "none was cut by the token cap; none is degenerate" in text
+    assert "3 (75%) are degenerate" in " ".join(build_report(load_runs([runs["echo"]])).html().split())
 
 
 def test_overview_counts_degenerate_responses(runs: dict[str, Path]) -> None:

@@ -57,11 +57,13 @@ def _responses(ctx: ReportContext, run_index: int) -> list[TrustLine]:
         return [TrustLine("responses", "not checked yet: run `mathlens analyze` for truncation, degenerate output "
                                        "and final answers", warn=True)]
     n = overall.records
+    cut = (f"{overall.truncated} ({_pct(overall.share(overall.truncated))}) were cut by the token cap"
+           if overall.truncated else "none was cut by the token cap")
+    degenerate = (f"{overall.degenerate} ({_pct(overall.share(overall.degenerate))}) are degenerate"
+                  if overall.degenerate else "none is degenerate")
     out = [TrustLine("responses",
                      f"{overall.answered} of {n} ({_pct(overall.share(overall.answered))}) state a final answer; "
-                     f"{overall.truncated} ({_pct(overall.share(overall.truncated))}) were cut by the token cap; "
-                     f"{overall.degenerate} ({_pct(overall.share(overall.degenerate))}) are degenerate (empty, "
-                     "an echo, a loop or the wrong script)",
+                     f"{cut}; {degenerate} (empty, an echo, a loop or the wrong script)",
                      warn=(overall.share(overall.answered) or 0.0) < ANSWERED_WARNING)]
     variants = any(g.variant != "original" for g in doc.summary.summary)
     correct = overall.correct_line("every response of the run, prompt variants included" if variants else "")
