@@ -62,10 +62,14 @@ _THEREFORE = re.compile(
 NUMBER = re.compile(r"-?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?|-?\.\d+")
 _MIXED_NUMBER = re.compile(r"(?<![\d.,/])(-?\d+) (\d+)/(\d+)(?![\d/.])")  # `2 1/2`: two and a half
 # `\!` and `\;` are LaTeX spacing (`11,\! 111`), not punctuation
-_SENTENCE_END = re.compile(r"(?:(?<!\bi\.e)(?<!\be\.g)\.(?=\s|$)|(?<![\d)}\\])!(?=\s|$)|(?<!\\)[?;](?=\s|$))")
+#: a title before a name ("Mr. Ruther") does not end a sentence
+_TITLE_WORDS = ("Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Jr", "Sr", "Mt", "vs")
+_TITLES = "".join(rf"(?<!\b{t})" for t in _TITLE_WORDS)
+_SENTENCE_END = re.compile(rf"(?:(?<!\bi\.e)(?<!\be\.g){_TITLES}\.(?=\s|$)|(?<![\d)}}\\])!(?=\s|$)|(?<!\\)[?;](?=\s|$))")
 _SHORT_WORDS = re.compile(r"\(?[A-Za-z]\)?|[A-Za-z]+(?:\s[A-Za-z]+)?")
 _CLAUSE_BREAK = re.compile(r",\s+")
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)(?<!\\!)\s+")
+_TITLES_DOT = "".join(rf"(?<!\b{t}\.)" for t in _TITLE_WORDS)
+_SENTENCE_BREAK = re.compile(rf"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)(?<!\\!){_TITLES_DOT}\s+")
 _STATEMENT_BREAK = re.compile(rf"{_SENTENCE_BREAK.pattern}|\n")  # a sentence break or a line break
 # in or after a closing "therefore" sentence, the same value restated in the notation asked for, as
 # display math that ends the text: "... greater than or equal to -2. In interval notation, this is

@@ -58,7 +58,8 @@ _DERIVATIVE_NAME = re.compile(r"^(?:d\^?\d*[A-Za-z]?\s*/\s*d[A-Za-z]\^?\d*|"
 _OPERATION = re.compile(r"^(?:\\(?:sum|int|iint|prod|lim|oint)(?![A-Za-z])|(?:lim|sum|int|integral|limit)\b|"
                         r"d\s*/\s*d[a-z])",
                         re.I)
-_LEADING_WORD = re.compile(r"\s*([A-Za-z]{2,})(?=[\s,:])[ \t]*[,:]?[ \t]*")
+# a word, or a title before a name ("Mr. Ruther had 32 hectares")
+_LEADING_WORD = re.compile(r"\s*((?:Mrs|Mr|Ms|Dr|Prof|St)\.|[A-Za-z]{2,})(?=[\s,:])[ \t]*[,:]?[ \t]*")
 _LETTER = re.compile(r"[A-Za-z]")
 _SUBSCRIPT_NAME = re.compile(r"^[A-Za-z]_\{[^{}]*=[^{}]*\}$")
 _EXPRESSION = re.compile(r"[+\-*/^]|\d[A-Za-z]|[A-Za-z]\s*\(.*\)\s*[A-Za-z(]")
