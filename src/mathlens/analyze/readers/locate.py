@@ -65,7 +65,8 @@ _MIXED_NUMBER = re.compile(r"(?<![\d.,/])(-?\d+) (\d+)/(\d+)(?![\d/.])")  # `2 1
 #: a title before a name ("Mr. Ruther") does not end a sentence
 _TITLE_WORDS = ("Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Jr", "Sr", "Mt", "vs")
 _TITLES = "".join(rf"(?<!\b{t})" for t in _TITLE_WORDS)
-_SENTENCE_END = re.compile(rf"(?:(?<!\bi\.e)(?<!\be\.g){_TITLES}\.(?=\s|$)|(?<![\d)}}\\])!(?=\s|$)|(?<!\\)[?;](?=\s|$))")
+_SENTENCE_END = re.compile(rf"(?:(?<!\bi\.e)(?<!\be\.g){_TITLES}\.(?=\s|$)|(?<![\d)}}\\])!(?=\s|$)"
+                           r"|(?<!\\)[?;](?=\s|$))")
 _SHORT_WORDS = re.compile(r"\(?[A-Za-z]\)?|[A-Za-z]+(?:\s[A-Za-z]+)?")
 _CLAUSE_BREAK = re.compile(r",\s+")
 _TITLES_DOT = "".join(rf"(?<!\b{t}\.)" for t in _TITLE_WORDS)
