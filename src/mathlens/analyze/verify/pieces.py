@@ -79,7 +79,7 @@ _OPEN_BEFORE_WORDS = re.compile(r"[\d)%]\s*[-−–+*/×÷]\s+(?:[A-Za-z]+\s+)+$
 _RUN_ON = re.compile(r"(?<=[\w)])\s+(?=-\d+(?:\.\d+)?\s*=)")
 # A step about integer division: "2863 ÷ 1344 = 2 (quotient)".
 QUOTIENT = re.compile(r"quotient|remainder|integer part|whole number part|\bfloor\b", re.I)
-_NOT_UNITS = frozenset({"", "and", "or", "if", "so", "then", "since", "where", "for", "is", "when", "valid",
+_NOT_UNITS = frozenset({"", "and", "or", "of", "if", "so", "then", "since", "where", "for", "is", "when", "valid",
                         "true", "false", "quotient", "(quotient)"})
 # Notation with a second reading as a unit: "%" and "°".
 UNIT_MARK = re.compile(r"%|°|\\circ")
