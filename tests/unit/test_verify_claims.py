@@ -47,6 +47,8 @@ def test_claims(case: dict[str, Any]) -> None:
             assert _equal(claim.expected, want), f"{claim.text}: expected {claim.expected!r}, want {want}"
     if "kinds" in case:
         assert [c.kind for c in step.claims] == case["kinds"], [(c.text, c.kind, c.method) for c in step.claims]
+    if "texts" in case:
+        assert [c.text for c in step.claims] == case["texts"]
 
 
 def test_definitions_carry_to_later_steps() -> None:

@@ -246,6 +246,37 @@ def _same_dimension(left: str, right: str) -> bool:
     return a is not None and b is not None and bool(b) and a == b
 
 
+_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+_SPACING = re.compile(r"\\[,;:! ]|\\(?:left|right|quad|qquad)\b")
+_SYMBOLS = {"\\times": "×", "\\cdot": "·", "\\div": "÷", "\\%": "%", "\\$": "$"}
+
+
+def worded_sides(piece: Piece) -> list[str | None]:
+    """For each side of a LaTeX piece, the side in plain words when it holds a quantity named in
+    words (``\\frac{\\text{Total sprinkles}}{\\text{Cupcakes per pan}}`` -> "(Total
+    sprinkles)/(Cupcakes per pan)"), else None: what a claim on that side is shown as, since the
+    parsed side has lost the words."""
+    if piece.notation != "latex" or "\\" not in piece.text:
+        return []
+    sides, _ = split_relations(piece.text, latex=True)
+    out: list[str | None] = []
+    for side in sides:
+        if not any(" " in w.strip() or "'" in w for w in TEXT_COMMAND.findall(side)):
+            out.append(None)
+            continue
+        text = TEXT_COMMAND.sub(lambda m: m.group(1).strip(), side)
+        for _ in range(3):
+            text = _FRAC.sub(lambda m: f"({m.group(1).strip()})/({m.group(2).strip()})", text)
+        for latex, plain in _SYMBOLS.items():
+            text = text.replace(latex, plain)
+        out.append(" ".join(_SPACING.sub(" ", text).split())[:120])
+    return out
+
+
+#: why a link with a quantity named in words is undecided
+WORDED = "a quantity named in words"
+
+
 def link_units(piece: Piece, links: int) -> list[str]:
     """For each relation of the piece, why it compares different units ('' when it does not):
     "2 dozen = 2 x 12" converts, "4 hours = 240 minutes" converts, "2 x 12 = 24 cups" is checked."""
@@ -261,7 +292,7 @@ def link_units(piece: Piece, links: int) -> list[str]:
     out = []
     for k, (left, right) in enumerate(pairwise(units)):
         if worded[k] or worded[k + 1]:
-            out.append("a quantity named in words")
+            out.append(WORDED)
         elif any("remainder" in word or word == "r" for word in left | right):
             out.append("a quotient with a remainder")
         elif left and left != right and not _same_dimension(sides[k], sides[k + 1]):

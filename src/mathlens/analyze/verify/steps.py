@@ -45,9 +45,11 @@ from mathlens.analyze.verify.pieces import (
     SOLVED_FOR,
     STARTS_WITH_RELATION,
     UNIT_MARK,
+    WORDED,
     Piece,
     link_units,
     pieces,
+    worded_sides,
 )
 from mathlens.analyze.verify.reading import DEFAULT_READING, Reading
 from mathlens.analyze.verify.results import (
@@ -127,6 +129,16 @@ def _unreduced(raw: sympy.Basic) -> list[str]:
 
 
 @lru_cache(maxsize=4096)  # one side is named for its claim, what it mentions and what it states
+def _shown_side(item: Piece, raw_sides: tuple[sympy.Basic, ...] | list[sympy.Basic], k: int) -> str:
+    """Side `k` as a claim shows it: in words when it is a quantity named in words (the parsed side
+    has lost them: ``\\frac{\\text{Total}}{\\text{Per pan}}``), else as parsed."""
+    if "\\text" in item.text or "\\mathrm" in item.text:
+        words = worded_sides(item)
+        if len(words) == len(raw_sides) and words[k] is not None:
+            return str(words[k])
+    return _key(raw_sides[k])
+
+
 def _key(expr: sympy.Basic) -> str:
     """How an expression is named in claims and in what a step states and mentions: SymPy's
     printing on one line (a matrix prints on several), without the factors 1 an unevaluated parse
@@ -347,7 +359,7 @@ def _piece(acc: _Acc, item: Piece) -> None:
         new_ctx = definition_of(sides[0], sides[-1] if whole_chain else sides[1], acc.ctx)
         if new_ctx is not None:
             name = _defined_name(sides[0])
-            acc.claims.append(ClaimCheck(f"{_key(raw_sides[0])} = {_key(raw_sides[1])}", "definition"))
+            acc.claims.append(ClaimCheck(f"{_key(raw_sides[0])} = {_shown_side(item, raw_sides, 1)}", "definition"))
             # After a root was found, a value stated later in the step (not in the same list of
             # roots: "x = 4 or x = 8") recalls an earlier result ("we accept x = 1").
             recalled = acc.solved and len(item.lead.split()) > 3
@@ -375,6 +387,8 @@ def _piece(acc: _Acc, item: Piece) -> None:
             acc.claims.append(ClaimCheck(label, "unverifiable", reason="its left side continues in words"))
             continue
         if units[i]:
+            if units[i] == WORDED:  # show the words the parsed sides have lost
+                label = f"{_shown_side(item, raw_sides, i)} {op} {_shown_side(item, raw_sides, i + 1)}"
             acc.claims.append(ClaimCheck(label, "unverifiable", reason=units[i]))
             chain_identity = False
             continue
