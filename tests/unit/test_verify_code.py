@@ -74,6 +74,14 @@ def test_the_step_of_the_output_block_is_invalid_and_uses_the_code() -> None:
     assert defines_total in bad[0].uses and defines_total not in flow.metrics.redundant_steps
 
 
+def test_the_answer_step_uses_an_output_written_as_a_decimal() -> None:
+    text = ("```python\nloss = 1.25 * 5\ngain = 1.75 * 5\nprint(loss - gain)\n```\n```output\n-2.5\n```\n"
+            "The final answer is \\(\\boxed{-2.5}\\).")
+    flow = analyze_solution(text)
+    output = next(s.index for s in flow.steps if "```output" in s.text)
+    assert output in flow.steps[-1].uses and flow.metrics.redundant_steps == []
+
+
 def test_verify_steps_checks_outputs_of_steps_given_one_by_one() -> None:
     steps = ["```python", "x = 5\ny = x ** 2", "print(y - x)", "```", "```output", "20", "```"]
     results = verify_steps(steps)

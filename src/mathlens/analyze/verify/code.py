@@ -60,7 +60,7 @@ class StepCode:
 
     defines: list[str] = field(default_factory=list)
     mentions: list[str] = field(default_factory=list)
-    #: the numbers an output block states, keyed as the prose reader keys numbers ("11/4" for 2.75)
+    #: the numbers an output block states, keyed as the prose reader keys numbers ("2.75", "11/4")
     produces: list[str] = field(default_factory=list)
     statements: int = 0
     claims: list[ClaimCheck] = field(default_factory=list)
@@ -155,16 +155,19 @@ def read_code(step_texts: Sequence[str]) -> CodeReading:
         check = _check(block.code, list(block.output))
         at.claims.extend(check.claims)
         at.mentions.extend(n for n in check.printed if n not in at.mentions)
-        at.produces.extend(k for k in map(_number_key, _NUMBER.findall(" ".join(block.output))) if k not in at.produces)
+        keys = (k for n in _NUMBER.findall(" ".join(block.output)) for k in _number_keys(n))
+        at.produces.extend(dict.fromkeys(k for k in keys if k not in at.produces))
     return CodeReading(_blank(texts, starts, blanked), steps)
 
 
-def _number_key(written: str) -> str:
-    """A written number as an exact fraction in lowest terms: "55.0" -> "55", "2.75" -> "11/4"."""
+def _number_keys(written: str) -> tuple[str, ...]:
+    """A written number keyed as the prose reader may key it: as written, and as an exact fraction
+    in lowest terms ("55.0" -> "55.0", "55"; "-1.25" -> "-1.25", "-5/4")."""
     try:
-        return str(Fraction(written))
+        exact = str(Fraction(written))
     except (ValueError, ZeroDivisionError):
-        return written
+        return (written,)
+    return tuple(dict.fromkeys((written, exact)))
 
 
 def _blank(texts: list[str], starts: list[int], spans: list[tuple[int, int]]) -> list[str]:
