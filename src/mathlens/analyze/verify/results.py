@@ -44,7 +44,7 @@ Confidence = Literal["high", "medium", "low"]
 KIND_CONFIDENCE: dict[str, Confidence] = {
     "arithmetic": "high", "whole-number": "medium", "derivative rule": "high", "antiderivative": "high",
     "evaluation": "medium", "rounding": "medium", "equation": "medium", "limit": "medium",
-    "symbolic identity": "low", "numeric sampling": "low",
+    "symbolic identity": "low", "numeric sampling": "low", "code output": "medium",
 }
 
 
