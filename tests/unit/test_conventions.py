@@ -25,6 +25,7 @@ STATEFUL = {
     "analyze/maple/pipeline.py:_Context": "models and caches a MAPLE run opens and closes",
     "analyze/maple/pipeline.py:_Pending": "a solution waiting for its judge replies",
     "analyze/source_agreement/analyzer.py:_Cell": "a scorer's agreement counts while entries stream",
+    "analyze/verify/code.py:StepCode": "what the code blocks put in one step, filled in while they are read",
     "analyze/verify/steps.py:_Acc": "what the reasoning graph knows as steps are read",
     "cli/run.py:_SummaryLoader": "the records left to come, until the summary's modules are loaded",
     "models/model.py:Accounting": "a model's running totals of calls, tokens and errors",
