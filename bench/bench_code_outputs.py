@@ -21,15 +21,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import re
 import resource
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
-
-NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
 def _limits() -> None:
@@ -46,20 +42,12 @@ def run_for_real(code: str) -> list[str] | None:
     return done.stdout.splitlines() if done.returncode == 0 else None
 
 
-def same(got: str, said: str) -> bool | None:
-    """Whether a written output line says what was printed (None: worded otherwise)."""
-    a, b = NUMBER.findall(got), NUMBER.findall(said)
-    if NUMBER.sub("#", got).split() != NUMBER.sub("#", said).split() or len(a) != len(b):
-        return None
-    return all(math.isclose(float(x), float(y), rel_tol=1e-9, abs_tol=1e-12) for x, y in zip(a, b, strict=True))
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+", type=Path)
     args = ap.parse_args()
     from mathlens.analyze.flow.segment import segment_steps
-    from mathlens.analyze.verify.code import KIND, Undecided, code_blocks, printed_lines, read_code
+    from mathlens.analyze.verify.code import KIND, Undecided, code_blocks, printed_lines, read_code, same_output
 
     seen: set[str] = set()
     blocks = decided = semantics_ok = 0
@@ -92,7 +80,7 @@ def main() -> int:
                     undecided["python stopped, or printed another number of lines"] += 1
                     continue
                 for got, said, claim in zip(real, block.output, mine, strict=True):
-                    truth = {True: "right", False: "wrong", None: "worded otherwise"}[same(got, said)]
+                    truth = {True: "right", False: "wrong", None: "worded otherwise"}[same_output(got, said)]
                     verdicts[(truth, claim.status if claim is not None else "no claim")] += 1
     flags = sum(n for (_, v), n in verdicts.items() if v == "invalid")
     true_flags = verdicts[("wrong", "invalid")]

@@ -251,14 +251,25 @@ def _undecided(written: list[str], why: str) -> ClaimCheck:
     return ClaimCheck(text=f"prints {' / '.join(written)[:200]}", status="unverifiable", reason=why, kind=KIND)
 
 
+def same_output(printed: str, written: str) -> bool | None:
+    """Whether a written output line says what was printed: its numbers equal (within a relative
+    1e-9) and the words around them the same; None when it is worded otherwise.
+
+    >>> same_output("55.00000000000001", "55.0"), same_output("38", "54"), same_output("38", "38 dollars")
+    (True, False, None)
+    """
+    got, said = _NUMBER.findall(printed), _NUMBER.findall(written)
+    if _NUMBER.sub("#", printed).split() != _NUMBER.sub("#", written).split() or len(got) != len(said):
+        return None
+    return all(math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12) for a, b in zip(got, said, strict=True))
+
+
 def _line(got: str, said: str) -> ClaimCheck:
     text = f"prints {said[:200]}"
-    got_numbers, said_numbers = _NUMBER.findall(got), _NUMBER.findall(said)
-    if _NUMBER.sub("#", got).split() != _NUMBER.sub("#", said).split() or len(got_numbers) != len(said_numbers):
+    same = same_output(got, said)
+    if same is None:
         return ClaimCheck(text=text, status="unverifiable", kind=KIND,
                           reason=f"the code prints {got[:200]!r}, worded otherwise")
-    same = all(math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
-               for a, b in zip(got_numbers, said_numbers, strict=True))
     if same:
         return ClaimCheck(text=text, status="valid", method=METHOD, kind=KIND)
     return ClaimCheck(text=text, status="invalid", expected=got[:200], method=METHOD, kind=KIND)
