@@ -32,11 +32,16 @@ QUESTIONS = [  # (id, question, target, the stand-in's answer, right?)
 ]
 #: answers with a false step: what the left side of its claim really is
 FALSE_STEPS = {"minus": "5", "div": "5"}
+#: the server's token cap (in words): every reply above is shorter, this one is cut mid-work
+CAP = 24
+CUT = ("sum", "What is 3 + 4 + 8 + 7?", "22",
+       "We add the numbers from left to right. First 3 + 4 = 7, so the running total is 7. "
+       "Then 7 + 8 = 15, so the running total is now 15. Last, 15 + 7 = 22, so the sum is 22.")
 
 
 def _reply(messages: list[dict[str, Any]]) -> str:
     last = str(messages[-1].get("content", ""))
-    return next((a for _, q, _, a, _ in QUESTIONS if q in last), "I do not know.")
+    return next((a for _, q, _, a, _ in QUESTIONS if q in last), CUT[3] if CUT[1] in last else "I do not know.")
 
 
 @pytest.fixture(scope="module")
@@ -52,14 +57,15 @@ def inspect_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     tmp = tmp_path_factory.mktemp("inspect-scorers")
     env = {"STANDIN_API_KEY": "not-needed"}
-    with StandinServer(reply=_reply) as srv, pytest.MonkeyPatch.context() as mp:
+    with StandinServer(reply=_reply, token_cap=True) as srv, pytest.MonkeyPatch.context() as mp:
         for k, v in {**env, "STANDIN_BASE_URL": srv.url + "/v1"}.items():
             mp.setenv(k, v)
-        dataset = MemoryDataset([Sample(id=i, input=q, target=t) for i, q, t, _, _ in QUESTIONS])
+        dataset = MemoryDataset([Sample(id=i, input=q, target=t) for i, q, t, _, _ in QUESTIONS]
+                                + [Sample(id=CUT[0], input=CUT[1], target=CUT[2])])
         # a model name of its own: Inspect keeps one client per model name for the whole process
         logs = eval(Task(dataset=dataset, solver=generate(), scorer=[answer(), steps(), match()]),
                     model="openai-api/standin/scorers", display="none", log_dir=str(tmp), max_retries=1,
-                    log_format="json")
+                    log_format="json", max_tokens=CAP)
     assert logs[0].status == "success", logs[0].error
     return Path(logs[0].location)
 
@@ -81,8 +87,12 @@ def test_the_inspect_scorers_run_in_a_real_task(inspect_log: Path) -> None:
     assert scores["add"]["mathlens_answer"]["answer"] == "12.0"
     span = scores["add"]["mathlens_answer"]["metadata"]["span"]
     assert "7 + 5 = 12.0"[span["start"]:span["end"]] == "12.0"
+    # cut by the cap after "so the running total is now 15": no answer was stated, and 15 is not read as one
+    cut = scores[CUT[0]]["mathlens_answer"]
+    assert (cut["value"], cut["metadata"]["status"], cut.get("answer")) == ("N", "no_answer", None), cut
+    assert "token cap" in cut["explanation"]
     metrics = {s["name"]: s["metrics"]["accuracy"]["value"] for s in log["results"]["scores"]}
-    assert metrics["mathlens_answer"] == pytest.approx(4 / 6)
+    assert metrics["mathlens_answer"] == pytest.approx(4 / 7)
 
 
 def test_the_log_imported_audits_both_scorers(inspect_log: Path, tmp_path: Path) -> None:
@@ -96,7 +106,8 @@ def test_the_log_imported_audits_both_scorers(inspect_log: Path, tmp_path: Path)
     doc = SOURCE_AGREEMENT.read(root)
     assert doc is not None
     rows = {r.scorer: r for r in doc.summary.rows}
-    assert rows["mathlens_answer"].agreement.estimate == 1.0 and rows["mathlens_answer"].compared == 6
+    # the cut sample is no answer to both (Inspect's N is a wrong answer; the import keeps the finish reason)
+    assert rows["mathlens_answer"].agreement.estimate == 1.0 and rows["mathlens_answer"].compared == 7
     wrong = {e.record.question_id for e in SOURCE_AGREEMENT.entries(root) if e.scorer == "match" and e.agree is False}
     assert wrong == {"add", "half", "minus"}
 

@@ -48,8 +48,10 @@ def test_extraction(group: str, case: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize(("group", "case"), _flatten("checks.yaml"))
 def test_check_answer(group: str, case: dict[str, Any]) -> None:
-    verdict = check_answer(case["response"], Question.model_validate(case["question"]))
+    verdict = check_answer(case["response"], Question.model_validate(case["question"]), cut=case.get("cut", False))
     assert verdict.status == case["status"], verdict
+    if verdict.status == "no_answer":  # nothing is shown as its answer, and the reason is given
+        assert verdict.predicted is None and verdict.note, verdict
     assert (verdict.choice.form if verdict.choice else None) == case.get("form")
 
 

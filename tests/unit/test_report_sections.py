@@ -306,3 +306,21 @@ def test_the_format_badge_says_what_the_role_forbade_and_only_then(tmp_path: Pat
     marks = re.findall(r"LaTeX or markup the role forbids: (\d+) marks", pages["forbids"])
     assert marks and int(marks[0]) >= 6
     assert "the role forbids" not in pages["allows"] and "format violation" not in pages["allows"]
+
+
+def test_a_cut_response_shows_no_final_answer_and_why(tmp_path: Path) -> None:
+    """The token cap cuts the response after an intermediate result: the lens card gives no final
+    answer, says why, and does not show the intermediate value as an answer."""
+    long = ("The first partial derivative is f_x = 2xy, so at the point it equals -13 . "
+            "Then the second partial derivative is f_y = x^2 and we evaluate it next at the same point")
+    out = tmp_path / "cut"
+    fx.cli("run", "calc3-exam1", "--model", fx.MODEL, "-M", "responses=" + json.dumps([long]), "--limit", "1",
+           "--max-tokens", "18", "--out", str(out), "--quiet", cache=tmp_path / ".cache")
+    assert next(RunStore(out).records()).finish_reason == "length"
+    fx.cli("analyze", str(out), "--only", "answers")
+    html = make_report([out]).html()
+    card = re.search(r'<article class="card lens-card".*?</article>', html, re.S)
+    assert card is not None
+    text = re.sub(r"<[^>]+>", " ", card.group(0))
+    assert "no answer" in text and "token cap cut the response before it stated a final answer" in text
+    assert "-13" not in text  # the intermediate value is not shown as the answer

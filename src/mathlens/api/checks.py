@@ -67,11 +67,14 @@ def _question(reference: str | Sequence[str], question: str | None,
 
 def check_answer(response: str, reference: str | Sequence[str], *, question: str | None = None,
                  choices: Mapping[str, str] | Sequence[str] | None = None,
-                 config: EquivalenceConfig | None = None) -> AnswerVerdict:
+                 config: EquivalenceConfig | None = None, cut: bool = False) -> AnswerVerdict:
     """Read the final answer of `response` and compare it with `reference` (one accepted answer, or
     several); `choices` makes it a multiple-choice question (labels to texts, or texts labelled
     A, B, C...). The verdict says `correct`, `incorrect`, `unparseable`, `unverifiable` or
     `no_reference`, with the answer read (`predicted`), the reference it was compared with and how.
+    `cut=True` says the token cap cut the response: unless it marks an answer the cut did not
+    reach (a box, an answer line, "the answer is"), the verdict is `no_answer`, with the reason in
+    `note` (what the work stopped on is not its answer).
 
     >>> check_answer("so the answer is 0.5", "1/2").status
     'correct'
@@ -80,7 +83,7 @@ def check_answer(response: str, reference: str | Sequence[str], *, question: str
     from mathlens.analyze.grading.equivalence import check_answer as check
 
     q = _question(reference, question, choices)
-    return check(response, q, config or DEFAULT_CONFIG)  # type: ignore[arg-type]
+    return check(response, q, config or DEFAULT_CONFIG, cut=cut)  # type: ignore[arg-type]
 
 
 def verify_steps(solution: str, question: str | None = None, *, config: VerifyConfig | None = None

@@ -8,8 +8,10 @@
 `answer()` reads the final answer of the model's output and compares it with the sample's target
 (`mathlens.check_answer`: numbers, fractions, LaTeX, symbolic expressions, sets, intervals, words;
 several targets are several accepted answers; a sample with choices is multiple choice): the value
-is `C` (correct) or `I`; `answer` is the answer read; `metadata` holds mathlens's verdict word
-(`correct`, `incorrect`, `unparseable`, `unverifiable`, `no_reference`), how the two answers were
+is `C` (correct) or `I`, and `N` when the output hit the token limit (stop reason `max_tokens` or
+`model_length`) before it stated an answer (a reading from where the work stopped is not one);
+`answer` is the answer read; `metadata` holds mathlens's verdict word (`correct`, `incorrect`,
+`unparseable`, `unverifiable`, `no_reference`, `no_answer`), how the two answers were
 compared and where in the output the answer was read (`span`: offsets and text). `steps()`
 checks every step of the output (`mathlens.verify_steps`, with the sample's input as the question,
 whose definitions the steps may use): `I` when a step states something
@@ -30,6 +32,9 @@ from inspect_ai.solver import TaskState
 
 from mathlens.api import StepCheck, check_answer, verify_steps
 
+#: Inspect's stop reasons for an output the token limit cut
+CUT_REASONS = frozenset({"max_tokens", "model_length"})
+
 
 def _choices(state: TaskState) -> list[str] | None:
     values = [c.value for c in state.choices] if state.choices else []
@@ -48,12 +53,16 @@ def answer(timeout_s: float = 3.0) -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         completion = state.output.completion or ""
         refs = [t for t in target.target if t.strip()]
+        cut = state.output.stop_reason in CUT_REASONS
         verdict = await to_thread.run_sync(
-            lambda: check_answer(completion, refs, question=state.input_text, choices=_choices(state), config=config))
+            lambda: check_answer(completion, refs, question=state.input_text, choices=_choices(state), config=config,
+                                 cut=cut))
         method = verdict.comparison.method if verdict.comparison is not None else None
-        return Score(value=CORRECT if verdict.status == "correct" else INCORRECT, answer=verdict.predicted,
-                     explanation=f"{verdict.status}: read {verdict.predicted!r}, reference {verdict.reference!r}"
-                                 + (f" ({method})" if method else ""),
+        value = {"correct": CORRECT, "no_answer": NOANSWER}.get(verdict.status, INCORRECT)
+        return Score(value=value, answer=verdict.predicted,
+                     explanation=f"no_answer: {verdict.note}" if verdict.status == "no_answer" else
+                     f"{verdict.status}: read {verdict.predicted!r}, reference {verdict.reference!r}"
+                     + (f" ({method})" if method else ""),
                      metadata={"status": verdict.status, "how": verdict.how, "method": method,
                                "reference": verdict.reference, "note": verdict.note or None,
                                # where in the output the answer was read (character offsets)

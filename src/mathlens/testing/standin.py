@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import socket
 import threading
 import time
@@ -78,6 +79,15 @@ def default_trace(messages: list[dict[str, Any]]) -> str:
     return "Let me think.\n" + default_reply(messages).replace("Final answer", "So the answer should be")
 
 
+def _capped(text: str, max_tokens: object, finish: str) -> tuple[str, str]:
+    """`text` cut after `max_tokens` words (a word standing in for a token), with finish reason
+    "length", when it is longer; else as it was."""
+    if not isinstance(max_tokens, int) or max_tokens <= 0:
+        return text, finish
+    words = re.findall(r"\S+\s*", text)
+    return ("".join(words[:max_tokens]).rstrip(), "length") if len(words) > max_tokens else (text, finish)
+
+
 def _traced(mode: str | None, text: str, trace: str) -> tuple[str, str | None, str]:
     """(content, trace field or None, finish reason) of a reply in trace `mode` (see the module notes)."""
     if mode == "inline":
@@ -98,6 +108,9 @@ class StandinState:
     schema_replies: bool = False
     #: reasoning traces on every reply: None, "inline", "field" or "cut" (module notes)
     think: str | None = None
+    #: cut a reply longer than the request's `max_tokens` there, counting words as tokens, with finish
+    #: reason "length", as a server's token cap does (off: replies are whole, whatever the cap)
+    token_cap: bool = False
     trace: Callable[[list[dict[str, Any]]], str] = default_trace
     faults: dict[str, list[str]] = field(default_factory=dict)
     #: replica-pool behaviours (docs/replicas.md): answer 429 + Retry-After past `capacity` requests in
@@ -258,6 +271,8 @@ class _Handler(BaseHTTPRequestHandler):
         text = json.dumps(instance(schema)) if schema is not None else state.reply(messages)
         mode = action.removeprefix("think-") if action.startswith("think-") else state.think
         text, thinking, finish = _traced(mode, text, state.trace(messages) if mode else "")
+        if state.token_cap:
+            text, finish = _capped(text, body.get("max_tokens") or body.get("max_completion_tokens"), finish)
         reasoning_field = {"reasoning_content": thinking} if thinking else {}
         if action == "deep":
             self._send(200, deep_body())

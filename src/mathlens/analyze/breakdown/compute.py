@@ -34,14 +34,13 @@ from mathlens.analyze.breakdown.models import (
     QuestionBreakdown,
     StepShare,
 )
+from mathlens.analyze.grading.answer_records import CHECKABLE
 from mathlens.analyze.grading.tables import compare_with_cohort
 from mathlens.items.schema import Exam, Question
 from mathlens.runs.documents import RecordRef
 from mathlens.stats.bootstrap import CI, bootstrap_ci
 
 NO_TOPIC = "(no topic)"
-#: answer statuses that count towards accuracy (as in the answers analysis)
-CHECKABLE = frozenset({"correct", "incorrect", "unparseable", "no_response"})
 
 
 @dataclass(frozen=True)

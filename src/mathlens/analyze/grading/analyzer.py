@@ -159,8 +159,9 @@ def check_record(rec: RunRecord, question: Question | None, rules: FormatRules,
     if question is None:
         return AnswerRecord(status="no_reference", format=fmt, reason="the question is not in the run's items",
                             **base)
-    verdict = check_answer(rec.response, question, config)
-    return AnswerRecord(status=verdict.status, verdict=verdict, format=fmt, **base)
+    verdict = check_answer(rec.response, question, config, cut=rec.truncated)
+    return AnswerRecord(status=verdict.status, verdict=verdict, format=fmt, reason=verdict.note
+                        if verdict.status == "no_answer" else "", **base)
 
 
 def run(job: AnalysisJob[AnswersOptions]) -> Outcome[AnswersSummary]:

@@ -7,7 +7,9 @@ The final answer is read from the visible answer only (`RunRecord.response`), ne
 reasoning trace: a trace holds drafts and abandoned attempts, and what a model commits to is what
 it shows. A record whose trace the token cap cut before any visible answer
 (`RunRecord.trace_truncated`) is ``no_response`` with `trace_truncated` set and a `reason`
-saying so, and counts as a failed answer in accuracy (docs/traces.md).
+saying so, and counts as a failed answer in accuracy (docs/traces.md). A response the token cap
+cut before it stated an answer is ``no_answer``, with the reason (`check_answer(..., cut=True)`);
+it counts as a failed answer too.
 """
 
 from __future__ import annotations
@@ -24,9 +26,12 @@ from mathlens.analyze.quality import QualityFlags
 from mathlens.rounding import percent
 from mathlens.runs.documents import DocumentSpec, RecordRef
 
-RecordStatus = Literal["correct", "incorrect", "unparseable", "unverifiable", "no_reference", "no_response"]
+RecordStatus = Literal["correct", "incorrect", "unparseable", "unverifiable", "no_reference", "no_answer",
+                       "no_response"]
 #: the statuses accuracy counts (its denominator): a right answer and every kind of wrong one
-CHECKABLE: tuple[RecordStatus, ...] = ("correct", "incorrect", "unparseable", "no_response")
+CHECKABLE: tuple[RecordStatus, ...] = ("correct", "incorrect", "unparseable", "no_answer", "no_response")
+#: the checkable statuses that are not a right answer
+WRONG: frozenset[str] = frozenset(CHECKABLE) - {"correct"}
 
 
 class AnswerRecord(BaseModel):
@@ -39,7 +44,7 @@ class AnswerRecord(BaseModel):
     trace: bool = False
     #: the token cap cut the trace itself: no visible answer was reached, none is read from the trace
     trace_truncated: bool = False
-    #: why there is no verdict, in words (set for ``no_response`` and ``no_reference``)
+    #: why there is no verdict, in words (set for ``no_response``, ``no_answer`` and ``no_reference``)
     reason: str = ""
     verdict: AnswerVerdict | None = None
     format: FormatReport | None = None
@@ -47,8 +52,8 @@ class AnswerRecord(BaseModel):
 
     @property
     def accuracy(self) -> float | None:
-        """This record's share of accuracy: 1 correct, 0 wrong (incorrect, unparseable, no
-        response), None when correctness cannot be decided (no reference, unverifiable)."""
+        """This record's share of accuracy: 1 correct, 0 wrong (incorrect, unparseable, no answer,
+        no response), None when correctness cannot be decided (no reference, unverifiable)."""
         if self.status not in CHECKABLE:
             return None
         return 1.0 if self.status == "correct" else 0.0
@@ -120,7 +125,7 @@ def correct_lines(groups: Sequence[AccuracySummary]) -> list[str]:
 
 
 #: `analysis/answers.jsonl`: one `AnswerRecord` per run record.
-ANSWERS = DocumentSpec("answers", 1, AnswerRecord, AnswersSummary)
+ANSWERS = DocumentSpec("answers", 2, AnswerRecord, AnswersSummary)
 
 
 def stored_quality(root: Path) -> dict[str, QualityFlags | None]:

@@ -38,7 +38,7 @@ from mathlens.analyze.grading.verdicts import (
     PartVerdict,
     VerdictStatus,
 )
-from mathlens.analyze.readers.answers import FinalAnswer, choice_label, extract_final_answer
+from mathlens.analyze.readers.answers import FinalAnswer, choice_label, cut_short, extract_final_answer
 from mathlens.analyze.readers.intervals import (
     differ_as_sets,
     is_inequality,
@@ -338,18 +338,28 @@ def _check_choice(fa: FinalAnswer, question: Question, config: EquivalenceConfig
                          choice=ChoiceCheck(label=None, expected=expected, form="none"))
 
 
-def check_answer(response: str | None, question: Question, config: EquivalenceConfig = DEFAULT_CONFIG
-                 ) -> AnswerVerdict:
+def check_answer(response: str | None, question: Question, config: EquivalenceConfig = DEFAULT_CONFIG,
+                 cut: bool = False) -> AnswerVerdict:
     """Extract the final answer of `response` and compare it with the question's references.
 
     Questions with lettered parts that carry answers are checked part by part: the whole is
     `correct` when every part is, `incorrect` when any part is, else the weakest part status.
+    `cut` says the token cap cut the response: unless it marks an answer the cut did not reach
+    (`readers.answers.cut_short`), it states none, and the verdict is ``no_answer`` with the reason
+    in `note` (`how` and `span` still show where the work stopped). Questions with graded parts are
+    checked part by part as usual: the parts written before the cut keep their verdicts.
     """
     fa = extract_final_answer(response or "", question)
     until = time.monotonic() + config.timeout_s  # one budget for every comparison of the response
+    graded_parts = [p for p in question.parts if p.answer or p.answers]
+    if cut and not graded_parts:
+        why = cut_short(fa, response or "")
+        if why is not None:
+            return AnswerVerdict(status="no_answer", predicted=None,
+                                 reference=question.answers[0] if question.answers else None,
+                                 how=fa.how, span=fa.span, note=why)
     if question.choices:
         return _check_choice(fa, question, config)
-    graded_parts = [p for p in question.parts if p.answer or p.answers]
     if graded_parts:
         verdicts = []
         for part in graded_parts:

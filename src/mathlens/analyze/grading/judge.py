@@ -87,11 +87,11 @@ def verdict_schema(rubric: Rubric, question_points: float | None) -> type[BaseMo
 def evidence_for(record: RunRecord, question: Question, flow: FlowEvidence | None) -> Evidence:
     """What mathlens found about a response, as shown to the judge (and recorded with the grade).
 
-    A response cut by the token cap whose answer would be read from its last equation states no
-    final answer (`no_answer`): that equation is where the work stopped, as the quality flags say."""
-    verdict = check_answer(record.response or "", question)
+    A response the token cap cut states no final answer (`no_answer`) unless it marks one the cut did
+    not reach (`check_answer(..., cut=True)`), as the answers analysis and the quality flags say."""
+    verdict = check_answer(record.response or "", question, cut=record.truncated)
     status: str = verdict.status
-    if not verdict.predicted or (record.truncated and verdict.how == "last_equation"):
+    if not verdict.predicted:
         status = "no_answer"
     return Evidence(final_answer=verdict.predicted if status != "no_answer" else None, answer_check=status,
                     reference=verdict.reference, flow_checked=flow is not None,

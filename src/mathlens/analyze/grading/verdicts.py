@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict
 from mathlens.analyze.readers.answers import AnswerSpan, How
 
 EquivalenceStatus = Literal["equal", "different", "unparseable", "timeout"]
-VerdictStatus = Literal["correct", "incorrect", "unparseable", "unverifiable", "no_reference"]
+#: ``no_answer``: the token cap cut the response before it stated one (`check_answer(..., cut=True)`)
+VerdictStatus = Literal["correct", "incorrect", "unparseable", "unverifiable", "no_reference", "no_answer"]
 ChoiceForm = Literal["label", "value_only", "none"]
 
 

@@ -3,7 +3,8 @@
 Every row and point belongs to one (model, configuration, variant) cell (`RecordRef.group`):
 baseline and RAG configurations, and each ablation variant, are tabled separately.
 
-Accuracy is over solutions whose answer could be checked (correct / incorrect / unparseable);
+Accuracy is over solutions whose answer could be checked (correct / incorrect / unparseable /
+no answer before the token cap cut the response);
 MAPLE means are over scored solutions (a correct answer scores 0, as the seed only labels wrong
 ones), and separately over scored wrong answers. Every mean carries a percentile bootstrap CI.
 Degenerate responses left out of the analysis (status `degenerate`) enter no figure and are
@@ -25,7 +26,9 @@ from mathlens.flags import MAX_RESAMPLES, Flag
 from mathlens.runs.documents import RecordRef
 from mathlens.stats.bootstrap import bootstrap_ci
 
-CHECKED = ("correct", "incorrect", "unparseable")
+#: the answer statuses of solutions whose answer was checked (a cut response that states no answer
+#: is a wrong one)
+CHECKED = ("correct", "incorrect", "unparseable", "no_answer")
 #: Level and subject order used by MATH.
 SUBJECT_ORDER = (
     "Prealgebra",

@@ -37,7 +37,7 @@ from pydantic import Field, field_validator
 from mathlens.analyze.flow import analyze_solution, segment_steps
 from mathlens.analyze.flow.models import FlowResult
 from mathlens.analyze.grading.equivalence import check_answer
-from mathlens.analyze.maple.aggregate import BootstrapConfig, figure_data, group_rows
+from mathlens.analyze.maple.aggregate import CHECKED, BootstrapConfig, figure_data, group_rows
 from mathlens.analyze.maple.judge import judge_steps
 from mathlens.analyze.maple.labels import LabelSet, default_labels, load_label_set
 from mathlens.analyze.maple.naming import LabelNaming
@@ -60,8 +60,6 @@ from mathlens.models.registry import get_model
 from mathlens.runs.documents import RecordRef
 from mathlens.runs.records import ModelEntry, RunRecord
 from mathlens.runs.store import RunStore
-
-CHECKED = ("correct", "incorrect", "unparseable")
 
 
 class MapleOptions(AnalyzerOptions):
@@ -217,7 +215,7 @@ async def prepare_record(ctx: _Context, rec: RunRecord, q: Question | None) -> S
         why = "; ".join(d for d in quality.details if d.split(":")[0] in DEGENERATE_FLAGS)
         return sol.model_copy(update={"status": "degenerate", "answer_status": "degenerate",
                                       "error": f"left out: degenerate response ({why})"})
-    verdict = check_answer(text, q)
+    verdict = check_answer(text, q, cut=rec.truncated)
     from_flow: VR | None = None
     if opts.vr_source == "flow":
         # One flow analysis gives both the numbered steps and v/r, so they refer to the same steps.

@@ -31,7 +31,8 @@ characters of the response, in time linear in that window):
 * `no_final_answer`: grading's `extract_final_answer` finds no stated answer (a boxed value, an
   answer line, "the answer is", a closing "therefore ..." or a last equation; see
   `analyze/quality/detect.py:has_final_answer`), searched in the last `max_chars` characters. In a
-  response cut by the token cap a last equation does not count: it is where the work stopped.
+  response cut by the token cap only a marked answer the cut did not reach counts (a box, an
+  answer line, "the answer is": `readers.answers.cut_short`); the rest is where the work stopped.
 
 `degenerate` is `empty or echo or repetition_loop or wrong_script`; `truncated` and
 `no_final_answer` alone are not degenerate, since a long real solution can be cut by the cap.
@@ -97,12 +98,12 @@ def load_readers() -> None:
 
 
 def _no_final_answer(text: str, question: Question | None, cfg: QualityConfig, truncated: bool) -> bool:
-    from mathlens.analyze.readers.answers import extract_final_answer
+    from mathlens.analyze.readers.answers import cut_short, extract_final_answer
 
     tail = text if len(text) <= 2 * cfg.max_chars else text[-cfg.max_chars :]
     found = extract_final_answer(tail, question)
-    if truncated and found.how == "last_equation":
-        return True  # the cap cut the work: its last equation is an intermediate result, not an answer
+    if truncated and cut_short(found, tail) is not None:
+        return True  # the cap cut the work before it marked an answer: what is read is where it stopped
     return not has_final_answer(found.how, found.text)
 
 

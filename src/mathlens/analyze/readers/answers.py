@@ -12,6 +12,10 @@ number. Sentences and equations are reduced to their answer by `statements` (a r
 equation that is the answer stays whole; prose before and after it goes). The result says where
 it was read (`FinalAnswer.span`) and why (`how`).
 
+In a response the token cap cut (`cut_short`), only an answer it marks as such counts (a closed
+box, an answer line or "the answer is" that the cut did not run into): the other readings come from
+wherever the work happened to stop, an intermediate result rather than an answer.
+
 The text found is cleaned (markdown emphasis, `$`/`\\(` delimiters, trailing punctuation, leading
 "approximately") but not interpreted: deciding what it means is `equivalence`'s job.
 
@@ -39,8 +43,13 @@ from mathlens.analyze.readers.locate import (
 from mathlens.analyze.readers.turns import own_turn_end, visible_text
 from mathlens.items.schema import Question
 
-__all__ = ["STATED", "AnswerSpan", "FinalAnswer", "How", "PartAnswer", "boxed_spans", "choice_label",
-           "clean_answer", "extract_final_answer", "final_boxes", "last_boxed", "split_parts"]
+__all__ = ["MARKED", "STATED", "AnswerSpan", "FinalAnswer", "How", "PartAnswer", "boxed_spans", "choice_label",
+           "clean_answer", "cut_short", "extract_final_answer", "final_boxes", "last_boxed", "split_parts"]
+
+#: a text ending in a mark that closes what it says: a full stop, a bracket, math delimiters, bold
+_CLOSED = re.compile(r"(?:[.!)\]}>$]|\\[)\]])[*_`]*$|\*\*$|__$")
+#: the readings that mark an answer as one: a box, an answer line, "the answer is"
+MARKED: frozenset[str] = frozenset({"boxed", "answer_line", "answer_is"})
 
 MAX_RESPONSE_CHARS = 200_000  # longer responses are cut: only their end can hold the answer
 #: the longest answer text kept (a longer one is not an answer; it is refused as too long)
@@ -317,3 +326,29 @@ def extract_final_answer(text: str, question: Question | None = None) -> FinalAn
     return FinalAnswer(text=answer or None, how=how if answer else "none", raw=raw,
                        span=_span(own, found, offset, answer) if answer else None,
                        subject=found.subject if answer else None, parts=parts, choice=choice)
+
+
+def cut_short(found: FinalAnswer, text: str) -> str | None:
+    """Why `found`, read from `text`, a response the token cap cut, is not an answer the response
+    states; None when it is one (a box, or an answer line or "the answer is" on a line the cut did
+    not reach).
+
+    The other readings (a closing "therefore", the last equation, statement or number) are taken
+    from wherever the text stops, and the cut chose that place: they are where the work stopped. An
+    answer line with no line break after it is the line the cut ran into ("Final answer: 1" of 120)
+    unless it ends in a closing mark (a full stop, a closing bracket or math delimiter).
+
+    >>> cut_short(extract_final_answer("x = 4\\ny = x + 3 = 7"), "x = 4\\ny = x + 3 = 7")
+    'the token cap cut the response before it stated a final answer; its last equation is where the work stopped'
+    >>> cut_short(extract_final_answer("Final answer: 7\\nCheck: 3 + 4"), "Final answer: 7\\nCheck: 3 + 4") is None
+    True
+    """
+    if found.text is None or found.span is None:
+        return "the token cap cut the response before it stated a final answer"
+    if found.how not in MARKED:
+        what = {"therefore": 'closing "so ..." sentence', "whole": "one line"}.get(found.how,
+                                                                                found.how.replace("_", " "))
+        return f"the token cap cut the response before it stated a final answer; its {what} is where the work stopped"
+    if found.how != "boxed" and "\n" not in text[found.span.end:] and not _CLOSED.search(text.rstrip()):
+        return "the token cap cut the response in its answer line"
+    return None

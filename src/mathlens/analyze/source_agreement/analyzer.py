@@ -8,7 +8,7 @@ and the reference; and per model, configuration and scorer the 2x2 table, percen
 Cohen's kappa with bootstrap intervals (`stats.binary`), and the records left out, by reason.
 Calls no model.
 
-mathlens's verdict is right for `correct`, wrong for `incorrect`, `unparseable` and `no_response`
+mathlens's verdict is right for `correct`, wrong for `incorrect`, `unparseable`, `no_answer` and `no_response`
 (the checker found no right answer), and none for `unverifiable` (the check ran out of time) and
 `no_reference` (no gold answer). The source's is `SourceScore.correct` (Inspect's `C` right, `I`
 and `N` wrong, `P` none; 1 and 0; true and false). A record is compared when both have one.
@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import Field
 
-from mathlens.analyze.grading.answer_records import ANSWERS, AnswerRecord
+from mathlens.analyze.grading.answer_records import ANSWERS, WRONG, AnswerRecord
 from mathlens.analyze.protocol import AnalysisJob, Analyzer, AnalyzerOptions, Outcome
 from mathlens.analyze.source_agreement.models import (
     SOURCE_AGREEMENT,
@@ -43,7 +43,6 @@ from mathlens.stats.binary import TwoByTwo, binary_agreement
 
 #: answers statuses read as mathlens saying the answer is right or wrong (others: no verdict)
 RIGHT = frozenset({"correct"})
-WRONG = frozenset({"incorrect", "unparseable", "no_response"})
 
 
 class SourceAgreementOptions(AnalyzerOptions):

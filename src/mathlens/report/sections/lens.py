@@ -54,6 +54,8 @@ class LensCard:
     answer: str | None
     reference: str | None
     how: str | None
+    #: why no answer was read (the token cap cut the response first, the request failed...)
+    reason: str
     parts: tuple[LensPart, ...]
     flags: tuple[str, ...]
     invalid: tuple[LensStep, ...]
@@ -84,6 +86,7 @@ def _card(ctx: ReportContext, resp: Response) -> LensCard:
                     answer=verdict.predicted if verdict is not None else None,
                     reference=verdict.reference if verdict is not None else None,
                     how=verdict.how if verdict is not None else None,
+                    reason=entry.reason if entry is not None else "",
                     parts=tuple(LensPart(p.label, p.status, p.predicted, p.reference)
                                 for p in (verdict.parts if verdict is not None else [])),
                     flags=tuple(flags.names()) if flags is not None else (), invalid=steps, invalid_total=len(bad),

@@ -1,0 +1,72 @@
+"""One story for a response the token cap cut: the answers analysis, the quality flags and the
+judge's evidence agree on whether it states a final answer, and the report says why when it does not.
+
+A cut response states an answer only where it marks one the cut did not reach (a closed box, an
+answer line or "the answer is" followed by more text or closed by a full stop or bracket). Every
+other reading (a closing "so ..." sentence, the last equation, the last number) is where the work
+stopped, and the three verdicts say "no answer" together.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from mathlens.analyze.grading.analyzer import check_record
+from mathlens.analyze.grading.compliance import FormatRules
+from mathlens.analyze.grading.equivalence import EquivalenceConfig
+from mathlens.analyze.grading.judge import evidence_for
+from mathlens.items.schema import Question
+from mathlens.models.base import GenerateConfig, Message
+from mathlens.runs.records import RunRecord
+
+QUESTION = Question(id="q1", text="A shop sells 4 boxes of 12 pens and 3 loose pens. How many pens?", answers=["51"])
+RULES = FormatRules(latex=False, markup=False)
+
+#: (name, response, finish reason, status of the answers analysis)
+CASES = [
+    ("cut after an intermediate 'so' sentence",
+     "Each box holds 12 pens, so 4 boxes hold 48 pens.\nNext we add the loose pens, which gives", "length",
+     "no_answer"),
+    ("the same text, not cut: its closing sentence is read",
+     "Each box holds 12 pens, so 4 boxes hold 48 pens.", "stop", "incorrect"),
+    ("cut after a last equation in code",
+     "```python\nboxes = 4\nper_box = 12\npens = boxes * per_box + loose", "length", "no_answer"),
+    ("cut inside the answer line", "4 * 12 = 48 and 48 + 3 = 51.\nFinal answer: 5", "length", "no_answer"),
+    ("cut after a closed box", "4 * 12 + 3 = 51, so there are $\\boxed{51}$ pens. To check, 51 - 3", "length",
+     "correct"),
+    ("cut after a finished answer line, in its check",
+     "4 * 12 = 48 and 48 + 3 = 51.\nFinal answer: 51\nCheck: 51 - 3 = 48 and 48 / 4", "length", "correct"),
+    ("cut after an answer line closed by a full stop", "4 * 12 = 48, 48 + 3 = 51.\nThe answer is 51.", "length",
+     "correct"),
+]
+
+
+def _record(response: str, finish: str) -> RunRecord:
+    return RunRecord(key="k1", model="m", configuration="baseline", exam_id="e", question_id="q1",
+                     messages=[Message(role="user", content=QUESTION.text)], config=GenerateConfig(),
+                     request_hash="h", content_hash="c", response=response, finish_reason=finish,
+                     created_at=datetime(2026, 1, 1, tzinfo=UTC))
+
+
+@pytest.mark.parametrize(("name", "response", "finish", "status"), CASES, ids=[c[0] for c in CASES])
+def test_the_checks_tell_one_story(name: str, response: str, finish: str, status: str) -> None:
+    rec = _record(response, finish)
+    entry = check_record(rec, QUESTION, RULES, EquivalenceConfig())
+    assert entry.status == status, entry
+    evidence = evidence_for(rec, QUESTION, None)
+    assert entry.quality is not None
+    if finish == "length":
+        said_none = {entry.status == "no_answer", entry.quality.no_final_answer, evidence.answer_check == "no_answer"}
+        assert len(said_none) == 1, (entry, evidence)
+    if status == "no_answer":
+        assert entry.verdict is not None and entry.verdict.predicted is None
+        assert "token cap" in entry.reason and evidence.final_answer is None
+    else:
+        assert entry.reason == "" and evidence.final_answer is not None
+
+
+def test_a_cut_response_counts_as_a_wrong_answer_in_accuracy() -> None:
+    entry = check_record(_record(CASES[0][1], "length"), QUESTION, RULES, EquivalenceConfig())
+    assert entry.accuracy == 0.0
