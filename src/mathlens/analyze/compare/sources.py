@@ -5,7 +5,7 @@ document that holds it, through its `DocumentSpec`:
 
 | metric               | document (spec)             | value per unit                                      |
 |----------------------|-----------------------------|-----------------------------------------------------|
-| `accuracy`           | answers (`ANSWERS`)         | 1 correct; 0 incorrect, unparseable, no response    |
+| `accuracy`           | answers (`ANSWERS`)         | 1 correct; 0 incorrect, unparseable, no answer, no response |
 | `rubric_percent`     | grades (`GRADES`)           | 100·total/max of graded judgements, mean over judge runs |
 | `maple`              | maple (`MAPLE`)             | the MAPLE score of solutions with status `ok`       |
 | `robustness`         | sensitivity (`SENSITIVITY`) | mean TF-IDF cosine of a question's ablations        |

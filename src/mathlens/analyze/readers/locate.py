@@ -50,6 +50,8 @@ _ANSWER_LINE = re.compile(
     r"(?:[:：]|[ \t]+[-–—](?=[ \t]))[ \t*_]*(?P<rest>.*)$"
 )
 _GSM_LINE = re.compile(r"(?m)(?:^[ \t]*A:|####)[ \t]*(?P<rest>.+)$")
+# what shows more work after a line: a digit, an equals sign, math delimiters
+_MORE_WORK = re.compile(r"[\d=$\\]")
 # the rest of the line is taken in a lookahead, so a later "the answer is" on the same line is
 # found too ("The answer is 7. Wait, ... So the answer is 8.")
 ANSWER_IS = re.compile(
@@ -298,7 +300,7 @@ def _locate(text: str, allow_whole: bool) -> Located:
     boxed = final_boxes_at(text)
     if boxed is not None and boxed[0].strip():
         return Located(boxed[0], "boxed", boxed[1], boxed[2])
-    lines = list(_ANSWER_LINE.finditer(text)) + list(_GSM_LINE.finditer(text))
+    lines = [*_ANSWER_LINE.finditer(text), *_gsm_lines(text)]
     if lines:
         m = max(lines, key=lambda x: x.start())
         rest, start, end = m.group("rest")[:MAX_STATEMENT_CHARS], m.start("rest"), m.end("rest")
@@ -337,6 +339,14 @@ def _locate(text: str, allow_whole: bool) -> Located:
             return Located(reduced.text, "last_equation", max(at, 0), len(text), reduced.subject)
         return Located(whole, "whole", max(at, 0), max(at, 0) + len(whole))
     return _from_sentences(text, allow_whole)
+
+
+def _gsm_lines(text: str) -> list[re.Match[str]]:
+    """GSM8K's answer lines (`#### 42`, `A: 42`). A `####` line that more work follows (a digit, an
+    equals sign, math) is a markdown heading ("#### Case 2: y < 0"), not the answer line that
+    closes a GSM8K solution."""
+    return [m for m in _GSM_LINE.finditer(text)
+            if not (m.group(0).lstrip().startswith("####") and _MORE_WORK.search(text, m.end()))]
 
 
 def _restated(text: str, after: int) -> Located | None:
