@@ -70,3 +70,21 @@ def test_the_checks_tell_one_story(name: str, response: str, finish: str, status
 def test_a_cut_response_counts_as_a_wrong_answer_in_accuracy() -> None:
     entry = check_record(_record(CASES[0][1], "length"), QUESTION, RULES, EquivalenceConfig())
     assert entry.accuracy == 0.0
+
+
+def test_the_check_command_takes_the_cut_too() -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from mathlens.cli.main import app
+
+    text = "Each box holds 12 pens, so 4 boxes hold 48 pens.\nNext we add the loose pens, which gives"
+    runner = CliRunner()
+    cut = runner.invoke(app, ["check", text, "-r", "51", "--cut", "--json"])
+    whole = runner.invoke(app, ["check", text, "-r", "51", "--json"])
+    assert cut.exit_code == 0 and whole.exit_code == 0, (cut.output, whole.output)
+    assert json.loads(cut.output)["status"] == "no_answer"
+    assert json.loads(whole.output)["status"] == "incorrect"
+    said = runner.invoke(app, ["check", text, "-r", "51", "--cut"]).output
+    assert "answer none stated" in said and "token cap" in said

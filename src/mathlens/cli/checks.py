@@ -16,6 +16,7 @@ def check(
     reference: list[str] = typer.Option(..., "--reference", "-r", help="an accepted answer (repeatable)"),
     question: str = typer.Option("", "--question", help="the question text or file"),
     choice: list[str] = typer.Option(None, "--choice", "-c", help="multiple choice: LABEL=TEXT (repeatable)"),
+    cut: bool = typer.Option(False, "--cut", help="the token cap cut the response: only an answer it marks counts"),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Check a response's final answer against a reference.
@@ -34,12 +35,13 @@ def check(
             raise UserError(f"--choice takes LABEL=TEXT (not {c!r})")
         choices[label.strip()] = value.strip()
     verdict = check_answer(text, reference, question=_read_text(question) if question else None,
-                           choices=choices or None)
+                           choices=choices or None, cut=cut)
     if as_json:
         emit_json(verdict)
         return
     how = f" ({verdict.comparison.method})" if verdict.comparison is not None else ""
-    out_console.print(f"[bold]{escape(verdict.status)}[/]{escape(how)}: answer {escape(verdict.predicted)!s}, "
+    read = "none stated" if verdict.status == "no_answer" else escape(verdict.predicted)
+    out_console.print(f"[bold]{escape(verdict.status)}[/]{escape(how)}: answer {read!s}, "
                       f"reference {escape(verdict.reference)!s}", highlight=False, markup=True)
     if verdict.note:
         out_console.print(verdict.note, highlight=False, markup=False)
