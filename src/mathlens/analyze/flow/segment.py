@@ -13,7 +13,9 @@ The rules, in order:
    it is display math or follows display math, it starts with a relation or operator (``= 2x``,
    ``+ 3``), or it starts in lower case or with a digit after a line that does not end a
    sentence. (A bullet is ``-``, ``*`` or ``•`` followed by a word, so ``- 3x`` continues.)
-5. A block still longer than ``max_chars`` is split into sentences by the rule of spaCy's
+5. A code fence alone on its line (```` ```python ````, ```` ``` ````) is not a step: an opening
+   fence joins the chunk after it, a closing one the chunk before it (`_join_fences`).
+6. A block still longer than ``max_chars`` is split into sentences by the rule of spaCy's
    rule-based ``sentencizer`` on its blank English pipeline (`sentences`, which does not import
    spaCy), with the math still masked, and sentences are grouped back up to ``max_chars``.
 
@@ -226,6 +228,42 @@ def _sentences(masked: str, start: int, end: int, max_chars: int) -> list[tuple[
     return groups
 
 
+_FENCE_LINE = re.compile(r"(?m)^[ \t]*(?:`{3,}|~{3,})")
+_LONE_FENCE = re.compile(r"(?:`{3,}|~{3,})[\w+.-]*")
+
+
+def _join_fences(text: str, raw: list[tuple[int, int, str | None, bool]]) -> list[tuple[int, int, str | None, bool]]:
+    """`raw` with each chunk that is a code fence alone (```` ```python ````, ```` ``` ````) joined to
+    the chunk it belongs with: an opening fence to the chunk after it, a closing one to the chunk
+    before it. A fence line is layout, not a step of the reasoning."""
+    out: list[tuple[int, int, str | None, bool]] = []
+    inside = False
+    carry: int | None = None  # the start of an opening fence waiting for its first chunk
+    for start, end, label, cut in raw:
+        body = text[start:end].strip()
+        if _LONE_FENCE.fullmatch(body):
+            if not inside and body.strip("`~"):  # ```python, ```output: opens a block
+                inside, carry = True, start if carry is None else carry
+                continue
+            if inside and out and carry is None:  # closes the block: goes with the chunk before it
+                inside = False
+                a, _, lb, c = out[-1]
+                out[-1] = (a, end, lb, c)
+                continue
+            inside = not inside
+            if inside:  # a bare ``` opening a block
+                carry = start if carry is None else carry
+                continue
+        else:
+            inside ^= len(_FENCE_LINE.findall(text, start, end)) % 2 == 1
+        if carry is not None:
+            start, carry = carry, None
+        out.append((start, end, label, cut))
+    if carry is not None:  # an opening fence with nothing after it
+        out.append((carry, len(text.rstrip()), None, False))
+    return out
+
+
 def segment_steps(text: str, max_chars: int = MAX_STEP_CHARS, max_steps: int = MAX_STEPS) -> list[Step]:
     """Split `text` into reasoning steps (see the module notes for the rules and bounds)."""
     if not text or not text.strip():
@@ -239,7 +277,7 @@ def segment_steps(text: str, max_chars: int = MAX_STEP_CHARS, max_steps: int = M
         else:
             raw.append((start, end, label, False))
     steps: list[Step] = []
-    for start, end, label, cut in raw:
+    for start, end, label, cut in _join_fences(text, raw):
         chunk = text[start:end]
         lead = len(chunk) - len(chunk.lstrip())
         body = chunk.strip()
