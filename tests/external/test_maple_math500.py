@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from mathlens.analyze.maple.aggregate import CHECKED
 from mathlens.analyze.maple.labels import load_label_set
 from mathlens.analyze.maple.results import MAPLE
 from mathlens.analyze.maple.steplabels import label_counts
@@ -21,6 +22,8 @@ from mathlens.runs.runner import base_manifest, build_models, execute
 from mathlens.runs.store import RunStore
 from mathlens.solve.prompts import DEFAULT_STOP
 
+#: answers checked and wrong (a response the token cap cut before it stated one is a wrong answer)
+WRONG = set(CHECKED) - {"correct"}
 SUBJECTS = {"Prealgebra", "Algebra", "Number Theory", "Counting & Probability", "Geometry",
             "Intermediate Algebra", "Precalculus"}
 
@@ -71,9 +74,9 @@ def test_maple_on_20_math500_problems(shared_data: Path, gemma_model_path: Path,
         if s.status == "unjudged":
             assert s.maple is None
             assert (s.judgement is not None and s.judgement.raw) or "judge-limit" in s.error
-        if s.answer_status in ("incorrect", "unparseable") and "judge-limit" not in s.error:
+        if s.answer_status in WRONG and "judge-limit" not in s.error:
             assert s.reflection is not None
-    checked = [s for s in sols if s.answer_status in ("correct", "incorrect", "unparseable")]
+    checked = [s for s in sols if s.answer_status in CHECKED]
     (overall,) = result.overall
     assert overall.n == len(checked)
     assert overall.accuracy.estimate == pytest.approx(sum(s.answer_status == "correct" for s in checked) / len(checked))
