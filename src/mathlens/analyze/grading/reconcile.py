@@ -6,9 +6,10 @@ Two rubric criteria are also read by a check that does not depend on a model (`C
   criterion's points come from it — all of them for a `correct` answer, none for an `incorrect`
   one, and none for a response that states no final answer (nothing was answered, so nothing can
   earn the points; a response cut by the token cap states none unless it marks an answer the cut
-  did not reach: `readers.answers.cut_short`). Any other verdict (the answer could not be read or compared) is undecided and the
-  judge's points stand. With the policy `judge` (`mathlens grade --final-answer judge`) the judge's
-  points always stand; the check is still recorded and disagreements still counted.
+  did not reach: `readers.answers.cut_short`). Any other verdict (the answer could not be read or
+  compared) is undecided and the judge's points stand. With the policy `judge`
+  (`mathlens grade --final-answer judge`) the judge's points always stand; the check is still
+  recorded and disagreements still counted.
 * **steps** (`steps`): the judge's points stand; full points on that criterion for a response in
   which the flow analysis found an invalid step are marked as a disagreement.
 
