@@ -324,3 +324,21 @@ def test_a_cut_response_shows_no_final_answer_and_why(tmp_path: Path) -> None:
     text = re.sub(r"<[^>]+>", " ", card.group(0))
     assert "no answer" in text and "token cap cut the response before it stated a final answer" in text
     assert "-13" not in text  # the intermediate value is not shown as the answer
+
+
+def test_a_part_the_cut_ran_into_shows_no_answer_and_why(tmp_path: Path) -> None:
+    """Part (a) is answered, then the token cap cuts the work of part (b): the card keeps part (a)'s
+    verdict and gives part (b) no answer, with the reason, not the value its work stopped on."""
+    long = ("(a) The domain is x >= -2, so the domain is [-2, inf).\n\n(b) The square root takes every "
+            "value from 0 up, so we first try y = 7 and see that f(47) = 7 and then continue with the next")
+    out = tmp_path / "cut-part"
+    fx.cli("run", "calc1-exam1", "--model", fx.MODEL, "-M", "responses=" + json.dumps([long]), "--limit", "1",
+           "--max-tokens", "40", "--out", str(out), "--quiet", cache=tmp_path / ".cache")
+    assert next(RunStore(out).records()).finish_reason == "length"
+    fx.cli("analyze", str(out), "--only", "answers")
+    card = re.search(r'<article class="card lens-card".*?</article>', make_report([out]).html(), re.S)
+    assert card is not None
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", card.group(0)))
+    assert re.search(r"part \(a\) correct \[-2, inf\)", text), text
+    assert re.search(r"part \(b\) no answer none: the token cap cut the response", text), text
+    assert "f(47) = 7" not in text and " 7 reference" not in text

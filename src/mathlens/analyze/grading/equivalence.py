@@ -124,6 +124,9 @@ def _exact_part(pred: str, ref: str, config: EquivalenceConfig, deadline: float)
 
     if _same_text(pred, ref):
         return EquivalenceResult(status="equal", method="exact", predicted_form=pred, reference_form=ref)
+    said = _words(pred, ref)
+    if said is not None and said.equal:  # read as written: `prepare` takes a closing word for a unit
+        return said
     piecewise = compare_piecewise(pred, ref, part)
     if piecewise is not None:  # before `prepare`, which reads a `cases` system as a list
         return EquivalenceResult(status=piecewise[0], method=piecewise[1], predicted_form=pred, reference_form=ref)
@@ -346,8 +349,9 @@ def check_answer(response: str | None, question: Question, config: EquivalenceCo
     `correct` when every part is, `incorrect` when any part is, else the weakest part status.
     `cut` says the token cap cut the response: unless it marks an answer the cut did not reach
     (`readers.answers.cut_short`), it states none, and the verdict is ``no_answer`` with the reason
-    in `note` (`how` and `span` still show where the work stopped). Questions with graded parts are
-    checked part by part as usual: the parts written before the cut keep their verdicts.
+    in `note` (`how` and `span` still show where the work stopped). With graded parts the same
+    holds for the last part written, the one the cut ran into; the parts written before it keep
+    their verdicts, and the whole is ``no_answer`` when no part is ``incorrect`` and one is.
     """
     fa = extract_final_answer(response or "", question)
     until = time.monotonic() + config.timeout_s  # one budget for every comparison of the response
@@ -361,10 +365,17 @@ def check_answer(response: str | None, question: Question, config: EquivalenceCo
     if question.choices:
         return _check_choice(fa, question, config)
     if graded_parts:
+        # the last part written is the one the cut ran into: its reading is where the work stopped
+        last = fa.parts[-1] if cut and fa.parts else None
+        stopped = cut_short(last, response or "") if last is not None else None
         verdicts = []
         for part in graded_parts:
             found = fa.part(part.label.lower())
             refs = [a for a in [part.answer, *part.answers] if a]
+            if stopped and found is last:
+                verdicts.append(PartVerdict(label=part.label, status="no_answer", predicted=None,
+                                            reference=refs[0], span=found.span if found else None, note=stopped))
+                continue
             predicted = found.text if found else (fa.text if len(graded_parts) == 1 else None)
             status, ref, comparison = _against(predicted, refs, config, until=until)
             span = found.span if found else (fa.span if len(graded_parts) == 1 else None)
@@ -372,9 +383,11 @@ def check_answer(response: str | None, question: Question, config: EquivalenceCo
                                         comparison=comparison, span=span))
         statuses = {v.status for v in verdicts}
         overall: VerdictStatus = ("correct" if statuses == {"correct"} else "incorrect" if "incorrect" in statuses
+                                  else "no_answer" if "no_answer" in statuses
                                   else "unparseable" if "unparseable" in statuses else "unverifiable")
-        return AnswerVerdict(status=overall, predicted=fa.text, reference=None, how=fa.how, span=fa.span,
-                             parts=verdicts)
+        note = next((f"part ({v.label}): {v.note}" for v in verdicts if v.note), "")
+        return AnswerVerdict(status=overall, predicted=None if overall == "no_answer" else fa.text, reference=None,
+                             how=fa.how, span=fa.span, parts=verdicts, note=note)
     status, ref, comparison = _against(fa.text, list(question.answers), config, fa.subject, until)
     return AnswerVerdict(status=status, predicted=fa.text, reference=ref, how=fa.how, span=fa.span,
                          comparison=comparison)

@@ -57,6 +57,8 @@ class PartVerdict(BaseModel):
     comparison: EquivalenceResult | None = None
     #: where in the response this part's answer was read, and why
     span: AnswerSpan | None = None
+    #: why no answer was read (`no_answer`: the token cap cut the response in this part)
+    note: str = ""
 
 
 class AnswerVerdict(BaseModel):

@@ -10,7 +10,9 @@ closing the response, the last equation, the last "... is <answer>" statement, t
 closes the last sentence, a last sentence "<words> <math>", a short one-line response, the last
 number. Sentences and equations are reduced to their answer by `statements` (a relation or an
 equation that is the answer stays whole; prose before and after it goes). The result says where
-it was read (`FinalAnswer.span`) and why (`how`).
+it was read (`FinalAnswer.span`) and why (`how`). Parts are read from their lettered segments, from
+an answer line that names them (`(a) 2, (b) 5`), or, with no letters at all, from an answer line
+or boxes that list one answer per part in order (`_ordered_parts`).
 
 In a response the token cap cut (`cut_short`), only an answer it marks as such counts (a closed
 box, an answer line or "the answer is" that the cut did not run into): the other readings come from
@@ -31,6 +33,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
+from mathlens.analyze.readers.inline import closing_segments, segments
 from mathlens.analyze.readers.locate import (
     STATED,
     How,
@@ -40,6 +43,7 @@ from mathlens.analyze.readers.locate import (
     locate,
     prose_words,
 )
+from mathlens.analyze.readers.statements import reduce_equation_named, split_equals, split_top_level
 from mathlens.analyze.readers.turns import own_turn_end, visible_text
 from mathlens.items.schema import Question
 
@@ -160,8 +164,11 @@ def clean_answer(text: str) -> str:
         if s.endswith("!") and not _FACTORIAL_END.search(s):
             s = s.rstrip("!").strip()  # an exclamation; `5!` and `(n+1)!` are factorials
         for left, right in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
-            if s.startswith(left) and s.endswith(right) and len(s) > len(left) + len(right) - 1:
-                s = s[len(left) : len(s) - len(right)]
+            inner = s[len(left) : len(s) - len(right)]
+            # only partners go: in `$a$ and $b$` the first `$` closes after `a`
+            if (s.startswith(left) and s.endswith(right) and len(s) > len(left) + len(right) - 1
+                    and left not in inner and right not in inner):
+                s = inner
         if s.count("$") == 1 and s.startswith("$") is False and s.endswith("$"):
             s = s[:-1]
         s = _LEADING_FILLER.sub("", s)
@@ -239,6 +246,68 @@ def _inline_parts(line: str, labels: list[str] | None) -> list[tuple[str, str]]:
     return out
 
 
+_LEAD_SPACE = re.compile(r"^(?:\\[,;:! ]|\s)+")  # spaces, LaTeX's too (`\ `, `\,`)
+_AND = re.compile(r"(?i)\s+and\s+|\\text\{\s*and\s*\}")
+
+
+def _listed(text: str) -> list[tuple[int, int, str]]:
+    """The answers an answer line lists, with their offsets: the math segments of the run that
+    closes it (`$a$ and $b$`), or, in plain text, the pieces between top-level ";", "," and "and"
+    when every piece is an equation (`f'(x) = 2x, f'(3) = 6`)."""
+    run = closing_segments(text)
+    if run:
+        return run
+    if segments(text):
+        return []  # math segments that do not close the line: not a plain list
+    out: list[tuple[int, int, str]] = []
+    at = 0
+    for piece in split_top_level(text, ",;"):
+        for item in _AND.split(piece):
+            stripped = _LEAD_SPACE.sub("", item).rstrip().rstrip(".")
+            found = text.find(stripped, at) if stripped else -1
+            if found < 0 or len(split_equals(stripped)) < 2:
+                return []
+            out.append((found, found + len(stripped), stripped))
+            at = found + len(stripped)
+    return out
+
+
+_LINE_MARKER = re.compile(r"(?i)[ \t>*_#-]*(?:final\s+answers?|answers?)[ \t*_]*[:：]?[ \t*_]*")
+
+
+def _listed_where(text: str, found: Located) -> list[tuple[int, int, str]]:
+    """The answers listed where `found` was read (offsets into `text`): the boxes when there are
+    several, else what one box or the answer line (without its "Final answer:") lists."""
+    if found.how == "boxed":
+        boxes = boxed_spans(text[found.start:found.end])
+        inner = [(found.start + end - 1 - len(c), found.start + end - 1, c) for _, end, c in boxes]
+        if len(inner) != 1:
+            return [(start, end, c.strip()) for start, end, c in inner]
+        start, end = inner[0][0], inner[0][1]
+    else:
+        start = text.rfind("\n", 0, found.start) + 1
+        end = text.find("\n", found.end)
+        end = len(text) if end < 0 else end
+        marker = _LINE_MARKER.match(text, start, end)
+        start = marker.end() if marker else start
+    return [(start + a, start + b, item) for a, b, item in _listed(text[start:end])]
+
+
+def _ordered_parts(listed: list[tuple[int, int, str]], labels: list[str]) -> list[tuple[str, int, int, str]]:
+    """Answers listed in the order of the question's parts, with no part letters: "Final answer:
+    $f'(x) = 2x$ and $f'(3) = 6$" for parts (a) and (b), as `(label, start, end, answer)`. Only a
+    list of exactly as many answers as there are parts counts, and equations in it must name
+    different things: `x = 1, x = -1` lists two solutions of one part."""
+    if len(listed) != len(labels) or len(labels) < 2:
+        return []
+    sides = [split_equals(item) for _, _, item in listed]
+    named = [eq[0].strip() for eq in sides if len(eq) >= 2]
+    if len(set(named)) < len(named):
+        return []
+    return [(label, start, end, reduce_equation_named(item).text)
+            for label, (start, end, item) in zip(labels, listed, strict=True)]
+
+
 def choice_label(answer: str | None, choices: dict[str, str]) -> str | None:
     """The option label an answer names, if it names one: "D", "(D)", "D. 6kg", "option D".
 
@@ -308,7 +377,13 @@ def extract_final_answer(text: str, question: Question | None = None) -> FinalAn
             span = _span(own, found, offset)
             parts = [PartAnswer(label=lb, text=clean_answer(t) or None, how=how, span=span) for lb, t in inline]
         else:
-            for label, start, end in _part_spans(own, labels):
+            spans = _part_spans(own, labels)
+            listed = _listed_where(own, found) if not spans and labels and how in ("answer_line", "boxed") else []
+            for label, start, end, item in _ordered_parts(listed, labels or []):
+                span = AnswerSpan(start=offset + start, end=offset + end, text=own[start:end][:MAX_SPAN_CHARS],
+                                  how=how)
+                parts.append(PartAnswer(label=label, text=clean_answer(item) or None, how=how, span=span))
+            for label, start, end in spans:
                 segment = own[start:end]
                 lead = len(segment) - len(segment.lstrip(" :.-*\t\n"))
                 seg = locate(segment.strip(" :.-*\t\n"))
@@ -328,10 +403,11 @@ def extract_final_answer(text: str, question: Question | None = None) -> FinalAn
                        subject=found.subject if answer else None, parts=parts, choice=choice)
 
 
-def cut_short(found: FinalAnswer, text: str) -> str | None:
+def cut_short(found: FinalAnswer | PartAnswer, text: str) -> str | None:
     """Why `found`, read from `text`, a response the token cap cut, is not an answer the response
     states; None when it is one (a box, or an answer line or "the answer is" on a line the cut did
-    not reach).
+    not reach). `found` is the whole answer, or the answer of the part the cut ran into (the last
+    part written).
 
     The other readings (a closing "therefore", the last equation, statement or number) are taken
     from wherever the text stops, and the cut chose that place: they are where the work stopped. An

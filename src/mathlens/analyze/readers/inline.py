@@ -48,24 +48,33 @@ def segments(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def closing_run(text: str) -> tuple[int, int, str] | None:
-    """The run of math segments that closes `text` (see the module docstring), with its span:
-    `(start, end, joined content)`, or None when the sentence does not close on math."""
+def closing_segments(text: str) -> list[tuple[int, int, str]]:
+    """The math segments of the run that closes `text` (see the module docstring), in order; empty
+    when the sentence does not close on math."""
     found = segments(text)
     if not found:
-        return None
+        return []
     last = found[-1]
     after = text[last[1]:].strip()
     tail = after.rstrip(".!?,;:").strip()
     if _TAIL_MATH.search(tail) or len(_WORD.findall(tail)) > 6:
-        return None  # more math after it, in plain text: the segment is not the answer
+        return []  # more math after it, in plain text: the segment is not the answer
     if after.endswith(":") or _LINK_ONLY.fullmatch(tail):
-        return None  # "... of $w = -i + j$ is:": the value comes after, the segment only names it
+        return []  # "... of $w = -i + j$ is:": the value comes after, the segment only names it
     run = [last]
     for prev in reversed(found[:-1]):
         if _CONNECTOR.fullmatch(text[prev[1]:run[0][0]]) is None:
             break
         run.insert(0, prev)
+    return run
+
+
+def closing_run(text: str) -> tuple[int, int, str] | None:
+    """The run of math segments that closes `text` (see the module docstring), with its span:
+    `(start, end, joined content)`, or None when the sentence does not close on math."""
+    run = closing_segments(text)
+    if not run:
+        return None
     joined = run[0][2]
     for a, b in itertools.pairwise(run):
         gap = re.sub(r"\s+", " ", text[a[1]:b[0]]).strip()

@@ -261,8 +261,10 @@ def answer_line(rest: str) -> Reduced:
         rest = said[-1].group("rest")
     if len(_INLINE_PARTS.findall(rest)) < 2:  # `(a) 2. (b) 5.` names parts: keep every one
         rest = first_sentence(rest)
-    cut = cut_trailing_prose(rest)
-    if LINK.search(cut) and not answer_word(cut):
+    cut = rest if answer_word(rest) else cut_trailing_prose(rest)  # "the limit ... as x -> oo does not exist"
+    if answer_word(cut):
+        return Reduced(cut.strip().rstrip("."))  # an answer in words, whatever math names its subject
+    if LINK.search(cut):
         reduced = reduce_statement_named(cut)
         if reduced.text and answerish(reduced.text):
             return reduced

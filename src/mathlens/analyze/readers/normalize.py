@@ -54,6 +54,12 @@ _NUMBER_WITH_UNIT = re.compile(
 _DEGREE = re.compile(r"\s*(?:°|\^\s*\{?\s*\\circ\s*\}?|\\degree|\s+degrees?)\s*$")
 _SUBJECT_THEN_WORD = re.compile(r"(?i)\b(?:series|sequence|integral|limit|function)\s+(?:is\s+|itself\s+)?"
                                 r"(?P<w>[a-z]+(?:\s+[a-z]+){0,3})$")
+#: "The integral from 1 to infinity of $1/\\sqrt{x}\\,dx$ diverges": a subject named by words and
+#: math, then the answer word; no clause between them (`_CLAUSE_WORD`)
+_NAMED_SUBJECT = re.compile(r"(?i)^\W*(?:(?:so|thus|hence|therefore)\W+)?(?:the|this|our)\s+(?:[a-z]+\s+){0,2}?"
+                            r"(?:series|sequence|integral|limit)\b")
+_CLAUSE_WORD = re.compile(r"(?i)\b(?:is|are|was|were|since|because|and|but|while|so|which|that|if|when|"
+                          r"although|then|thus|hence|by|not|converges?|diverges?|convergent|divergent)\b|[;:]")
 _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textnormal|textrm|textit|textsf|mathrm|mbox)\s*\{([^{}]*)\}")
 
 
@@ -129,8 +135,27 @@ def answer_word(s: str) -> str | None:
     if not re.search(r"[a-z0-9]", leftover):
         return found
     # "by the divergence test the series diverges": the word closes a clause about its subject
-    said = _SUBJECT_THEN_WORD.search(strip_text_wrappers(s).strip().rstrip(".!"))
-    return found if said and answer_word(said.group("w")) == found else None
+    sentence = strip_text_wrappers(s).strip().rstrip(".!")
+    said = _SUBJECT_THEN_WORD.search(sentence)
+    if said and answer_word(said.group("w")) == found:
+        return found
+    return found if _named_subject_then(sentence) == found else None
+
+
+def _named_subject_then(sentence: str) -> str | None:
+    """The answer word closing "the <subject> <its name> <word>" (see `_NAMED_SUBJECT`)."""
+    subject = _NAMED_SUBJECT.match(sentence) if len(sentence) <= 400 else None
+    if subject is None:
+        return None
+    words = sentence[subject.end():].split()
+    for n in range(1, min(4, len(words) - 1) + 1):
+        name, tail = words[:-n], words[-n:]
+        if name and name[-1].lower() == "is":
+            name = name[:-1]  # "... is divergent"
+        word = answer_word(" ".join(tail)) if all(w.isalpha() for w in tail) else None
+        if word is not None:
+            return None if _CLAUSE_WORD.search(" ".join(name)) else word
+    return None
 
 
 _SOLUTION = re.compile(r"^\s*([A-Za-z]\w*)\s*=\s*(.+?)\s*$")

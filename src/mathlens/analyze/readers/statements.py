@@ -264,6 +264,8 @@ def reduce_statement_named(s: str) -> Reduced:
     piecewise = _piecewise(s)
     if piecewise is not None:
         return Reduced(piecewise)
+    if answer_word(s):
+        return Reduced(s.strip().rstrip("."))  # "the integral of $1/x$ diverges": the word is the answer
     if set_phrase(s):
         return Reduced(s.strip().rstrip("."))  # "all real numbers greater than 5": the words are the set
     s = cut_trailing_prose(drop_leading_clause(restated(s.strip())))

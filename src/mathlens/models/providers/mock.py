@@ -7,6 +7,7 @@ Every request is appended to `requests` so a test can check what was sent.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -61,9 +62,10 @@ class MockProvider(Provider):
             self._i += 1
         else:
             text = next((m.content for m in reversed(messages) if m.role == "user"), "")
-        words = text.split()
-        # Keep the text as written (line breaks matter to step segmentation) unless the cap cuts it.
-        capped = text if len(words) <= config.max_tokens else " ".join(words[: config.max_tokens])
+        words = re.findall(r"\S+\s*", text)
+        # The text as written, line breaks included (they matter to step segmentation and parts),
+        # up to the cap: a word stands in for a token.
+        capped = text if len(words) <= config.max_tokens else "".join(words[: config.max_tokens]).rstrip()
         return ModelOutput(
             text=capped,
             finish_reason="length" if len(words) > config.max_tokens else "stop",

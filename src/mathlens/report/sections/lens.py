@@ -45,6 +45,8 @@ class LensPart:
     status: str
     answer: str | None
     reference: str | None
+    #: why no answer was read, when that is known (the token cap cut this part)
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,7 @@ def _card(ctx: ReportContext, resp: Response) -> LensCard:
                     reference=verdict.reference if verdict is not None else None,
                     how=verdict.how if verdict is not None else None,
                     reason=entry.reason if entry is not None else "",
-                    parts=tuple(LensPart(p.label, p.status, p.predicted, p.reference)
+                    parts=tuple(LensPart(p.label, p.status, p.predicted, p.reference, p.note)
                                 for p in (verdict.parts if verdict is not None else [])),
                     flags=tuple(flags.names()) if flags is not None else (), invalid=steps, invalid_total=len(bad),
                     checked=flow is not None, grades=_grades(resp))
