@@ -29,6 +29,7 @@ The text found is cleaned (markdown emphasis, `$`/`\\(` delimiters, trailing pun
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from pydantic import BaseModel, ConfigDict
@@ -38,12 +39,13 @@ from mathlens.analyze.readers.locate import (
     STATED,
     How,
     Located,
+    answer_line,
     boxed_spans,
     final_boxes,
     locate,
     prose_words,
 )
-from mathlens.analyze.readers.statements import reduce_equation_named, split_equals, split_top_level
+from mathlens.analyze.readers.statements import MATHY, reduce_equation_named, split_equals, split_top_level
 from mathlens.analyze.readers.turns import own_turn_end, visible_text
 from mathlens.items.schema import Question
 
@@ -232,8 +234,22 @@ def _part_spans(text: str, labels: list[str] | None = None) -> list[tuple[str, i
     return out
 
 
+_ENV_MARK = re.compile(r"\\(?:begin|end)\{[A-Za-z*]+\}")
+_ROW_TEXT = re.compile(r"\\(?:text|textbf|mathrm)\{([^{}]*)\}")
+
+
+def _rows(text: str) -> str:
+    """The rows of an aligned block as lines, with their words unwrapped: `&\\text{(a) The
+    radius is: } 2 \\\\` -> `(a) The radius is: 2`."""
+    if "\\\\" not in text or not ("&" in text or "\\begin{" in text):
+        return text
+    return _ROW_TEXT.sub(r"\1", _ENV_MARK.sub("", text)).replace("\\\\", "\n").replace("&", "")
+
+
 def _inline_parts(line: str, labels: list[str] | None) -> list[tuple[str, str]]:
-    """Parts named inside one answer line: `(a) 3, (b) 5` -> `[("a", "3"), ("b", "5")]`."""
+    """Parts named inside one answer line, or in the rows of one box: `(a) 3, (b) 5` ->
+    `[("a", "3"), ("b", "5")]`; a part's words before its value go (`(b) The centre is: (0, 2)`)."""
+    line = _rows(line)
     wanted = labels or list("abcdefgh")
     alt = "|".join(re.escape(lb) for lb in sorted(wanted, key=len, reverse=True))
     marks = list(re.finditer(r"(?i)\(\s*(" + alt + r")\s*\)", line))
@@ -242,7 +258,8 @@ def _inline_parts(line: str, labels: list[str] | None) -> list[tuple[str, str]]:
     out = []
     for i, m in enumerate(marks):
         stop = marks[i + 1].start() if i + 1 < len(marks) else len(line)
-        out.append((m.group(1).lower(), line[m.end():stop].strip().rstrip(",;").strip()))
+        said = line[m.end():stop].strip().rstrip(",;").strip()
+        out.append((m.group(1).lower(), answer_line(said).text if said and prose_words(said) >= 2 else said))
     return out
 
 
@@ -276,21 +293,76 @@ _LINE_MARKER = re.compile(r"(?i)[ \t>*_#-]*(?:final\s+answers?|answers?)[ \t*_]*
 
 
 def _listed_where(text: str, found: Located) -> list[tuple[int, int, str]]:
-    """The answers listed where `found` was read (offsets into `text`): the boxes when there are
-    several, else what one box or the answer line (without its "Final answer:") lists."""
+    """The answers listed where `found` was read (offsets into `text`): the boxes that close the
+    response when there are several; what one box lists (`\\boxed{u = 4,\\ v = -1}`), else every
+    box of the response, one a part ("The maximum is: \\boxed{2} ... the minimum is: \\boxed{-2}");
+    what the answer line lists (without its "Final answer:")."""
     if found.how == "boxed":
-        boxes = boxed_spans(text[found.start:found.end])
-        inner = [(found.start + end - 1 - len(c), found.start + end - 1, c) for _, end, c in boxes]
-        if len(inner) != 1:
-            return [(start, end, c.strip()) for start, end, c in inner]
-        start, end = inner[0][0], inner[0][1]
-    else:
-        start = text.rfind("\n", 0, found.start) + 1
-        end = text.find("\n", found.end)
-        end = len(text) if end < 0 else end
-        marker = _LINE_MARKER.match(text, start, end)
-        start = marker.end() if marker else start
+        boxes = [(found.start + end - 1 - len(c), found.start + end - 1, c)
+                 for _, end, c in boxed_spans(text[found.start:found.end])]
+        if len(boxes) != 1:
+            return [(start, end, c.strip()) for start, end, c in boxes]
+        start, end = boxes[0][0], boxes[0][1]
+        listed = [(start + a, start + b, item) for a, b, item in _listed(text[start:end])]
+        return listed if len(listed) >= 2 else [(e - 1 - len(c), e - 1, c.strip()) for _, e, c in boxed_spans(text)]
+    start = text.rfind("\n", 0, found.start) + 1
+    end = text.find("\n", found.end)
+    end = len(text) if end < 0 else end
+    marker = _LINE_MARKER.match(text, start, end)
+    start = marker.end() if marker else start
     return [(start + a, start + b, item) for a, b, item in _listed(text[start:end])]
+
+
+#: a heading that opens the closing answers ("### Final answer", "**Final answers:**")
+_ANSWER_HEADING = re.compile(r"(?im)^[ \t#*_>-]*(?:final\s+answers?|answers?|summary)[ \t*_:]*$")
+#: the answer section's heading is looked for in the last this-many characters
+SECTION_WINDOW = 20_000
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_LIST_ITEM = re.compile(r"(?m)^[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+")
+
+
+def _section_listed(text: str, count: int) -> list[tuple[int, int, str]]:
+    """The answers of a closing answer section, one a part: after the last "Final answer" heading,
+    `count` paragraphs, or `count` list items, each read as an answer of its own."""
+    headings = list(_ANSWER_HEADING.finditer(text, max(0, len(text) - SECTION_WINDOW)))
+    if not headings:
+        return []
+    at = headings[-1].end()
+    section = text[at:]
+    pieces = [(m.start(), m.end()) for m in _LIST_ITEM.finditer(section)]
+    chunks = ([(a, pieces[i + 1][0] if i + 1 < len(pieces) else len(section)) for i, (a, _) in enumerate(pieces)]
+              if len(pieces) == count else [])
+    if not chunks:
+        breaks = [0, *(m.end() for m in _PARAGRAPH_BREAK.finditer(section)), len(section)]
+        chunks = [(a, b) for a, b in itertools.pairwise(breaks) if section[a:b].strip()]
+    if len(chunks) != count:
+        return []
+    out = []
+    for a, b in chunks:
+        read = _one_answer(section[a:b])
+        if read is None:
+            return []
+        out.append((at + a + read[0], at + a + read[1], read[2]))
+    return out
+
+
+_LAST_DISPLAY = re.compile(r"(?:\$\$|\\\[)\s*(?P<m>(?:(?!\$\$|\\\[).)+?)\s*(?:\$\$|\\\])\s*[.,;]?\s*$", re.S)
+
+
+def _one_answer(text: str) -> tuple[int, int, str] | None:
+    """The answer one item of an answer section states: the display math that closes it ("The
+    critical numbers are:\\n\\[ x = 1, x = 3 \\]"), else its words read as an answer line
+    ("- Local maximum at (1, 6)"); None when it holds no math."""
+    display = _LAST_DISPLAY.search(text)
+    if display is not None:
+        return display.start("m"), display.end("m"), reduce_equation_named(display.group("m")).text
+    bullet = _LIST_ITEM.match(text)
+    start = bullet.end() if bullet else len(text) - len(text.lstrip())
+    line = text[start:].strip()
+    if "\n" in line or not MATHY.search(line):
+        return None
+    said = answer_line(_LABEL_PREFIX.sub("", line)).text
+    return (start, start + len(line), said) if said else None
 
 
 def _ordered_parts(listed: list[tuple[int, int, str]], labels: list[str]) -> list[tuple[str, int, int, str]]:
@@ -379,6 +451,8 @@ def extract_final_answer(text: str, question: Question | None = None) -> FinalAn
         else:
             spans = _part_spans(own, labels)
             listed = _listed_where(own, found) if not spans and labels and how in ("answer_line", "boxed") else []
+            if not spans and labels and len(listed) != len(labels):
+                listed = _section_listed(own, len(labels))
             for label, start, end, item in _ordered_parts(listed, labels or []):
                 span = AnswerSpan(start=offset + start, end=offset + end, text=own[start:end][:MAX_SPAN_CHARS],
                                   how=how)

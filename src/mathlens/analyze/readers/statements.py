@@ -130,6 +130,9 @@ def alternatives(s: str) -> list[str]:
     return [p.strip() for p in out if p.strip()]
 
 
+_SPACING = re.compile(r"^(?:\\[,;:! ]|\s)+")
+
+
 def is_assignment_list(s: str) -> bool:
     """`x = -1 or x = 3`, `x = 1, y = 2`, `W(x) = 1 or W(x) = -1`: two or more `name = value` pieces."""
     pieces = alternatives(s)
@@ -139,7 +142,8 @@ def is_assignment_list(s: str) -> bool:
     if not all(len(eq) == 2 and eq[0].strip() and eq[1].strip() for eq in sides):
         return False
     # `x = 1, y = 2` (unknowns), or one name given several values: `W(x) = 1 or W(x) = -1`
-    return all(_VARIABLE.match(eq[0].strip()) for eq in sides) or len({eq[0].strip() for eq in sides}) == 1
+    names = [_SPACING.sub("", eq[0]).strip() for eq in sides]  # `x = 1,\ y = 2`: LaTeX spacing is no name
+    return all(_VARIABLE.match(n) for n in names) or len(set(names)) == 1
 
 
 def strip_leading_prose(s: str) -> str:
