@@ -19,6 +19,7 @@ from mathlens.analyze.quality import (
     likely_cause,
     quality_flags,
 )
+from mathlens.items.schema import Part, Question
 from mathlens.solve.prompts import EXAM_SYSTEM_ROLE
 
 TABLE = yaml.safe_load((Path(__file__).resolve().parents[1] / "cases" / "quality" / "flags.yaml")
@@ -137,3 +138,25 @@ def test_many_unclosed_boxes_stay_fast() -> None:
     flags = quality_flags(text, system_role="", prompt="q", finish_reason="length")
     assert time.perf_counter() - start < 5
     assert flags.no_final_answer and flags.truncated
+
+
+_TWO_PARTS = Question(id="p", text="f(x) = x^3 - 6x^2 + 9x + 2.",
+                      parts=[Part(label="a", text="critical numbers?", answer="x = 1, x = 3"),
+                             Part(label="b", text="local maximum?", answer="(1, 6)")])
+_SECTION = ("Work.\n### Final answer\n\nThe critical numbers are:\n\\[ x = 1 \\quad \\text{and} \\quad x = 3 \\]"
+            "\n\nThe local maximum is at:\n\\[ (1, 6) \\]")
+
+
+@pytest.mark.parametrize(("response", "finish", "flagged"), [
+    (_SECTION, "stop", False),  # every part answered in the answer section: a final answer is stated
+    ("(a) The critical numbers are x = 1 and x = 3.\n(b) The maximum is at the point (1, 6).", "stop", False),
+    ("(a) We first need f'(x), and then\n(b) we check the sign on both sides of each", "stop", True),
+    ("(a) Critical numbers: x = 1 and x = 3.\n(b) Now f(1) = 1 - 6 + 9 + 2 and then", "length", True),
+])
+def test_a_question_with_parts_states_its_final_answer_in_its_parts(response: str, finish: str,
+                                                                   flagged: bool) -> None:
+    """With graded parts, the parts the answer check reads are the final answer when each is stated
+    (the flag is then set only when the token cap cut the last part's work); otherwise the flag
+    follows the reading of the whole response."""
+    flags = quality_flags(response, system_role="Answer.", prompt="q", finish_reason=finish, question=_TWO_PARTS)
+    assert flags.no_final_answer is flagged, flags.details

@@ -98,10 +98,14 @@ def load_readers() -> None:
 
 
 def _no_final_answer(text: str, question: Question | None, cfg: QualityConfig, truncated: bool) -> bool:
-    from mathlens.analyze.readers.answers import cut_short, extract_final_answer
+    from mathlens.analyze.readers.answers import STATED, cut_short, extract_final_answer
 
     tail = text if len(text) <= 2 * cfg.max_chars else text[-cfg.max_chars :]
     found = extract_final_answer(tail, question)
+    parts = len(question.parts) if question is not None else 0
+    if parts and len(found.parts) == parts and all(p.text and p.how in STATED for p in found.parts):
+        # every part states its answer: the parts are the final answer, unless the cap cut the last
+        return truncated and cut_short(found.parts[-1], tail) is not None
     if truncated and cut_short(found, tail) is not None:
         return True  # the cap cut the work before it marked an answer: what is read is where it stopped
     return not has_final_answer(found.how, found.text)

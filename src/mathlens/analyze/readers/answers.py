@@ -451,12 +451,14 @@ def extract_final_answer(text: str, question: Question | None = None) -> FinalAn
         else:
             spans = _part_spans(own, labels)
             listed = _listed_where(own, found) if not spans and labels and how in ("answer_line", "boxed") else []
+            listed_how: How = how
             if not spans and labels and len(listed) != len(labels):
-                listed = _section_listed(own, len(labels))
+                # an answer section under a "Final answer" heading marks its answers as an answer line does
+                listed, listed_how = _section_listed(own, len(labels)), "answer_line"
             for label, start, end, item in _ordered_parts(listed, labels or []):
                 span = AnswerSpan(start=offset + start, end=offset + end, text=own[start:end][:MAX_SPAN_CHARS],
-                                  how=how)
-                parts.append(PartAnswer(label=label, text=clean_answer(item) or None, how=how, span=span))
+                                  how=listed_how)
+                parts.append(PartAnswer(label=label, text=clean_answer(item) or None, how=listed_how, span=span))
             for label, start, end in spans:
                 segment = own[start:end]
                 lead = len(segment) - len(segment.lstrip(" :.-*\t\n"))
