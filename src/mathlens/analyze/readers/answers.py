@@ -314,7 +314,7 @@ def _listed_where(text: str, found: Located) -> list[tuple[int, int, str]]:
 
 
 #: a heading that opens the closing answers ("### Final answer", "**Final answers:**")
-_ANSWER_HEADING = re.compile(r"(?im)^[ \t#*_>-]*(?:final\s+answers?|answers?|summary)[ \t*_:]*$")
+_ANSWER_HEADING = re.compile(r"(?im)^[ \t#*_>-]*(?:final\s+answers?|answers?)[ \t*_:]*$")
 #: the answer section's heading is looked for in the last this-many characters
 SECTION_WINDOW = 20_000
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
