@@ -267,10 +267,14 @@ _LEAD_SPACE = re.compile(r"^(?:\\[,;:! ]|\s)+")  # spaces, LaTeX's too (`\ `, `\
 _AND = re.compile(r"(?i)\s+and\s+|\\text\{\s*and\s*\}")
 
 
-def _listed(text: str) -> list[tuple[int, int, str]]:
+_THOUSANDS = re.compile(r"\d{3}(?:\.\d+)?")
+
+
+def _listed(text: str, values: bool = False) -> list[tuple[int, int, str]]:
     """The answers an answer line lists, with their offsets: the math segments of the run that
     closes it (`$a$ and $b$`), or, in plain text, the pieces between top-level ";", "," and "and"
-    when every piece is an equation (`f'(x) = 2x, f'(3) = 6`)."""
+    when every piece is an equation (`f'(x) = 2x, f'(3) = 6`). With `values` (the content of one
+    box) plain values count too (`\\boxed{4, 5, e^2}`), but not digits grouped by thousands."""
     run = closing_segments(text)
     if run:
         return run
@@ -282,7 +286,9 @@ def _listed(text: str) -> list[tuple[int, int, str]]:
         for item in _AND.split(piece):
             stripped = _LEAD_SPACE.sub("", item).rstrip().rstrip(".")
             found = text.find(stripped, at) if stripped else -1
-            if found < 0 or len(split_equals(stripped)) < 2:
+            value = values and bool(MATHY.search(stripped)) and not (out and _THOUSANDS.fullmatch(stripped)
+                                                                     and out[-1][2][-1:].isdigit())
+            if found < 0 or (len(split_equals(stripped)) < 2 and not value):
                 return []
             out.append((found, found + len(stripped), stripped))
             at = found + len(stripped)
@@ -303,7 +309,7 @@ def _listed_where(text: str, found: Located) -> list[tuple[int, int, str]]:
         if len(boxes) != 1:
             return [(start, end, c.strip()) for start, end, c in boxes]
         start, end = boxes[0][0], boxes[0][1]
-        listed = [(start + a, start + b, item) for a, b, item in _listed(text[start:end])]
+        listed = [(start + a, start + b, item) for a, b, item in _listed(text[start:end], values=True)]
         return listed if len(listed) >= 2 else [(e - 1 - len(c), e - 1, c.strip()) for _, e, c in boxed_spans(text)]
     start = text.rfind("\n", 0, found.start) + 1
     end = text.find("\n", found.end)

@@ -325,6 +325,9 @@ def _locate(text: str, allow_whole: bool) -> Located:
     if closing and not _later_statement(
             text, closing[-1].start("rest") + len(first_sentence(closing[-1].group("rest")))):
         m = closing[-1]
+        shown = _introduced_display(text, m)
+        if shown is not None:
+            return shown
         reduced = reduce_statement_named(first_sentence(m.group("rest")[:MAX_STATEMENT_CHARS]))
         found = Located(reduced.text, "therefore", m.start("rest"), m.end("rest"), reduced.subject)
         if answerish(reduced.text):
@@ -341,6 +344,29 @@ def _locate(text: str, allow_whole: bool) -> Located:
             return Located(reduced.text, "last_equation", max(at, 0), len(text), reduced.subject)
         return Located(whole, "whole", max(at, 0), max(at, 0) + len(whole))
     return _from_sentences(text, allow_whole)
+
+
+#: a function evaluated at numbers: `f(-1, 4)`, `g'(2)`
+_AT_NUMBERS = re.compile(r"[A-Za-z'}]\s*\(\s*-?\d+(?:\.\d+)?(?:\s*,\s*-?\d+(?:\.\d+)?)*\s*\)")
+
+
+def _introduced_display(text: str, m: re.Match[str]) -> Located | None:
+    """"Thus, the radius of the circle is:" with the value in the display block right after it:
+    that display, the value of its equation (`D_u f = 9/\\sqrt{2}` gives `9/\\sqrt{2}`)."""
+    rest = m.group("rest")[:MAX_STATEMENT_CHARS]
+    sentence = first_sentence(rest).strip()
+    if sentence != rest.strip() or not sentence.rstrip(" *_").endswith(":"):
+        return None  # the colon must end the closing sentence itself ("x = 5. To check:" does not)
+    shown = _DISPLAY.match(text, m.end("rest"))
+    if shown is None or not shown.group(1).strip() or len(shown.group(1)) > MAX_STATEMENT_CHARS:
+        return None
+    content = shown.group(1)
+    sides = split_equals(content)
+    if len(sides) > 1 and _AT_NUMBERS.search(sides[0]) and answerish(sides[-1]):
+        # `D_u f(-1, 4) = 9/\sqrt{2}`: a function at numbers names the value the sentence announced
+        return Located(sides[-1].strip(), "therefore", shown.start(1), shown.end(1), sides[0].strip())
+    reduced = reduce_equation_named(content)
+    return Located(reduced.text, "therefore", shown.start(1), shown.end(1), reduced.subject)
 
 
 def _gsm_lines(text: str) -> list[re.Match[str]]:
