@@ -308,20 +308,25 @@ def test_the_format_badge_says_what_the_role_forbade_and_only_then(tmp_path: Pat
     assert "the role forbids" not in pages["allows"] and "format violation" not in pages["allows"]
 
 
+def _cut_card(tmp_path: Path, exam: str, response: str, max_tokens: int) -> str:
+    """The text of the lens card for `response` to the first question of `exam`, cut by the stand-in
+    at `max_tokens` words and checked by the answers analysis (white space folded)."""
+    out = tmp_path / "cut"
+    fx.cli("run", exam, "--model", fx.MODEL, "-M", "responses=" + json.dumps([response]), "--limit", "1",
+           "--max-tokens", str(max_tokens), "--out", str(out), "--quiet", cache=tmp_path / ".cache")
+    assert next(RunStore(out).records()).finish_reason == "length"
+    fx.cli("analyze", str(out), "--only", "answers")
+    card = re.search(r'<article class="card lens-card".*?</article>', make_report([out]).html(), re.S)
+    assert card is not None
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", card.group(0)))
+
+
 def test_a_cut_response_shows_no_final_answer_and_why(tmp_path: Path) -> None:
     """The token cap cuts the response after an intermediate result: the lens card gives no final
     answer, says why, and does not show the intermediate value as an answer."""
     long = ("The first partial derivative is f_x = 2xy, so at the point it equals -13 . "
             "Then the second partial derivative is f_y = x^2 and we evaluate it next at the same point")
-    out = tmp_path / "cut"
-    fx.cli("run", "calc3-exam1", "--model", fx.MODEL, "-M", "responses=" + json.dumps([long]), "--limit", "1",
-           "--max-tokens", "18", "--out", str(out), "--quiet", cache=tmp_path / ".cache")
-    assert next(RunStore(out).records()).finish_reason == "length"
-    fx.cli("analyze", str(out), "--only", "answers")
-    html = make_report([out]).html()
-    card = re.search(r'<article class="card lens-card".*?</article>', html, re.S)
-    assert card is not None
-    text = re.sub(r"<[^>]+>", " ", card.group(0))
+    text = _cut_card(tmp_path, "calc3-exam1", long, 18)
     assert "no answer" in text and "token cap cut the response before it stated a final answer" in text
     assert "-13" not in text  # the intermediate value is not shown as the answer
 
@@ -331,14 +336,7 @@ def test_a_part_the_cut_ran_into_shows_no_answer_and_why(tmp_path: Path) -> None
     verdict and gives part (b) no answer, with the reason, not the value its work stopped on."""
     long = ("(a) The domain is x >= -2, so the domain is [-2, inf).\n\n(b) The square root takes every "
             "value from 0 up, so we first try y = 7 and see that f(47) = 7 and then continue with the next")
-    out = tmp_path / "cut-part"
-    fx.cli("run", "calc1-exam1", "--model", fx.MODEL, "-M", "responses=" + json.dumps([long]), "--limit", "1",
-           "--max-tokens", "40", "--out", str(out), "--quiet", cache=tmp_path / ".cache")
-    assert next(RunStore(out).records()).finish_reason == "length"
-    fx.cli("analyze", str(out), "--only", "answers")
-    card = re.search(r'<article class="card lens-card".*?</article>', make_report([out]).html(), re.S)
-    assert card is not None
-    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", card.group(0)))
+    text = _cut_card(tmp_path, "calc1-exam1", long, 40)
     assert re.search(r"part \(a\) correct \[-2, inf\)", text), text
     assert re.search(r"part \(b\) no answer none: the token cap cut the response", text), text
     assert "f(47) = 7" not in text and " 7 reference" not in text

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict
 
 from mathlens.analyze.readers.inline import closing_segments, segments
 from mathlens.analyze.readers.locate import (
+    ANSWER_LINE,
     STATED,
     How,
     Located,
@@ -45,7 +46,13 @@ from mathlens.analyze.readers.locate import (
     locate,
     prose_words,
 )
-from mathlens.analyze.readers.statements import MATHY, reduce_equation_named, split_equals, split_top_level
+from mathlens.analyze.readers.statements import (
+    LEADING_SPACE,
+    MATHY,
+    reduce_equation_named,
+    split_equals,
+    split_top_level,
+)
 from mathlens.analyze.readers.turns import own_turn_end, visible_text
 from mathlens.items.schema import Question
 
@@ -263,10 +270,7 @@ def _inline_parts(line: str, labels: list[str] | None) -> list[tuple[str, str]]:
     return out
 
 
-_LEAD_SPACE = re.compile(r"^(?:\\[,;:! ]|\s)+")  # spaces, LaTeX's too (`\ `, `\,`)
 _AND = re.compile(r"(?i)\s+and\s+|\\text\{\s*and\s*\}")
-
-
 _THOUSANDS = re.compile(r"\d{3}(?:\.\d+)?")
 
 
@@ -284,7 +288,7 @@ def _listed(text: str, values: bool = False) -> list[tuple[int, int, str]]:
     at = 0
     for piece in split_top_level(text, ",;"):
         for item in _AND.split(piece):
-            stripped = _LEAD_SPACE.sub("", item).rstrip().rstrip(".")
+            stripped = LEADING_SPACE.sub("", item).rstrip().rstrip(".")
             found = text.find(stripped, at) if stripped else -1
             value = values and bool(MATHY.search(stripped)) and not (out and _THOUSANDS.fullmatch(stripped)
                                                                      and out[-1][2][-1:].isdigit())
@@ -293,9 +297,6 @@ def _listed(text: str, values: bool = False) -> list[tuple[int, int, str]]:
             out.append((found, found + len(stripped), stripped))
             at = found + len(stripped)
     return out
-
-
-_LINE_MARKER = re.compile(r"(?i)[ \t>*_#-]*(?:final\s+answers?|answers?)[ \t*_]*[:：]?[ \t*_]*")
 
 
 def _listed_where(text: str, found: Located) -> list[tuple[int, int, str]]:
@@ -314,8 +315,8 @@ def _listed_where(text: str, found: Located) -> list[tuple[int, int, str]]:
     start = text.rfind("\n", 0, found.start) + 1
     end = text.find("\n", found.end)
     end = len(text) if end < 0 else end
-    marker = _LINE_MARKER.match(text, start, end)
-    start = marker.end() if marker else start
+    marker = ANSWER_LINE.match(text, start, end)
+    start = marker.start("rest") if marker else start
     return [(start + a, start + b, item) for a, b, item in _listed(text[start:end])]
 
 

@@ -45,7 +45,7 @@ STATED: frozenset[str] = frozenset({"boxed", "answer_line", "answer_is", "theref
                                     "last_statement"})
 
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
-_ANSWER_LINE = re.compile(
+ANSWER_LINE = re.compile(
     r"(?im)^[ \t>*_#-]*(?:final\s+answers?|answers?|ans\.?|(?:final\s+)?result)[ \t*_]*"
     r"(?:[:：]|[ \t]+[-–—](?=[ \t]))[ \t*_]*(?P<rest>.*)$"
 )
@@ -302,7 +302,7 @@ def _locate(text: str, allow_whole: bool) -> Located:
     boxed = final_boxes_at(text)
     if boxed is not None and boxed[0].strip():
         return Located(boxed[0], "boxed", boxed[1], boxed[2])
-    lines = [*_ANSWER_LINE.finditer(text), *_gsm_lines(text)]
+    lines = [*ANSWER_LINE.finditer(text), *_gsm_lines(text)]
     if lines:
         m = max(lines, key=lambda x: x.start())
         rest, start, end = m.group("rest")[:MAX_STATEMENT_CHARS], m.start("rest"), m.end("rest")

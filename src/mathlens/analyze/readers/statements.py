@@ -130,7 +130,8 @@ def alternatives(s: str) -> list[str]:
     return [p.strip() for p in out if p.strip()]
 
 
-_SPACING = re.compile(r"^(?:\\[,;:! ]|\s)+")
+#: white space at the start of a piece, LaTeX's spacing commands too (`\ `, `\,`)
+LEADING_SPACE = re.compile(r"^(?:\\[,;:! ]|\s)+")
 
 
 def is_assignment_list(s: str) -> bool:
@@ -142,7 +143,7 @@ def is_assignment_list(s: str) -> bool:
     if not all(len(eq) == 2 and eq[0].strip() and eq[1].strip() for eq in sides):
         return False
     # `x = 1, y = 2` (unknowns), or one name given several values: `W(x) = 1 or W(x) = -1`
-    names = [_SPACING.sub("", eq[0]).strip() for eq in sides]  # `x = 1,\ y = 2`: LaTeX spacing is no name
+    names = [LEADING_SPACE.sub("", eq[0]).strip() for eq in sides]  # `x = 1,\ y = 2`: LaTeX spacing is no name
     return all(_VARIABLE.match(n) for n in names) or len(set(names)) == 1
 
 
