@@ -88,3 +88,18 @@ def test_the_check_command_takes_the_cut_too() -> None:
     assert json.loads(whole.output)["status"] == "incorrect"
     said = runner.invoke(app, ["check", text, "-r", "51", "--cut"]).output
     assert "answer none stated" in said and "token cap" in said
+
+
+def test_a_wrong_part_and_a_cut_last_part_show_no_whole_answer() -> None:
+    """Part (a) is wrong and the cap cut part (b)'s work: the whole verdict is incorrect, part (b)
+    states no answer, and the whole reading (where the work stopped) is not shown as an answer."""
+    from mathlens.analyze.grading.equivalence import check_answer
+
+    q = Question.model_validate({"id": "k", "text": "Power series.", "parts": [
+        {"label": "a", "text": "radius?", "answer": "3"}, {"label": "b", "text": "interval?", "answer": "[-1, 5)"}]})
+    response = "(a) The radius is R = 4.\n\n(b) At x = -1 the terms are\n\\[ a_n = \\frac{(-3)^n}{n \\cdot 3^n} = 7"
+    cut = check_answer(response, q, cut=True)
+    assert cut.status == "incorrect" and cut.predicted is None
+    assert [p.status for p in cut.parts] == ["incorrect", "no_answer"]
+    whole = check_answer(response, q)  # the same text, not cut: its last reading stands
+    assert whole.predicted is not None and whole.parts[1].status != "no_answer"

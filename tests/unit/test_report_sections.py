@@ -340,3 +340,15 @@ def test_a_part_the_cut_ran_into_shows_no_answer_and_why(tmp_path: Path) -> None
     assert re.search(r"part \(a\) correct \[-2, inf\)", text), text
     assert re.search(r"part \(b\) no answer none: the token cap cut the response", text), text
     assert "f(47) = 7" not in text and " 7 reference" not in text
+    assert "final answer none" in text  # the whole reading is where the work stopped, not an answer
+
+
+def test_a_wrong_part_before_the_cut_leaves_no_whole_answer_on_the_card(tmp_path: Path) -> None:
+    """Part (a) is wrong and the cap cuts part (b): the card says incorrect, shows no whole answer
+    (nor a place it was read from), part (a)'s wrong value and part (b)'s reason."""
+    long = ("(a) The domain is x >= 2, so the domain is [2, inf).\n\n(b) The square root takes every "
+            "value from 0 up, so we first try y = 7 and see that f(47) = 7 and then continue with the next")
+    text = _cut_card(tmp_path, "calc1-exam1", long, 40)
+    assert "final answer none found part (a)" in text, text
+    assert re.search(r"part \(a\) incorrect \[2, inf\)", text), text
+    assert re.search(r"part \(b\) no answer none: the token cap cut the response", text), text

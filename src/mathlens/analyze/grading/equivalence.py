@@ -386,8 +386,10 @@ def check_answer(response: str | None, question: Question, config: EquivalenceCo
                                   else "no_answer" if "no_answer" in statuses
                                   else "unparseable" if "unparseable" in statuses else "unverifiable")
         note = next((f"part ({v.label}): {v.note}" for v in verdicts if v.note), "")
-        return AnswerVerdict(status=overall, predicted=None if overall == "no_answer" else fa.text, reference=None,
-                             how=fa.how, span=fa.span, parts=verdicts, note=note)
+        # in a cut response the whole reading is where the work stopped, unless it is a marked answer
+        whole = None if overall == "no_answer" or (cut and cut_short(fa, response or "")) else fa.text
+        return AnswerVerdict(status=overall, predicted=whole, reference=None, how=fa.how, span=fa.span,
+                             parts=verdicts, note=note)
     status, ref, comparison = _against(fa.text, list(question.answers), config, fa.subject, until)
     return AnswerVerdict(status=status, predicted=fa.text, reference=ref, how=fa.how, span=fa.span,
                          comparison=comparison)
