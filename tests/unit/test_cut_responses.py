@@ -103,3 +103,52 @@ def test_a_wrong_part_and_a_cut_last_part_show_no_whole_answer() -> None:
     assert [p.status for p in cut.parts] == ["incorrect", "no_answer"]
     whole = check_answer(response, q)  # the same text, not cut: its last reading stands
     assert whole.predicted is not None and whole.parts[1].status != "no_answer"
+
+
+PARTS = Question.model_validate({"id": "q1", "text": "A power series.", "parts": [
+    {"label": "a", "text": "Its radius?", "answer": "3"}, {"label": "b", "text": "Its centre?", "answer": "2"},
+    {"label": "c", "text": "Its interval?", "answer": "[-1, 5)"}]})
+
+#: (name, response; the token cap cut each in part (c)), the whole verdict, the grade's finding,
+#: and the parts the judge is shown as answered
+PART_CASES = [
+    ("earlier parts right, the last one cut",
+     "(a) The radius is R = 3.\n\n(b) The centre is x = 2.\n\n(c) At x = -1 the terms are\n\\[ a_n = 7", "no_answer",
+     "incomplete", ["a", "b"]),
+    ("an earlier part wrong, the last one cut",
+     "(a) The radius is R = 4.\n\n(b) The centre is x = 2.\n\n(c) At x = -1 the terms are\n\\[ a_n = 7", "incorrect",
+     "incorrect", ["a", "b"]),
+]
+
+
+@pytest.mark.parametrize(("name", "response", "whole", "finding", "answered"), PART_CASES,
+                         ids=[c[0] for c in PART_CASES])
+def test_a_cut_response_with_parts_is_shown_to_the_judge_part_by_part(
+        name: str, response: str, whole: str, finding: str, answered: list[str]) -> None:
+    """The judge's evidence holds the verdict of every part, as the answers analysis has it: the
+    parts answered before the cut are not hidden behind "no final answer found"."""
+    from mathlens.analyze.grading.reconcile import DECISIVE, answer_finding
+
+    rec = _record(response, "length")
+    entry = check_record(rec, PARTS, RULES, EquivalenceConfig())
+    evidence = evidence_for(rec, PARTS, None)
+    assert entry.status == whole and evidence.answer_check == whole
+    assert entry.verdict is not None
+    assert [(p.label, p.answer_check) for p in evidence.parts] == [(p.label, p.status) for p in entry.verdict.parts]
+    assert [p.label for p in evidence.answered_parts] == answered
+    assert evidence.parts[-1].answer_check == "no_answer" and "token cap" in evidence.parts[-1].note
+    said = "\n".join(evidence.describe())
+    assert "no final answer" not in said and "(c) none" in said and "token cap" in said
+    assert answer_finding(evidence) == finding and finding in DECISIVE
+    # shown to a reader (compare's changed items) as the parts, not the whole reading they came from
+    stated = entry.verdict.stated
+    assert stated is not None and stated.startswith("(a) ") and stated.endswith("; (c) none")
+    assert "x = 2" in stated and "a_n" not in stated
+
+
+def test_a_cut_response_with_no_part_answered_states_no_final_answer() -> None:
+    from mathlens.analyze.grading.reconcile import answer_finding
+
+    rec = _record("(a) We start from the ratio test: the terms are\n\\[ a_n = 7", "length")
+    evidence = evidence_for(rec, PARTS, None)
+    assert evidence.answered_parts == [] and answer_finding(evidence) == "no final answer"

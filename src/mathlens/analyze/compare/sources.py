@@ -106,7 +106,7 @@ def _guard(spec: DocumentSpec[Any, Any], root: Path, metrics: tuple[str, ...], r
 def _answers(run: RunValues) -> None:
     acc = run.values.setdefault("accuracy", {})
     for e in ANSWERS.entries(run.root):
-        predicted = e.verdict.predicted if e.verdict is not None else None
+        predicted = e.verdict.stated if e.verdict is not None else None
         run.answers[e.record.key] = (e.status, predicted)
         if e.accuracy is not None:
             acc[e.record.key] = e.accuracy

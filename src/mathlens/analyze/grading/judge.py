@@ -25,7 +25,14 @@ from pydantic import BaseModel
 
 from mathlens.analyze.grading.equivalence import check_answer
 from mathlens.analyze.grading.rubric import Rubric, rubric_text
-from mathlens.analyze.judging.entries import Evidence, Judgement, JudgementStatus, StepEvidence, UnitScore
+from mathlens.analyze.judging.entries import (
+    Evidence,
+    Judgement,
+    JudgementStatus,
+    PartEvidence,
+    StepEvidence,
+    UnitScore,
+)
 from mathlens.analyze.judging.request import (
     JudgeJob,
     RequestOptions,
@@ -88,13 +95,17 @@ def evidence_for(record: RunRecord, question: Question, flow: FlowEvidence | Non
     """What mathlens found about a response, as shown to the judge (and recorded with the grade).
 
     A response the token cap cut states no final answer (`no_answer`) unless it marks one the cut did
-    not reach (`check_answer(..., cut=True)`), as the answers analysis and the quality flags say."""
+    not reach (`check_answer(..., cut=True)`), as the answers analysis and the quality flags say. A
+    question with lettered parts keeps the part-by-part verdict: parts answered before the cut are
+    shown with theirs."""
     verdict = check_answer(record.response or "", question, cut=record.truncated)
     status: str = verdict.status
-    if not verdict.predicted:
+    if not verdict.predicted and not verdict.by_parts:
         status = "no_answer"
+    parts = [PartEvidence(label=p.label, final_answer=p.predicted, answer_check=p.status, reference=p.reference,
+                          note=p.note) for p in verdict.parts] if verdict.by_parts else []
     return Evidence(final_answer=verdict.predicted if status != "no_answer" else None, answer_check=status,
-                    reference=verdict.reference, flow_checked=flow is not None,
+                    reference=verdict.reference, parts=parts, flow_checked=flow is not None,
                     first_invalid_step=flow.first_invalid_step if flow is not None else None,
                     invalid_steps=list(flow.invalid_steps) if flow is not None else [])
 

@@ -6,8 +6,11 @@ Two rubric criteria are also read by a check that does not depend on a model (`C
   criterion's points come from it — all of them for a `correct` answer, none for an `incorrect`
   one, and none for a response that states no final answer (nothing was answered, so nothing can
   earn the points; a response cut by the token cap states none unless it marks an answer the cut
-  did not reach: `readers.answers.cut_short`). Any other verdict (the answer could not be read or
-  compared) is undecided and the judge's points stand. With the policy `judge`
+  did not reach: `readers.answers.cut_short`). A question with lettered parts is checked part by
+  part and earns them only when every part is right: none when a part is wrong, and none when the
+  cut left a part unanswered (`incomplete`: the parts answered before it are still shown to the
+  judge with their verdicts). Any other verdict (the answer could not be read or compared) is
+  undecided and the judge's points stand. With the policy `judge`
   (`mathlens grade --final-answer judge`) the judge's points always stand; the check is still
   recorded and disagreements still counted.
 * **steps** (`steps`): the judge's points stand; full points on that criterion for a response in
@@ -38,12 +41,17 @@ FinalAnswerPolicy = Literal["checker", "judge"]
 #: share of decisive final answers above which a judge that disagrees with the checker is unreliable
 UNRELIABLE_SHARE = 0.2
 #: checker findings that decide the final-answer points
-DECISIVE = ("correct", "incorrect", "no final answer")
+DECISIVE = ("correct", "incorrect", "no final answer", "incomplete")
 
 
 def answer_finding(evidence: Evidence) -> str:
     """The checker's finding on the final answer in words: `correct`, `incorrect`, `no final answer`,
-    or an undecided verdict (`unparseable`, `unverifiable`, `no_reference`)."""
+    `incomplete` (a question with parts, some answered before the token cap cut the response in
+    another), or an undecided verdict (`unparseable`, `unverifiable`, `no_reference`)."""
+    if evidence.parts:
+        if evidence.answer_check == "no_answer":
+            return "incomplete" if evidence.answered_parts else "no final answer"
+        return evidence.answer_check
     if evidence.answer_check == "no_answer" or not evidence.final_answer:
         return "no final answer"
     return evidence.answer_check

@@ -85,3 +85,17 @@ class AnswerVerdict(BaseModel):
     def correct(self) -> bool:
         """True only for a `correct` verdict."""
         return self.status == "correct"
+
+    @property
+    def by_parts(self) -> bool:
+        """Whether the answer was read part by part: some lettered part has a reading of its own
+        (when none has, the whole reading is all the response answered)."""
+        return any(p.predicted is not None for p in self.parts)
+
+    @property
+    def stated(self) -> str | None:
+        """The answer as a reader is shown it: read part by part, each part's reading ("(a) 3; (b)
+        none"), not the whole reading the parts were taken from; otherwise `predicted`."""
+        if not self.by_parts:
+            return self.predicted
+        return "; ".join(f"({p.label}) {p.predicted if p.predicted is not None else 'none'}" for p in self.parts)

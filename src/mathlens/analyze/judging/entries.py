@@ -57,14 +57,36 @@ class StepEvidence(BaseModel):
     expected: str = ""
 
 
+class PartEvidence(BaseModel):
+    """The answer check of one lettered part: what was read for it and what the check found."""
+
+    label: str
+    final_answer: str | None
+    answer_check: str
+    reference: str | None = None
+    #: why no answer was read for the part (the token cap cut the response in it)
+    note: str = ""
+
+    def describe(self) -> str:
+        said = f"'{self.final_answer}'" if self.final_answer else "none"
+        ref = f" (reference: {self.reference})" if self.reference else ""
+        why = f": {self.note}" if self.note else ""
+        return f"  ({self.label}) {said}; {self.answer_check}{ref}{why}"
+
+
 class Evidence(BaseModel):
     """mathlens' own checks of a response, shown to a judge that asks for them (calculus grading,
-    on by default) and recorded with its judgement."""
+    on by default) and recorded with its judgement.
+
+    A response to a question with lettered parts that answers them in turn is checked part by part
+    (`parts`); `answer_check` is then the whole question's verdict, and `final_answer` its whole
+    reading (None when the token cap cut the response before every part was answered)."""
 
     final_answer: str | None
     answer_check: str
     #: the reference the answer was compared with (None: none, or checked part by part)
     reference: str | None = None
+    parts: list[PartEvidence] = Field(default_factory=list)
     #: whether the flow analysis had checked the response's steps
     flow_checked: bool = False
     first_invalid_step: int | None = None
@@ -78,12 +100,21 @@ class Evidence(BaseModel):
             out.append(("first_invalid_step", self.first_invalid_step))
         return out
 
+    @property
+    def answered_parts(self) -> list[PartEvidence]:
+        """The parts for which the response states an answer."""
+        return [p for p in self.parts if p.final_answer]
+
     def describe(self) -> list[str]:
         """The checks as sentences for the judge's prompt."""
-        said = f"'{self.final_answer}'" if self.final_answer else "no final answer found"
-        ref = f" (reference: {self.reference})" if self.reference else ""
-        lines = [f"- Final answer read from the response: {said}; checked against the reference: "
-                 f"{self.answer_check}{ref}."]
+        if self.parts:
+            lines = ["- Final answer read part by part, each checked against its reference:",
+                     *(p.describe() for p in self.parts), f"  whole question: {self.answer_check}."]
+        else:
+            said = f"'{self.final_answer}'" if self.final_answer else "no final answer found"
+            ref = f" (reference: {self.reference})" if self.reference else ""
+            lines = [f"- Final answer read from the response: {said}; checked against the reference: "
+                     f"{self.answer_check}{ref}."]
         if self.flow_checked and not self.invalid_steps:
             lines.append("- Step check: no step was found invalid (unchecked steps may still be wrong).")
         for step in self.invalid_steps:

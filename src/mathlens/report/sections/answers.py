@@ -21,6 +21,8 @@ class Verdict:
     #: where the answer was read: (text before, the span, text after), or None
     read_from: tuple[str, str, str] | None
     note: str
+    #: the answer was read part by part (`parts`): no whole reading is shown beside them
+    by_parts: bool
     #: LaTeX and markup marks in a response whose system role forbids them (None when it complies)
     violations: int | None
     parts: Table | None
@@ -41,7 +43,7 @@ def build(ctx: ReportContext, view: QuestionView) -> list[Verdict] | None:
                       ("part", "verdict", "answer found", "reference", "compared by"), tuple(rows)) if rows else None
         out.append(Verdict(label=ctx.response_label(resp), status=e.status,
                            predicted=v.predicted if v else None, reference=v.reference if v else None,
-                           how=v.how if v else None, note=v.note if v else "",
+                           how=v.how if v else None, note=v.note if v else "", by_parts=v is not None and v.by_parts,
                            read_from=v.span.excerpt(resp.record.response or "") if v and v.span else None,
                            violations=e.format.latex + e.format.markup if e.format and not e.format.compliant
                            else None, parts=table))

@@ -59,6 +59,8 @@ class LensCard:
     #: why no answer was read (the token cap cut the response first, the request failed...)
     reason: str
     parts: tuple[LensPart, ...]
+    #: the answer was read part by part (the whole reading is not shown beside the parts)
+    by_parts: bool
     flags: tuple[str, ...]
     invalid: tuple[LensStep, ...]
     invalid_total: int
@@ -91,6 +93,7 @@ def _card(ctx: ReportContext, resp: Response) -> LensCard:
                     reason=entry.reason if entry is not None else "",
                     parts=tuple(LensPart(p.label, p.status, p.predicted, p.reference, p.note)
                                 for p in (verdict.parts if verdict is not None else [])),
+                    by_parts=verdict is not None and verdict.by_parts,
                     flags=tuple(flags.names()) if flags is not None else (), invalid=steps, invalid_total=len(bad),
                     checked=flow is not None, grades=_grades(resp))
 
