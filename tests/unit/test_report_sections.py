@@ -340,7 +340,8 @@ def test_a_part_the_cut_ran_into_shows_no_answer_and_why(tmp_path: Path) -> None
     assert re.search(r"part \(a\) correct \[-2, inf\)", text), text
     assert re.search(r"part \(b\) no answer none: the token cap cut the response", text), text
     assert "f(47) = 7" not in text and " 7 reference" not in text
-    assert "final answer none" in text  # the whole reading is where the work stopped, not an answer
+    # the whole reading is where the work stopped, not an answer: the card reads the parts alone
+    assert "final answer read part by part part (a)" in text
 
 
 def test_a_wrong_part_before_the_cut_leaves_no_whole_answer_on_the_card(tmp_path: Path) -> None:
@@ -349,6 +350,26 @@ def test_a_wrong_part_before_the_cut_leaves_no_whole_answer_on_the_card(tmp_path
     long = ("(a) The domain is x >= 2, so the domain is [2, inf).\n\n(b) The square root takes every "
             "value from 0 up, so we first try y = 7 and see that f(47) = 7 and then continue with the next")
     text = _cut_card(tmp_path, "calc1-exam1", long, 40)
-    assert "final answer none found part (a)" in text, text
+    assert "final answer read part by part part (a)" in text, text
     assert re.search(r"part \(a\) incorrect \[2, inf\)", text), text
     assert re.search(r"part \(b\) no answer none: the token cap cut the response", text), text
+
+
+def test_a_question_with_parts_shows_its_answers_part_by_part(tmp_path: Path) -> None:
+    """Not cut, with the parts answered in turn: the lens card and the answers section read the
+    parts alone, not a whole answer (here the last value of part (b)'s sentence) beside them."""
+    out = tmp_path / "parts"
+    response = ("(a) The domain is x >= -2, so the domain is [-2, inf).\n\n(b) The square root takes every "
+                "value from 0 up, so the range is [0, inf) and f(47) = 7 for example")
+    fx.cli("run", "calc1-exam1", "--model", fx.MODEL, "-M", "responses=" + json.dumps([response]), "--limit", "1",
+           "--out", str(out), "--quiet", cache=tmp_path / ".cache")
+    fx.cli("analyze", str(out), "--only", "answers")
+    html = make_report([out]).html()
+    cards = [re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", c))
+             for c in re.findall(r'<article class="card (?:lens-card|verdict)".*?</article>', html, re.S)]
+    assert len(cards) == 2, cards
+    for text in cards:
+        assert "read part by part" in text and re.search(r"\(a\)\s*correct \[-2, inf\)", text), text
+        # "and f(47) = 7 for example" illustrates the range stated before it
+        assert re.search(r"\(b\)\s*correct \[0, inf\)", text), text
+    assert '<dd class="read-from">' not in html

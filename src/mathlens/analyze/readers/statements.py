@@ -232,6 +232,47 @@ def cut_trailing_prose(s: str) -> str:
     return _TRAILING_PAREN_WORDS.sub("", s).strip()
 
 
+#: words that mark an illustration of the answer, not the answer: "for example", "for instance", "e.g."
+_ILLUSTRATION = re.compile(r"(?i)(?<![A-Za-z])(?:for\s+(?:example|instance)|e\.\s?g\.)(?![A-Za-z])")
+
+
+def _clause_breaks(s: str) -> list[int]:
+    """Offsets where a clause of `s` begins after a comma, a semicolon or "and" outside brackets."""
+    out, depth = [], 0
+    for i, ch in enumerate(s):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+        elif depth == 0 and (ch in ",;" or (s.startswith(" and ", i) and not s[i - 1:i].isalnum())):
+            out.append(i)
+    return out
+
+
+def cut_illustration(s: str) -> str:
+    """The statement without the example it gives: "the range is [0, inf), e.g. f(47) = 7" and "the
+    range is [0, inf) and f(47) = 7 for example" state `the range is [0, inf)`. The marked clause is
+    the one the marker opens (words follow it) or, at the end, the one it closes. Unchanged when no
+    math would be left before it.
+
+    >>> cut_illustration("so the range is [0, inf) and f(47) = 7, for example.")
+    'so the range is [0, inf)'
+    >>> cut_illustration("For example, x = 2 works.")
+    'For example, x = 2 works.'
+    """
+    m = _ILLUSTRATION.search(s)
+    if m is None:
+        return s
+    if s[m.end():].strip(" \t.,;:)"):
+        head = s[:m.start()]  # the marker opens the illustration
+    else:  # it closes one: the clause before it
+        before = s[:m.start()].rstrip(" ,;(")
+        breaks = _clause_breaks(before)
+        head = before[:breaks[-1]] if breaks else ""
+    head = re.sub(r"(?i)\s*(?:[,;(]|\band)\s*$", "", head.rstrip()).rstrip()
+    return head if MATHY.search(head) else s
+
+
 def answerish(s: str) -> bool:
     """True when `s` can be an answer on its own: math, an answer word, or a single short token."""
     t = s.strip().strip(".").strip()
@@ -266,6 +307,7 @@ def reduce_statement_named(s: str) -> Reduced:
     an answer word follows it ("so $f(x) = x^2$ is even"); a sentence in words with several
     numbers gives the quantity it states (`last_quantity`).
     """
+    s = cut_illustration(s)
     piecewise = _piecewise(s)
     if piecewise is not None:
         return Reduced(piecewise)
