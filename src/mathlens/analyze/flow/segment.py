@@ -241,6 +241,16 @@ def _join_fences(text: str, raw: list[tuple[int, int, str | None, bool]]) -> lis
     carry: int | None = None  # the start of an opening fence waiting for its first chunk
     for start, end, label, cut in raw:
         body = text[start:end].strip()
+        head = body.split("\n", 1)[0].strip()
+        if inside and carry is None and out and head != body and _LONE_FENCE.fullmatch(head) and not head.strip("`~"):
+            # a closing fence that a line of words continues ("```\nwhich gives 51."): the fence closes
+            # the block's last chunk, and the words are a chunk of their own
+            fence_end = text.index(head, start) + len(head)
+            a, _, lb, c = out[-1]
+            out[-1] = (a, fence_end, lb, c)
+            inside = False
+            start = fence_end + len(text[fence_end:end]) - len(text[fence_end:end].lstrip())
+            body = text[start:end].strip()
         if _LONE_FENCE.fullmatch(body):
             if not inside and body.strip("`~"):  # ```python, ```output: opens a block
                 inside, carry = True, start if carry is None else carry
