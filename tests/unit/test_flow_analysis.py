@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import pytest
+import yaml
 from typer.testing import CliRunner
 
 from mathlens.analyze.flow import analyze_solution, complexity_score
@@ -125,3 +128,16 @@ def test_the_printed_exam_table_puts_each_figure_under_its_named_column() -> Non
                         "complexity": "2.25 ± 0.50", "invalid/resp": "0.33"}
     assert (cells[1]["steps"], cells[1]["complexity"], cells[1]["invalid/resp"]) == ("-", "-", "-")
     assert table.right == {"n", "steps", "complexity", "invalid/resp"}  # figures aligned right
+
+
+def _operation_cases() -> list[tuple[str, dict[str, Any]]]:
+    table = yaml.safe_load((Path(__file__).parents[1] / "cases" / "flow" / "operations_in_code.yaml").read_text())
+    return [(group, case) for group, cases in table.items() for case in cases]
+
+
+@pytest.mark.parametrize(("group", "case"), _operation_cases(),
+                         ids=[f"{g}: {c['step']}" for g, c in _operation_cases()])
+def test_a_call_in_code_names_its_operation(group: str, case: dict[str, Any]) -> None:
+    ops, _ = label(case["step"], set())
+    assert set(case.get("has", [])) <= set(ops), (case, ops)
+    assert not set(case.get("not", [])) & set(ops), (case, ops)
