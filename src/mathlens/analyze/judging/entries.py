@@ -71,7 +71,7 @@ class PartEvidence(BaseModel):
         said = f"'{self.final_answer}'" if self.final_answer else "none"
         ref = f" (reference: {self.reference})" if self.reference else ""
         why = f": {self.note}" if self.note else ""
-        return f"  ({self.label}) {said}; {self.answer_check}{ref}{why}"
+        return f"  ({self.label}) {said}; {self.answer_check.replace('_', ' ')}{ref}{why}"
 
 
 class Evidence(BaseModel):
@@ -105,11 +105,16 @@ class Evidence(BaseModel):
         """The parts for which the response states an answer."""
         return [p for p in self.parts if p.final_answer]
 
+    def _whole(self) -> str:
+        if self.answer_check == "no_answer" and self.answered_parts:
+            return "incomplete (a part has no answer)"
+        return self.answer_check.replace("_", " ")
+
     def describe(self) -> list[str]:
         """The checks as sentences for the judge's prompt."""
         if self.parts:
             lines = ["- Final answer read part by part, each checked against its reference:",
-                     *(p.describe() for p in self.parts), f"  whole question: {self.answer_check}."]
+                     *(p.describe() for p in self.parts), f"  whole question: {self._whole()}."]
         else:
             said = f"'{self.final_answer}'" if self.final_answer else "no final answer found"
             ref = f" (reference: {self.reference})" if self.reference else ""
