@@ -373,3 +373,18 @@ def test_a_question_with_parts_shows_its_answers_part_by_part(tmp_path: Path) ->
         # "and f(47) = 7 for example" illustrates the range stated before it
         assert re.search(r"\(b\)\s*correct \[0, inf\)", text), text
     assert '<dd class="read-from">' not in html
+
+
+@pytest.mark.parametrize(("judge_total", "said"), [(10.0, True), (9.0, False), (None, False)])
+def test_the_card_names_the_judges_own_total_only_when_the_checker_changed_it(
+        judge_total: float | None, said: bool) -> None:
+    """The grade is 9 of 10: "the judge alone gave" appears when the judge's own total differs."""
+    from mathlens.report.render import environment
+    from mathlens.report.sections.lens import LensCard, LensGrade
+
+    grade = LensGrade(grader="judge:m", status="graded", total=9.0, judge_total=judge_total, max_total=10.0,
+                      disagreements=(), checks=())
+    card = LensCard(label="m · baseline", verdict="correct", answer="3", reference="3", how="boxed", reason="",
+                    parts=(), by_parts=False, flags=(), invalid=(), invalid_total=0, checked=False, grades=(grade,))
+    html = environment().get_template("sections/lens.html.j2").render(data=[card])
+    assert "rubric grade" in html and ("the judge alone gave" in html) is said
