@@ -244,7 +244,7 @@ def _clause_breaks(s: str) -> list[int]:
             depth += 1
         elif ch in ")]}":
             depth = max(0, depth - 1)
-        elif depth == 0 and (ch in ",;" or (s.startswith(" and ", i) and not s[i - 1:i].isalnum())):
+        elif depth == 0 and (ch in ",;" or s.startswith(" and ", i)):
             out.append(i)
     return out
 
