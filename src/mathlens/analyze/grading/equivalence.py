@@ -50,7 +50,7 @@ from mathlens.analyze.readers.normalize import answer_word, normalize_answer, st
 from mathlens.analyze.readers.numeric import NumberForm, numbers_equal, read_number
 from mathlens.analyze.readers.piecewise import compare_piecewise
 from mathlens.analyze.readers.quick import decide, exact, infinity, read
-from mathlens.analyze.readers.statements import lhs_kind, split_equals
+from mathlens.analyze.readers.statements import MATHY, drop_trailing_clause, lhs_kind, split_equals
 from mathlens.items.schema import Question
 
 if TYPE_CHECKING:
@@ -146,6 +146,25 @@ def _same_text(pred: str, ref: str) -> bool:
     return normalize_answer(_DIGIT_GAP.sub("\u2423", pred)) == normalize_answer(_DIGIT_GAP.sub("\u2423", ref))
 
 
+#: words that turn a sentence's closing word around ("not east") or offer another ("east or west")
+_NOT_STATED = frozenset({"not", "no", "never", "neither", "nor", "or", "isn't", "aren't", "cannot", "can't"})
+
+
+def _states_word(sentence: str, ref: str) -> bool:
+    """Whether a sentence in words closes on a reference in words ("She is facing east", once a
+    trailing clause such as "when she finishes" is dropped, against `east`). A reference of short
+    letters ("B", "c") and a sentence with math, a negation or an alternative are never read so."""
+    ref_words = ref.lower().split()
+    if not _PLAIN_WORDS.fullmatch(ref) or len(ref_words) > 3 or any(len(w) < 3 for w in ref_words):
+        return False
+    said = drop_trailing_clause(sentence).rstrip(".! ")
+    if len(said) > 300 or MATHY.search(said):
+        return False
+    words = [w for w in re.split(r"[^\w'-]+", said.lower()) if w]
+    return (len(words) > len(ref_words) and words[-len(ref_words):] == ref_words
+            and not _NOT_STATED.intersection(words))
+
+
 def _words(pred: str, ref: str) -> EquivalenceResult | None:
     ref_word, pred_word = answer_word(ref), answer_word(pred)
     if ref_word is not None or pred_word is not None:
@@ -153,6 +172,8 @@ def _words(pred: str, ref: str) -> EquivalenceResult | None:
         return EquivalenceResult(status="equal" if same else "different", method="words",
                                  predicted_form=pred_word or pred, reference_form=ref_word or ref)
     p_txt, r_txt = strip_text_wrappers(pred).strip(), strip_text_wrappers(ref).strip()
+    if _states_word(p_txt, r_txt):  # "She is facing east" states `east`
+        return EquivalenceResult(status="equal", method="words", predicted_form=r_txt, reference_form=r_txt)
     if _PLAIN_WORDS.fullmatch(p_txt) and _PLAIN_WORDS.fullmatch(r_txt) \
             and not ({p_txt.lower(), r_txt.lower()} & _MATH_TOKENS):
         same = p_txt.lower() == r_txt.lower()

@@ -232,6 +232,13 @@ def cut_trailing_prose(s: str) -> str:
     return _TRAILING_PAREN_WORDS.sub("", s).strip()
 
 
+def drop_trailing_clause(s: str) -> str:
+    """`s` without a closing clause of the kinds `cut_trailing_prose` drops after a value ("...
+    because", "... when she finishes"), whatever comes before it."""
+    m = _TRAILING_PROSE.search(s)
+    return s[: m.start()].strip() if m and s[: m.start()].strip() else s
+
+
 #: words that mark an illustration of the answer, not the answer: "for example", "for instance", "e.g."
 _ILLUSTRATION = re.compile(r"(?i)(?<![A-Za-z])(?:for\s+(?:example|instance)|e\.\s?g\.)(?![A-Za-z])")
 
