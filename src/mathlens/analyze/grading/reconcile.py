@@ -48,10 +48,10 @@ def answer_finding(evidence: Evidence) -> str:
     """The checker's finding on the final answer in words: `correct`, `incorrect`, `no final answer`,
     `incomplete` (a question with parts, some answered before the token cap cut the response in
     another), or an undecided verdict (`unparseable`, `unverifiable`, `no_reference`)."""
-    if evidence.parts:
-        if evidence.answer_check == "no_answer":
-            return "incomplete" if evidence.answered_parts else "no final answer"
-        return evidence.answer_check
+    if evidence.incomplete:
+        return "incomplete"
+    if evidence.parts and evidence.answer_check != "no_answer":
+        return evidence.answer_check  # the whole reading may be hidden (a cut response) while parts stand
     if evidence.answer_check == "no_answer" or not evidence.final_answer:
         return "no final answer"
     return evidence.answer_check

@@ -105,10 +105,13 @@ class Evidence(BaseModel):
         """The parts for which the response states an answer."""
         return [p for p in self.parts if p.final_answer]
 
+    @property
+    def incomplete(self) -> bool:
+        """Some parts are answered and the whole is not: the token cap cut the response in a later one."""
+        return self.answer_check == "no_answer" and bool(self.answered_parts)
+
     def _whole(self) -> str:
-        if self.answer_check == "no_answer" and self.answered_parts:
-            return "incomplete (a part has no answer)"
-        return self.answer_check.replace("_", " ")
+        return "incomplete (a part has no answer)" if self.incomplete else self.answer_check.replace("_", " ")
 
     def describe(self) -> list[str]:
         """The checks as sentences for the judge's prompt."""
