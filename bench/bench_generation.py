@@ -248,8 +248,11 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--delay", type=float, default=0.2)
     ap.add_argument("--skip", default="", help="comma list: inspect, lmeval, saturate")
-    ap.add_argument("--saturate", type=int, default=16, help="capacity of the saturating stand-in")
+    ap.add_argument("--saturate", type=int, default=16,
+                    help="capacity of the saturating stand-in (1 or more; --skip saturate leaves the part out)")
     args = ap.parse_args()
+    if args.saturate < 1:
+        ap.error("--saturate takes a capacity of 1 or more; to leave the part out, --skip saturate")
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     work = Path(tempfile.mkdtemp(prefix="mlbench-gen-"))
     for n in (int(x) for x in args.in_flight.split(",") if x.strip()):

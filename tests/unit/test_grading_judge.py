@@ -95,6 +95,14 @@ def test_evidence_is_shown_and_recorded(tmp_path: Path, mock_model: Any) -> None
     assert g.evidence is not None and g.evidence.answer_check == "correct"  # recorded for reconciliation
 
 
+def test_evidence_states_a_missing_answer_in_words() -> None:
+    # the judge reads sentences: a verdict name such as ``no_answer`` is written out
+    lines = Evidence(final_answer=None, answer_check="no_answer", reference="7").describe()
+    assert lines[0] == ("- Final answer read from the response: no final answer found; "
+                        "checked against the reference: no answer (reference: 7).")
+    assert not any("_" in line for line in lines)
+
+
 def test_judge_requests_are_cached(tmp_path: Path, mock_model: Any) -> None:
     store = make_run(tmp_path)
     judge = mock_model(responses=[verdict()], cache=True)

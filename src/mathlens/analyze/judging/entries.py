@@ -93,13 +93,6 @@ class Evidence(BaseModel):
     #: the steps the flow analysis found invalid, with the values it expected (first few)
     invalid_steps: list[StepEvidence] = Field(default_factory=list)
 
-    def items(self) -> list[tuple[str, object]]:
-        """(name, value) pairs as the judge reads them (the flow step only when the flow analysis ran)."""
-        out: list[tuple[str, object]] = [("final_answer", self.final_answer), ("answer_check", self.answer_check)]
-        if self.flow_checked:
-            out.append(("first_invalid_step", self.first_invalid_step))
-        return out
-
     @property
     def answered_parts(self) -> list[PartEvidence]:
         """The parts for which the response states an answer."""
@@ -122,7 +115,7 @@ class Evidence(BaseModel):
             said = f"'{self.final_answer}'" if self.final_answer else "no final answer found"
             ref = f" (reference: {self.reference})" if self.reference else ""
             lines = [f"- Final answer read from the response: {said}; checked against the reference: "
-                     f"{self.answer_check}{ref}."]
+                     f"{self.answer_check.replace('_', ' ')}{ref}."]
         if self.flow_checked and not self.invalid_steps:
             lines.append("- Step check: no step was found invalid (unchecked steps may still be wrong).")
         for step in self.invalid_steps:
