@@ -185,9 +185,25 @@ def pieces(text: str) -> list[Piece]:
     return out
 
 
+#: a remark in brackets inside a unit's text: "\\text{ cents (quarters)}" says what the cents count
+_REMARK = re.compile(r"\s*\([^()]*\)")
+
+
+def unit_words(text: str) -> str:
+    """The words of a ``\\text{...}`` without a bracketed remark ("cents (quarters)" -> "cents")."""
+    return _REMARK.sub("", text).strip()
+
+
+def _worded(text: str) -> bool:
+    """Whether a ``\\text{...}`` names a quantity in words ("Jamal's apples", "Total sprinkles"),
+    rather than holding a unit word."""
+    words = unit_words(text)
+    return " " in words or "'" in words
+
+
 def _units(side: str) -> frozenset[str]:
     """Words written into a LaTeX side as units (``4 \\text{ hours}``)."""
-    return frozenset(w.strip().lower() for w in TEXT_COMMAND.findall(side)) - _NOT_UNITS
+    return frozenset(unit_words(w).lower() for w in TEXT_COMMAND.findall(side)) - _NOT_UNITS
 
 
 #: a side that is a product or quotient of numbers with units: "300 \\, \\text{rolls} \\times 4 \\, \\text{inches/roll}"
@@ -226,7 +242,7 @@ def _dimension(side: str) -> dict[str, int] | None:
         elif m.group("num"):
             terms += 1
         elif m.group("unit"):
-            word = m.group("unit")[m.group("unit").index("{") + 1:-1].strip().lower()
+            word = unit_words(m.group("unit")[m.group("unit").index("{") + 1:-1]).lower()
             if not word or " " in word or word.count("/") > 1:
                 return None
             top, _, bottom = word.partition("/")
@@ -261,7 +277,7 @@ def worded_sides(piece: Piece) -> list[str | None]:
     sides, _ = split_relations(piece.text, latex=True)
     out: list[str | None] = []
     for side in sides:
-        if not any(" " in w.strip() or "'" in w for w in TEXT_COMMAND.findall(side)):
+        if not any(_worded(w) for w in TEXT_COMMAND.findall(side)):
             out.append(None)
             continue
         text = TEXT_COMMAND.sub(lambda m: m.group(1).strip(), side)
@@ -288,7 +304,7 @@ def link_units(piece: Piece, links: int) -> list[str]:
     units = [_units(side) for side in sides]
     # "\text{Jamal's apples} + 8": a quantity named in words, not a number; the links that do
     # not touch it are arithmetic ("= 12 + 8 = 20").
-    worded = [any(" " in word.strip() or "'" in word for word in side) for side in units]
+    worded = [any(_worded(word) for word in TEXT_COMMAND.findall(side)) for side in sides]
     out = []
     for k, (left, right) in enumerate(pairwise(units)):
         if worded[k] or worded[k + 1]:
