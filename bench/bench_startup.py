@@ -14,7 +14,12 @@ measured in the same run, and the goals as ratios (issue 33: ``mathlens flow`` o
   script asserts), ``..., SymPy`` on an integral, which the worker compares (that call waits
   for the worker started in the background by the first use of `mathlens.check_answer`).
 
-    .venv/bin/python bench/bench_startup.py [--repeats N] [--json]
+The three answer cases are chosen by hand. ``--sample K`` adds a measurement that does not depend on
+that choice. It takes K MATH500 items at random (seeded; ../shared/data/math500_test.jsonl) and, in
+one fresh process each, checks the reference solution against its answer. It then prints how the
+first calls are spread and what share of them stays within the 0.5 s goal.
+
+    .venv/bin/python bench/bench_startup.py [--repeats N] [--sample K] [--seed S] [--json]
 """
 
 from __future__ import annotations
@@ -76,6 +81,41 @@ GOALS = {"import mathlens": 0.3, "flow one step": 1.0, "first verify_steps (call
          "first check_answer (call)": 0.5, "first check_answer, expression (call)": 0.5}
 
 
+MATH500 = Path(__file__).resolve().parents[2] / "shared" / "data" / "math500_test.jsonl"
+# one sampled item: the first call's seconds, its status, and whether SymPy ran in the caller
+_FIRST_SAMPLED = """
+import json, sys, time
+import mathlens
+check = mathlens.check_answer
+row = json.loads(sys.stdin.read())
+t = time.perf_counter()
+got = check(row["solution"], row["answer"])
+print(json.dumps({"s": time.perf_counter() - t, "status": got.status, "sympy_here": "sympy" in sys.modules}))
+"""
+
+
+def sampled_first_calls(k: int, seed: int) -> dict[str, object] | None:
+    """The first `check_answer` call on K random MATH500 solutions, one fresh process each."""
+    if not MATH500.is_file():
+        return None
+    import random
+
+    rows = [json.loads(line) for line in MATH500.read_text().splitlines() if line.strip()]
+    picked = random.Random(seed).sample(rows, min(k, len(rows)))
+    seconds, statuses = [], {}
+    for row in picked:
+        out = subprocess.run([PY, "-c", _FIRST_SAMPLED], input=json.dumps(row), capture_output=True,
+                             text=True, timeout=120, check=True)
+        got = json.loads(out.stdout)
+        assert not got["sympy_here"], "SymPy was imported in the calling process"
+        seconds.append(got["s"])
+        statuses[got["status"]] = statuses.get(got["status"], 0) + 1
+    seconds.sort()
+    return {"items": len(seconds), "seed": seed, "median_s": round(statistics.median(seconds), 3),
+            "p90_s": round(seconds[int(0.9 * (len(seconds) - 1))], 3), "max_s": round(seconds[-1], 3),
+            "within_goal": sum(s <= 0.5 for s in seconds), "statuses": statuses}
+
+
 def _run(cmd: list[str]) -> dict[str, float]:
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
@@ -92,6 +132,8 @@ def _run(cmd: list[str]) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--sample", type=int, default=0, help="MATH500 items for the sampled first calls")
+    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     times: dict[str, list[float]] = {}
@@ -103,8 +145,9 @@ def main() -> int:
     rows = {name: {"median_s": round(statistics.median(v), 3), "min_s": round(min(v), 3),
                    "max_s": round(max(v), 3), "over_interpreter": round(statistics.median(v) / floor, 2),
                    "goal_s": GOALS.get(name)} for name, v in times.items()}
+    sampled = sampled_first_calls(args.sample, args.seed) if args.sample > 0 else None
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps({"cases": rows, "sampled_first_calls": sampled}, indent=2))
         return 0
     print(f"start-up, {args.repeats} interleaved repeats (fresh processes; shared machine, so read the ratios)")
     print(f"{'case':<30} {'median s':>9} {'min s':>7} {'max s':>7} {'× python':>9} {'goal s':>7}")
@@ -112,6 +155,13 @@ def main() -> int:
         goal = "" if row["goal_s"] is None else f"{row['goal_s']:g}"
         print(f"{name:<30} {row['median_s']:>9.3f} {row['min_s']:>7.3f} {row['max_s']:>7.3f} "
               f"{row['over_interpreter']:>9.2f} {goal:>7}")
+    if args.sample > 0 and sampled is None:
+        print(f"sampled first calls: {MATH500} is missing")
+    elif sampled is not None:
+        print(f"first check_answer on {sampled['items']} random MATH500 solutions (seed {sampled['seed']}), "
+              f"a fresh process each: median {sampled['median_s']} s, p90 {sampled['p90_s']} s, "
+              f"max {sampled['max_s']} s; {sampled['within_goal']} of {sampled['items']} within 0.5 s "
+              f"(statuses {sampled['statuses']})")
     return 0
 
 
