@@ -53,6 +53,9 @@ def test_check_answer(group: str, case: dict[str, Any]) -> None:
     if verdict.status == "no_answer":  # nothing is shown as its answer, and the reason is given
         assert verdict.predicted is None and verdict.note, verdict
     assert (verdict.choice.form if verdict.choice else None) == case.get("form")
+    if "part_statuses" in case:
+        assert [p.status for p in verdict.parts] == case["part_statuses"], verdict
+        assert all(p.note for p in verdict.parts if p.predicted is None), verdict  # each says why
 
 
 @pytest.mark.parametrize(("group", "case"), _flatten("equivalence_phenomena.yaml"))

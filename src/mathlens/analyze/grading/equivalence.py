@@ -362,6 +362,11 @@ def _check_choice(fa: FinalAnswer, question: Question, config: EquivalenceConfig
                          choice=ChoiceCheck(label=None, expected=expected, form="none"))
 
 
+#: why a part has no verdict: nothing was read for it (its label, such as "(b)", was not found)
+_PART_MISSING = "no answer to this part was found"
+_PART_CUT = "no answer to this part was found before the token cap cut the response"
+
+
 def check_answer(response: str | None, question: Question, config: EquivalenceConfig = DEFAULT_CONFIG,
                  cut: bool = False) -> AnswerVerdict:
     """Extract the final answer of `response` and compare it with the question's references.
@@ -390,16 +395,23 @@ def check_answer(response: str | None, question: Question, config: EquivalenceCo
         last = fa.parts[-1] if cut and fa.parts else None
         stopped = cut_short(last, response or "") if last is not None else None
         verdicts = []
-        for part in graded_parts:
-            found = fa.part(part.label.lower())
+        founds = [fa.part(part.label.lower()) for part in graded_parts]
+        last_found = max((i for i, f in enumerate(founds) if f is not None), default=-1)
+        for i, (part, found) in enumerate(zip(graded_parts, founds, strict=True)):
             refs = [a for a in [part.answer, *part.answers] if a]
             if stopped and found is last:
                 verdicts.append(PartVerdict(label=part.label, status="no_answer", predicted=None,
                                             reference=refs[0], span=found.span if found else None, note=stopped))
                 continue
-            predicted = found.text if found else (fa.text if len(graded_parts) == 1 else None)
+            if found is None and len(graded_parts) > 1:
+                # a part after every part read, in a cut response: the cut came before its answer
+                missing: VerdictStatus = "no_answer" if cut and i > last_found else "unparseable"
+                verdicts.append(PartVerdict(label=part.label, status=missing, predicted=None, reference=refs[0],
+                                            note=_PART_CUT if missing == "no_answer" else _PART_MISSING))
+                continue
+            predicted = found.text if found else fa.text
             status, ref, comparison = _against(predicted, refs, config, until=until)
-            span = found.span if found else (fa.span if len(graded_parts) == 1 else None)
+            span = found.span if found else fa.span
             verdicts.append(PartVerdict(label=part.label, status=status, predicted=predicted, reference=ref,
                                         comparison=comparison, span=span))
         statuses = {v.status for v in verdicts}

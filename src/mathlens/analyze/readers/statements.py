@@ -356,7 +356,12 @@ _EQUATION_NOUN = re.compile(r"(?i)\b(?:equations?|lines?|circles?|parabola|ellip
                             r"inequality|formula|expression|polynomial|form)\b")
 # words that name no quantity: "the answer is $x^2 + y^2 = 4$" keeps the equation
 _NO_QUANTITY = re.compile(r"(?i)(?:so|thus|hence|therefore|then|and)?\s*,?\s*(?:the\s+)?"
-                          r"(?:(?:final\s+)?(?:answer|solution|result)s?|it|this|that|which|we\s+get|one)")
+                          r"(?:(?:final\s+)?(?:answer|solution|result)s?|it|this|that|which|we\s+get|one|"
+                          r"we|i|you|they)")
+#: a clause that does something rather than names a quantity: "Completing the square (gives)",
+#: "Solving for x (gives)", "Simplifying (gives)"; "Remaining area" (a participle before a noun) names one
+_ACTION = re.compile(r"(?i)^(?:so|thus|then|and|now|next)?\s*,?\s*[a-z]{3,}ing"
+                     r"(?:\s+(?:the|a|an|for|both|this|these|that|it|them|each|all|back|out|in|into|over|by|with)\b.*)?$")
 _TRAILING_WORDS = re.compile(r"(?:\s+[A-Za-z]{2,}\.?)+\s*$")
 
 
@@ -368,7 +373,9 @@ def _subject_words(before: str) -> str:
         return ""
     words = before[: links[-1].start()].strip().split(",")[-1].strip()  # the clause of the link
     head = re.split(r"(?i)\b(?:of|through|for|in|on|at|with|to|between)\b", words)[0]  # "the area of the circle"
-    return "" if not words or _EQUATION_NOUN.search(head) or _NO_QUANTITY.fullmatch(words) else words
+    if not words or _EQUATION_NOUN.search(head) or _NO_QUANTITY.fullmatch(words) or _ACTION.match(words):
+        return ""
+    return words
 
 
 def reduce_statement(s: str) -> str:
