@@ -308,17 +308,18 @@ def test_the_format_badge_says_what_the_role_forbade_and_only_then(tmp_path: Pat
     assert "the role forbids" not in pages["allows"] and "format violation" not in pages["allows"]
 
 
-def _cut_card(tmp_path: Path, exam: str, response: str, max_tokens: int) -> str:
-    """The text of the lens card for `response` to the first question of `exam`, cut by the stand-in
-    at `max_tokens` words and checked by the answers analysis (white space folded)."""
-    out = tmp_path / "cut"
+def _cut_card(tmp_path: Path, exam: str, response: str, max_tokens: int, card: str = "lens-card") -> str:
+    """The text of the `card` (the lens card, or the answers section's `verdict` card) for `response`
+    to the first question of `exam`, cut by the stand-in at `max_tokens` words and checked by the
+    answers analysis (white space folded)."""
+    out = tmp_path / f"cut-{card}"
     fx.cli("run", exam, "--model", fx.MODEL, "-M", "responses=" + json.dumps([response]), "--limit", "1",
            "--max-tokens", str(max_tokens), "--out", str(out), "--quiet", cache=tmp_path / ".cache")
     assert next(RunStore(out).records()).finish_reason == "length"
     fx.cli("analyze", str(out), "--only", "answers")
-    card = re.search(r'<article class="card lens-card".*?</article>', make_report([out]).html(), re.S)
-    assert card is not None
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", card.group(0)))
+    found = re.search(rf'<article class="card {card}".*?</article>', make_report([out]).html(), re.S)
+    assert found is not None
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", found.group(0)))
 
 
 def test_a_cut_response_shows_no_final_answer_and_why(tmp_path: Path) -> None:
@@ -329,6 +330,11 @@ def test_a_cut_response_shows_no_final_answer_and_why(tmp_path: Path) -> None:
     text = _cut_card(tmp_path, "calc3-exam1", long, 18)
     assert "no answer" in text and "token cap cut the response before it stated a final answer" in text
     assert "-13" not in text  # the intermediate value is not shown as the answer
+    # the answers section tells the same story: no answer found, and the place the work stopped
+    # (the -13 it stopped on is shown as that, never as where an answer was read)
+    verdict = _cut_card(tmp_path, "calc3-exam1", long, 18, card="verdict")
+    assert re.search(r"answer found none work stopped at .*-13", verdict), verdict
+    assert "read from" not in verdict and "(therefore)" not in verdict and "(last number)" not in verdict
 
 
 def test_a_part_the_cut_ran_into_shows_no_answer_and_why(tmp_path: Path) -> None:
