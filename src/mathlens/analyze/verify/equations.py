@@ -92,6 +92,20 @@ def _numerator(diff: sympy.Basic) -> sympy.Basic | None:
         return None
 
 
+def continues_derivation(lead: str) -> bool:
+    """Whether displays that follow one another with no words between go on with the derivation
+    that `lead` announced ("Rearranging:"), rather than list several equations ("the system:",
+    "Simplifying both equations:")."""
+    if _SEVERAL.search(lead):
+        return False
+    return bool(REWRITE_WORDS.search(lead)) or (bool(_ALGEBRA.search(lead)) and not _NOT_A_REWRITE.search(lead))
+
+
+#: words that say the displays that follow are several equations
+_SEVERAL = re.compile(r"\b(?:equations|relations|identities|conditions|constraints|both|system|each|these|"
+                      r"those|them|they)\b", re.I)
+
+
 def rewrite_check(previous: sympy.Basic, lhs: sympy.Basic, rhs: sympy.Basic, lead: str, text: str,
                   several: bool = True) -> ClaimCheck | None:
     """The verdict on the equation ``lhs = rhs`` as a rewriting of `previous` (``lhs - rhs`` of

@@ -23,7 +23,13 @@ from sympy.core.function import AppliedUndef
 
 from mathlens.analyze.verify.claims import EQUATION_REASON, PairInfo, check_relation
 from mathlens.analyze.verify.context import Context, defined_names, definition_of, given, substitute
-from mathlens.analyze.verify.equations import equivalent_form, implicit_derivative, rewrite_check, solves_pending
+from mathlens.analyze.verify.equations import (
+    continues_derivation,
+    equivalent_form,
+    implicit_derivative,
+    rewrite_check,
+    solves_pending,
+)
 from mathlens.analyze.verify.guesses import bears_on, comma_split, guesses
 from mathlens.analyze.verify.kinds import claim_kind, rational_only
 from mathlens.analyze.verify.limits import tree_depth
@@ -203,6 +209,12 @@ class _Acc:
     # What the piece being checked holds: its cues, and whether its numbers are all rational.
     piece_cues: frozenset[str] = frozenset()
     piece_rational: bool = False
+    #: the words before names mentioned in the prose since the last statement ("... a quadratic
+    #: equation in \\( x \\) and \\( y \\):"), which lead to the next statement as well
+    carried_lead: str = ""
+    #: the words that led to the display equation just checked: a display right after it, with no
+    #: words between, goes on with the same derivation ("Rearranging: \\[ A \\] \\[ B \\]")
+    display_lead: str = ""
 
 
 def analyze_step(text: str, ctx: Context) -> tuple[StepMath, Context]:
@@ -322,12 +334,19 @@ def _second_reading(acc: _Acc, piece: Piece, first: int, ctx: Context) -> None:
 
 
 def _piece(acc: _Acc, item: Piece) -> None:
+    if acc.carried_lead:
+        item = replace(item, lead=acc.carried_lead + item.lead)
+        acc.carried_lead = ""
     piece, notation, continued = item.text, item.notation, item.continued
     if _modular(acc, item):
         return
     parsed = parse_math_unbounded(piece, notation, reading=acc.ctx.reading)  # type: ignore[arg-type]
     # Only the statement right before an equation can be what it rewrites.
     previous, acc.ctx = acc.ctx.last_equation, replace(acc.ctx, last_equation=None)
+    if parsed.ok and not parsed.relations and isinstance(parsed.raw, sympy.Symbol) and not item.display:
+        # "in \\( x \\) and \\( y \\)": a name the words mention, not a statement of its own
+        acc.ctx = replace(acc.ctx, last_equation=previous)
+        acc.carried_lead = f"{item.lead} {piece} "
     named = False
     if parsed.status == "unparseable":
         rest, parsed = _after_name(piece, notation, acc.ctx.reading)
@@ -426,6 +445,8 @@ def _piece(acc: _Acc, item: Piece) -> None:
         if is_equation:
             chain_identity = False
             acc.ctx = acc.ctx.with_equation(sides[i], sides[i + 1])
+            if i == start:
+                acc.display_lead = (item.lead if item.lead.strip(" ,.:;") else acc.display_lead) if item.display else ""
             if i == start and _ALTERNATIVE_LEAD.search(item.lead):
                 # "x - 4 = 1 or x - 4 = 11": the next equation is not a rewriting of this one.
                 acc.ctx = replace(acc.ctx, last_equation=None)
@@ -500,7 +521,12 @@ def _as_rewrite(acc: _Acc, previous: sympy.Basic, item: Piece, sides: tuple[symp
         return None  # "$x - 3 = 0,$ $x - 7 = 0,$" in running text: a list, not a derivation
     left, _ = substitute(sides[0], acc.ctx)
     right, _ = substitute(sides[1], acc.ctx)
-    return rewrite_check(previous, left, right, item.lead, label, several=item.notation == "latex")
+    several = item.notation == "latex"
+    verdict = rewrite_check(previous, left, right, item.lead, label, several=several)
+    if verdict is None and item.display and not item.lead.strip(" ,.:;") and continues_derivation(acc.display_lead):
+        # no words of its own: the words that led to the display before it lead to this one too
+        verdict = rewrite_check(previous, left, right, acc.display_lead, label, several=several)
+    return verdict
 
 
 # "... or 1/x = -1/(5 - x)": one of several cases, which may have no solution.
