@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, Field
 
-from mathlens.errors import PermanentModelError, TransientModelError, UnknownNameError
+from mathlens.errors import PermanentModelError, TransientModelError, UnknownNameError, UserError
 from mathlens.models.base import GenerateConfig, Message
 from mathlens.models.cache import RequestText, ResponseCache, content_hash, request_hash
 from mathlens.models.registry import get_model, parse_options, split_spec
@@ -157,6 +157,11 @@ def test_registry_names_and_options() -> None:
     assert split_spec("embedded/gemma3-270m") == ("embedded", "gemma3-270m")
     with pytest.raises(UnknownNameError, match="Did you mean 'ollama'"):
         get_model("olama/x")
+    # a colon where the slash goes names the spelling that works
+    with pytest.raises(UserError, match=r"with a slash, embedded/qwen2\.5-coder-0\.5b"):
+        split_spec("embedded:qwen2.5-coder-0.5b")
+    with pytest.raises(UnknownNameError):
+        split_spec("gemma3:4b")  # no provider at all: the usual message
     assert parse_options(["num_ctx=4096", "host=http://h:1", "flag=true"]) == {
         "num_ctx": 4096, "host": "http://h:1", "flag": True}
 

@@ -6,6 +6,7 @@ Adding a backend means writing one module in `providers/` and adding one line to
 from __future__ import annotations
 
 import importlib
+import re
 from typing import Any
 
 from mathlens.errors import UnknownNameError, UserError
@@ -33,6 +34,11 @@ def split_spec(spec: str) -> tuple[str, str]:
     """`"ollama/gemma3:4b"` -> `("ollama", "gemma3:4b")`; a bare `"embedded"` has the default model."""
     provider, _, name = spec.partition("/")
     if provider not in PROVIDERS:
+        joined = re.fullmatch(r"([a-z]+)[:@](.+)", provider)
+        if joined and joined.group(1) in PROVIDERS and not name:
+            # "embedded:qwen2.5-coder-0.5b": the provider and the model are separated by a slash
+            raise UserError(f"model {spec!r}: write the provider and the model with a slash, "
+                            f"{joined.group(1)}/{joined.group(2)}")
         raise UnknownNameError("model provider", provider, PROVIDERS)
     if not name:
         if provider == "embedded":
