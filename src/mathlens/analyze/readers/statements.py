@@ -387,7 +387,8 @@ _QUANTITY = re.compile(r"(?:\\?\$|€|£|¥)?-?\d[\d,]*(?:\.\d+)?(?:\s+\d+/\d+|\
                        r"(?:\s*(?:\\?%|percent\b|pct\b))?")
 _LEADING_SHARE = re.compile(r"^\s*(?P<q>(?:\\?\$)?-?\d[\d,]*(?:\.\d+)?(?:\s*(?:\\?%|percent|pct))?)\s+(?:out\s+)?of\b")
 _UNIT_AFTER = re.compile(r"(?:\s*(?!(?:as|my|the|an|of|in|on|for|to|at|by|with|and|or|is|are|was|were|it|its|this|"
-                         r"that|so|per|each|over|from|than)\b)[A-Za-z]{2,}\.?(?:\^?[23])?){0,2}", re.I)
+                         r"that|so|per|each|over|from|than|after|before|until|during|within)\b)"
+                         r"[A-Za-z]{2,}\.?(?:\^?[23])?){0,2}", re.I)
 _CONDITION = re.compile(r"(?i)\b(?:in|over|for|per|after|within|every|each|at|on|by|from|to|with|than)\s+"
                         r"(?:the\s+|a\s+)?$")
 
