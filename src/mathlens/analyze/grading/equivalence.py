@@ -377,7 +377,9 @@ def check_answer(response: str | None, question: Question, config: EquivalenceCo
     (`readers.answers.cut_short`), it states none, and the verdict is ``no_answer`` with the reason
     in `note` (`how` and `span` still show where the work stopped). With graded parts the same
     holds for the last part written, the one the cut ran into; the parts written before it keep
-    their verdicts, and the whole is ``no_answer`` when no part is ``incorrect`` and one is.
+    their verdicts, and the whole is ``no_answer`` when no part is ``incorrect`` and one is. A part
+    for which nothing is read is ``no_answer`` when it comes after every part read in a cut
+    response, else ``unparseable``; its `note` says why.
     """
     fa = extract_final_answer(response or "", question)
     until = time.monotonic() + config.timeout_s  # one budget for every comparison of the response
