@@ -102,3 +102,54 @@ def test_list_analyzers_names_them_all() -> None:
     assert [r["name"] for r in rows] == list(registry.ANALYZERS)
     flow = next(r for r in rows if r["name"] == "flow")
     assert "threads=2" in flow["options (-O NAME.KEY=VALUE)"]
+
+
+def _loose_fields(model: type[Any], seen: set[type[Any]]) -> list[str]:
+    """The fields of `model` (and of the models inside it) whose type is `Any` somewhere."""
+    from typing import get_args
+
+    from pydantic import BaseModel
+
+    if model in seen:
+        return []
+    seen.add(model)
+    found: list[str] = []
+    for field_name, info in model.model_fields.items():
+        pending: list[Any] = [info.annotation]
+        while pending:
+            t = pending.pop()
+            if t is Any:
+                found.append(f"{model.__name__}.{field_name}")
+            elif isinstance(t, type) and issubclass(t, BaseModel):
+                found += _loose_fields(t, seen)
+            else:
+                pending += [a for a in get_args(t) if not isinstance(a, (str, int, float, bool))]
+    return found
+
+
+#: a provider's options and identity as the run manifest keeps them: each provider declares its own
+#: keys (`models/providers/`), and no analysis computes or reads a figure from them
+_PROVIDER_RECORDS = {"ModelEntry.options", "ModelEntry.identity"}
+
+
+def test_no_stored_figure_is_an_untyped_value() -> None:
+    """What an analysis hands to the CLI and the report is typed to the leaf: no `Any`, no bare dict."""
+    loose: set[str] = set()
+    for name in registry.ANALYZERS:
+        for spec in registry.get_analyzer(name).writes:
+            seen: set[type[Any]] = set()
+            loose |= {f for f in _loose_fields(spec.entry, seen) + _loose_fields(spec.summary, seen)}
+    assert loose - _PROVIDER_RECORDS == set(), sorted(loose - _PROVIDER_RECORDS)
+
+
+def test_the_walk_finds_an_untyped_value_where_there_is_one() -> None:
+    from pydantic import BaseModel
+
+    class Inner(BaseModel):
+        settings: dict[str, Any] = {}
+
+    class Outer(BaseModel):
+        rows: list[Inner] = []
+        fine: dict[str, float] = {}
+
+    assert _loose_fields(Outer, set()) == ["Inner.settings"]

@@ -103,7 +103,7 @@ def test_sensitivity_flags_on_the_scale_the_stored_flow_analysis_used(tmp_path) 
     run_one(store, "flow", {"depth": "chars"})
     run_one(store, "sensitivity", {"n_resamples": 20})
     doc = SENSITIVITY.read(run)
-    assert doc is not None and doc.summary.thresholds["complexity_max"] == dense_threshold("chars")
+    assert doc is not None and doc.summary.thresholds.complexity_max == dense_threshold("chars")
     run_one(store, "sensitivity", {"n_resamples": 20, "complexity_max": 5.0})
     doc = SENSITIVITY.read(run)
-    assert doc is not None and doc.summary.thresholds["complexity_max"] == 5.0
+    assert doc is not None and doc.summary.thresholds.complexity_max == 5.0

@@ -50,16 +50,42 @@ VECTORISER_NOTE = (
 )
 
 
+class AblationSettings(BaseModel):
+    """The ablation the run was made with, as its manifest records it."""
+
+    elements: list[str] = Field(default_factory=list)
+    pairs: bool = False
+    paraphrases: bool = False
+
+
+class FlagThresholds(BaseModel):
+    """What the flags were raised against: a flag is raised when its value is strictly above."""
+
+    complexity_max: float | None = None
+    phrase_sensitivity_max: float | None = None
+    flag_meaning_preserving_flips: bool = True
+
+
+class BootstrapSettings(BaseModel):
+    """How the intervals of the exam rows were drawn."""
+
+    n_resamples: int = 0
+    confidence: float = 0.95
+    seed: int = 0
+    #: what one resample draws (whole questions)
+    resampled: str = "questions"
+
+
 class SensitivitySummary(BaseModel):
     """The summary of the sensitivity document (its entries are the `QuestionSensitivity`s)."""
 
     run_id: str
     status: str
     note: str = ""
-    ablation: dict[str, Any] | None = None
+    ablation: AblationSettings | None = None
     vectoriser: str = VECTORISER_NOTE
-    thresholds: dict[str, Any] = Field(default_factory=dict)
-    bootstrap: dict[str, Any] = Field(default_factory=dict)
+    thresholds: FlagThresholds = Field(default_factory=FlagThresholds)
+    bootstrap: BootstrapSettings = Field(default_factory=BootstrapSettings)
     n_records: int = 0
     n_questions: int = 0
     include_degenerate: bool = False
@@ -254,12 +280,13 @@ class _Stream:
         elif not self.groups.has_variants:
             note = note or "the run has no ablation variants (run it with --ablate); only consistency is reported"
         return SensitivitySummary(
-            run_id=manifest.run_id, status=status, note=note, ablation=manifest.ablation,
-            thresholds={"complexity_max": config.flags.complexity_threshold,
-                        "phrase_sensitivity_max": config.flags.phrase_sensitivity_max,
-                        "flag_meaning_preserving_flips": config.flags.flag_meaning_preserving_flips},
-            bootstrap={"n_resamples": config.n_resamples, "confidence": config.confidence, "seed": config.seed,
-                       "resampled": "questions"},
+            run_id=manifest.run_id, status=status, note=note,
+            ablation=None if manifest.ablation is None else AblationSettings.model_validate(manifest.ablation),
+            thresholds=FlagThresholds(complexity_max=config.flags.complexity_threshold,
+                                      phrase_sensitivity_max=config.flags.phrase_sensitivity_max,
+                                      flag_meaning_preserving_flips=config.flags.flag_meaning_preserving_flips),
+            bootstrap=BootstrapSettings(n_resamples=config.n_resamples, confidence=config.confidence,
+                                        seed=config.seed),
             n_records=self.groups.n_records, n_questions=len(results),
             include_degenerate=config.include_degenerate,
             excluded_degenerate=sum(q.excluded_degenerate for q in results),
