@@ -6,7 +6,9 @@
   "factoring, we get" and the like between them rewrites it: it must have the same solutions.
   Equal degree and proportional sides are an equivalent rewriting (``x^2 - 2x = 7`` then
   ``x^2 - 2x - 7 = 0``); equal degree and not proportional is a slip (``(x - 7)(x + 5) = 0``).
-  Squaring, taking roots and dividing by the unknown change the degree and are left alone.
+  Squaring, taking roots and dividing by the unknown change the degree and are left alone. A
+  function term both equations hold alike (``|A|``, ``sin t``) whose unknowns appear nowhere else
+  is one unknown for this check (`opaque_terms`).
 * `implicit_derivative`: ``y' = -x/y`` after ``x^2 + y^2 = 25``.
 """
 
@@ -121,6 +123,8 @@ def rewrite_check(previous: sympy.Basic, lhs: sympy.Basic, rhs: sympy.Basic, lea
     # step the words announce is a rewriting.
     if not symbols or (lhs.free_symbols | rhs.free_symbols) != symbols:
         return None
+    previous, new_diff, back = opaque_terms(previous, lhs - rhs)
+    lhs, rhs, symbols = new_diff, sympy.Integer(0), previous.free_symbols
     if len(symbols) > 1 and not (several and _ALGEBRA.search(lead)):
         return None
     old, new = _numerator(previous), _numerator(lhs - rhs)
@@ -133,11 +137,52 @@ def rewrite_check(previous: sympy.Basic, lhs: sympy.Basic, rhs: sympy.Basic, lea
         return None
     if p.total_degree() < 1 or p.total_degree() != q.total_degree():
         return None
-    ratio = sympy.cancel(old / new)
-    if not ratio.free_symbols and ratio != 0:
+    same = proportional(p, q)
+    if same is None:
+        return None
+    if same:
         return ClaimCheck(text, "valid", method="an equivalent form of the previous equation")
-    return ClaimCheck(text, "invalid", f"{fmt(old)} = 0", "rewriting of the previous equation",
-                      f"not equivalent to {fmt(old)} = 0")
+    shown = fmt(old.xreplace(back))
+    return ClaimCheck(text, "invalid", f"{shown} = 0", "rewriting of the previous equation",
+                      f"not equivalent to {shown} = 0")
+
+
+def proportional(p: sympy.Poly, q: sympy.Poly) -> bool | None:
+    """Whether `p` is a nonzero constant times `q` (None: a coefficient could not be evaluated).
+    Coefficients are compared as numbers, so that radicals written two ways agree
+    (``(1 + √7)t - 1 + √7`` and ``t + (4 - √7)/3``)."""
+    try:
+        pc = {m: complex(sympy.N(c, 30)) for m, c in p.terms()}
+        qc = {m: complex(sympy.N(c, 30)) for m, c in q.terms()}
+    except (TypeError, ValueError):
+        return None
+    pc = {m: c for m, c in pc.items() if abs(c) > 1e-20}  # a coefficient that is zero written another way
+    qc = {m: c for m, c in qc.items() if abs(c) > 1e-20}
+    if not pc or set(pc) != set(qc):
+        return False
+    top = max(qc, key=lambda m: abs(qc[m]))
+    k = pc[top] / qc[top]
+    return all(abs(pc[m] - k * qc[m]) <= 1e-12 * max(abs(pc[m]), abs(k * qc[m])) for m in pc)
+
+
+def opaque_terms(old: sympy.Basic, new: sympy.Basic) -> tuple[sympy.Basic, sympy.Basic, dict[sympy.Basic, sympy.Basic]]:
+    """`old` and `new` with each function term both hold alike (``|P|``, ``sin(t)``) put as an
+    unknown of its own, when the unknowns inside it appear nowhere else in either and in no other
+    such term: ``180 + |P| + |C| - 180 = 15`` then ``|P| + |C| = 15`` is then a linear rewriting
+    in two unknowns. A term that shares an unknown with the rest (``sin x`` and ``cos x``,
+    ``|x - 3|`` and ``x``) is left as it is: a relation between them could make the rewriting.
+    The third value maps each new unknown back to its term."""
+    terms = {t for t in old.atoms(sympy.Function) if t.free_symbols}  # not ln 2, a number
+    if not terms or terms != {t for t in new.atoms(sympy.Function) if t.free_symbols}:
+        return old, new, {}
+    inside = [t.free_symbols for t in terms]
+    if sum(len(s) for s in inside) != len(set().union(*inside)):
+        return old, new, {}
+    names = {t: sympy.Dummy(f"u{k}") for k, t in enumerate(sorted(terms, key=sympy.default_sort_key))}
+    old_u, new_u = old.xreplace(names), new.xreplace(names)
+    if (old_u.free_symbols | new_u.free_symbols) & set().union(*inside):
+        return old, new, {}
+    return old_u, new_u, {u: t for t, u in names.items()}
 
 
 def equivalent_form(previous: sympy.Basic, lhs: sympy.Basic, rhs: sympy.Basic) -> bool:

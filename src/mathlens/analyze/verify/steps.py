@@ -375,10 +375,12 @@ def _piece(acc: _Acc, item: Piece) -> None:
     if parsed.relations[0] == "=" and not continued:
         # "w = z + 1 != 0": the name takes the chain's result only when every link is "=".
         whole_chain = len(sides) > 2 and all(op == "=" for op in parsed.relations)
+        restated = _restated_value(acc, item, sides[0], raw_sides[1], f"{_key(raw_sides[0])} = {_key(raw_sides[1])}")
         new_ctx = definition_of(sides[0], sides[-1] if whole_chain else sides[1], acc.ctx)
         if new_ctx is not None:
             name = _defined_name(sides[0])
-            acc.claims.append(ClaimCheck(f"{_key(raw_sides[0])} = {_shown_side(item, raw_sides, 1)}", "definition"))
+            acc.claims.append(restated or
+                              ClaimCheck(f"{_key(raw_sides[0])} = {_shown_side(item, raw_sides, 1)}", "definition"))
             # After a root was found, a value stated later in the step (not in the same list of
             # roots: "x = 4 or x = 8") recalls an earlier result ("we accept x = 1").
             recalled = acc.solved and len(item.lead.split()) > 3
@@ -396,6 +398,11 @@ def _piece(acc: _Acc, item: Piece) -> None:
     chain_identity = start == 1 or named
     # "x^4 = 3x^3 - ..." derives a power from a relation: a chain of forms starts with a sum.
     forms = start == 0 and len(sides) >= 3 and _same_unknowns(raw_sides) and not _lone_power(raw_sides[0])
+    # "f(x) = A = B" for an f defined before: A and B are forms of one value, whether or not the
+    # first link holds everywhere (on one case of a piecewise f it does not); a name the call
+    # hides (a parameter p of f) appears only on the forms.
+    call_forms = start == 0 and len(sides) >= 3 and isinstance(raw_sides[0], AppliedUndef) and \
+        all(op == "=" for op in parsed.relations) and _same_unknowns(raw_sides[1:])
     # "x^3 + y^3 >= 2√(x^3 y^3) = 2(xy)^{3/2}": in a chain of bounds, "=" rewrites the bound.
     bounds = any(op in ("<", "<=", ">", ">=") for op in parsed.relations)
     units = link_units(item, len(parsed.relations))
@@ -415,7 +422,8 @@ def _piece(acc: _Acc, item: Piece) -> None:
             acc.claims.append(ClaimCheck(label, "unverifiable", reason="an update of the name (i = i + 1)"))
             continue
         info = PairInfo(op, i, chain_identity, acc.integer_division, carried_error(raw_sides[i]),
-                        bool(REWRITE_WORDS.search(item.lead)), (i == 0 and forms) or (bounds and op == "="),
+                        bool(REWRITE_WORDS.search(item.lead)),
+                        (i == 0 and forms) or (i > 0 and call_forms) or (bounds and op == "="),
                         item.supposed or bool(_ALTERNATIVE.search(item.lead)))
         verdict = (op == "=" and implicit_derivative(sides[i], sides[i + 1], acc.ctx, label)) or \
             check_relation(sides[i], sides[i + 1], acc.ctx, info, label)
@@ -508,6 +516,27 @@ def _after_name(piece: str, notation: str, reading: Reading) -> tuple[str, Parse
         if parsed.ok:
             return rest, parsed
     return piece, Parsed("unparseable")
+
+
+#: words that say a value is written another way, never changed ("combining the counts", "the
+#: total becomes" may give a name a new value)
+_SAME_VALUE = re.compile(r"simplif|expand|rewrit|factori[sz]|factoring|rearrang|like terms", re.I)
+
+
+def _restated_value(acc: _Acc, item: Piece, name: sympy.Basic, value: sympy.Basic, label: str) -> ClaimCheck | None:
+    """``t = 4·7 + 3. Simplifying, t = 33``: a name this step gave a value, given another after
+    words that announce a rewriting, claims the two are equal (None when it is not such a
+    restatement)."""
+    # a name given two values already ("n = √4 or n = -√4") has no one value to write again
+    if not (isinstance(name, sympy.Symbol) and acc.defines.count(name.name) == 1 and _SAME_VALUE.search(item.lead)) \
+            or value.has(name):
+        return None
+    before = acc.ctx.values.get(name.name)
+    after = substitute(value, acc.ctx)[0] if value.free_symbols else value
+    if before is None or isinstance(before, PlusMinus) or isinstance(after, PlusMinus) or \
+            not isinstance(before, sympy.Expr) or not isinstance(after, sympy.Expr):
+        return None
+    return check_relation(before, after, acc.ctx, PairInfo("=", 1, True), label)
 
 
 def _as_rewrite(acc: _Acc, previous: sympy.Basic, item: Piece, sides: tuple[sympy.Basic, sympy.Basic],
