@@ -41,6 +41,15 @@ def test_the_legend_of_a_cut_response_says_what_its_redundant_steps_are(tmp_path
     assert html.count(f"redundant ({REDUNDANT_WORDS})") == 1
 
 
+def test_the_flow_line_names_its_redundant_steps_as_steps_not_as_a_count(tmp_path: Path) -> None:
+    two = "Step 1: Let a = 5.\nStep 2: Let b = 7.\nStep 3: Let x = 3.\nStep 4: So 2x = 6."
+    store = one_question_run(tmp_path / "run", [TEXT, two])
+    out = CliRunner().invoke(app, ["analyze", str(store.root), "--only", "flow", "--json"])
+    assert out.exit_code == 0, out.output
+    html = " ".join(unescape(make_report([store.root]).html()).split())
+    assert "· redundant step: 1" in html and "· redundant steps: 1, 2" in html
+
+
 def test_maple_r_of_a_cut_response_keeps_its_value_and_names_its_basis() -> None:
     flow = analyze_solution(TEXT)
     assert flow.metrics.redundant_steps == [0]
