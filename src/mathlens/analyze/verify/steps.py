@@ -519,8 +519,8 @@ def _after_name(piece: str, notation: str, reading: Reading) -> tuple[str, Parse
 
 
 #: words that say a value is written another way, never changed ("combining the counts", "the
-#: total becomes" may give a name a new value)
-_SAME_VALUE = re.compile(r"simplif|expand|rewrit|factori[sz]|factoring|rearrang|like terms", re.I)
+#: total becomes", "expanding the garden", "rearranging the chairs" may give a name a new value)
+_SAME_VALUE = re.compile(r"simplif|rewrit|factori[sz]|factoring|like terms", re.I)
 
 
 def _restated_value(acc: _Acc, item: Piece, name: sympy.Basic, value: sympy.Basic, label: str) -> ClaimCheck | None:
