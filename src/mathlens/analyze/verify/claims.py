@@ -24,6 +24,7 @@ SymPy could not decide). The order of tests:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 import sympy
@@ -241,6 +242,19 @@ def _check_antiderivative(integral: sympy.Integral, other: sympy.Basic, ctx: Con
     return "invalid", "antiderivative", fmt(expected) + " + C"
 
 
+def _over_subscripts(expr: sympy.Basic) -> bool:
+    """Whether a limit, sum or product runs over a variable that stands only in the subscripts of
+    names (``lim |a_{n+1}/a_n|``, ``sum a_n``): each such name is read as a name of its own, so the
+    operator would seem to act on a constant."""
+    for op in expr.atoms(sympy.Limit, sympy.Sum, sympy.Product):
+        var = op.args[1] if isinstance(op, sympy.Limit) else op.limits[0][0]
+        body = op.args[0].free_symbols
+        mention = re.compile(rf"_.*(?<![A-Za-z]){re.escape(str(var))}(?![A-Za-z])")
+        if var not in body and any(mention.search(s.name) for s in body):
+            return True
+    return False
+
+
 def check_relation(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, ctx: Context, info: PairInfo,
                    text: str) -> ClaimCheck:
     """The verdict on ``lhs <op> rhs`` under the definitions in `ctx`."""
@@ -249,6 +263,8 @@ def check_relation(lhs_raw: sympy.Basic, rhs_raw: sympy.Basic, ctx: Context, inf
         if integral is not None:
             status, method, expected = _check_antiderivative(integral, second, ctx)
             return ClaimCheck(text, status, expected, method)
+    if _over_subscripts(lhs_raw) or _over_subscripts(rhs_raw):
+        return ClaimCheck(text, "unverifiable", reason="a limit or sum over terms named by their index (a_{n+1})")
     lhs, used_l = substitute(lhs_raw, ctx)
     rhs, used_r = substitute(rhs_raw, ctx)
     missing = undefined_references(lhs, ctx) + undefined_references(rhs, ctx)

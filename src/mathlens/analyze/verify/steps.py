@@ -226,7 +226,8 @@ def analyze_step(text: str, ctx: Context) -> tuple[StepMath, Context]:
     acc = _Acc(replace(ctx.forget(_restated_names(items) | solved_for), carry=None),
                integer_division=bool(QUOTIENT.search(text)))
     if items and ctx.carry is not None and ctx.carry[1] == items[0].notation and items[0].display and \
-            STARTS_WITH_RELATION.match(items[0].text) and re.fullmatch(r"(?:.*:)?\s*", items[0].lead, re.S):
+            STARTS_WITH_RELATION.match(items[0].text) and re.fullmatch(r"(?:.*:)?\s*", items[0].lead, re.S) and \
+            not _ELSEWHERE.search(items[0].lead):
         # "\\[ = 2 \\times 9 \\]" at the start of a step goes on from the previous step's chain.
         items[0] = replace(items[0], text=f"{ctx.carry[0]} {items[0].text}", continued=False)
     spans: list[int] = []  # where each piece's claims start in acc.claims
@@ -309,6 +310,12 @@ def _carry(items: list[Piece]) -> tuple[str, str] | None:
     if not ops or any(op != "=" for op in ops) or not sides[-1].strip():
         return None
     return sides[-1].strip().rstrip(".,;"), items[-1].notation
+
+
+#: words before a step's opening "= ..." that point to an expression other than the one the
+#: previous step ended on ("Substitute back into the expression:", "Using the first result:")
+_ELSEWHERE = re.compile(r"\b(?:substitut\w*|plug\w*|back|using|from|recall\w*|original|given|earlier|other|"
+                        r"another|first|second)\b", re.I)
 
 
 def _restated_names(pieces: list[Piece]) -> set[str]:
