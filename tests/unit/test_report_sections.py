@@ -394,3 +394,25 @@ def test_the_card_names_the_judges_own_total_only_when_the_checker_changed_it(
                     parts=(), by_parts=False, flags=(), invalid=(), invalid_total=0, checked=False, grades=(grade,))
     html = environment().get_template("sections/lens.html.j2").render(data=[card])
     assert "rubric grade" in html and ("the judge alone gave" in html) is said
+
+
+def test_a_part_read_from_the_one_final_answer_says_so_on_both_cards(tmp_path: Path) -> None:
+    """The response labels no part and closes on one word answer: the part it is read for shows the
+    reason beside its value, on the lens card and in the answers section's parts table."""
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps({
+        "id": "r1", "text": "Apply the ratio test to the sum of n^2/3^n.",
+        "parts": [{"label": "a", "text": "Find L.", "answer": "1/3"},
+                  {"label": "b", "text": "Does it converge?", "answer": "converges"}]}) + "\n", encoding="utf-8")
+    response = "### Step 1\nThe ratio tends to one third.\n### Step 2\nSo the series converges.\n\\[ \\boxed{\\text{Converges}} \\]"
+    out = tmp_path / "run"
+    fx.cli("run", str(items), "--model", fx.MODEL, "-M", "responses=" + json.dumps([response]),
+           "--out", str(out), "--quiet", cache=tmp_path / ".cache")
+    fx.cli("analyze", str(out), "--only", "answers")
+    html = make_report([out]).html()
+    cards = [re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", c))
+             for c in re.findall(r'<article class="card (?:lens-card|verdict)".*?</article>', html, re.S)]
+    assert len(cards) == 2, cards
+    for text in cards:
+        assert re.search(r"\(b\)\s*correct .*its one final answer is read for this part", text), text
+        assert re.search(r"\(a\)\s*unparseable", text), text

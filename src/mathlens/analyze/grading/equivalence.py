@@ -38,7 +38,7 @@ from mathlens.analyze.grading.verdicts import (
     PartVerdict,
     VerdictStatus,
 )
-from mathlens.analyze.readers.answers import FinalAnswer, choice_label, cut_short, extract_final_answer
+from mathlens.analyze.readers.answers import FinalAnswer, PartAnswer, choice_label, cut_short, extract_final_answer
 from mathlens.analyze.readers.intervals import (
     differ_as_sets,
     is_inequality,
@@ -51,7 +51,7 @@ from mathlens.analyze.readers.numeric import NumberForm, numbers_equal, read_num
 from mathlens.analyze.readers.piecewise import compare_piecewise
 from mathlens.analyze.readers.quick import decide, exact, infinity, read
 from mathlens.analyze.readers.statements import MATHY, drop_trailing_clause, lhs_kind, split_equals
-from mathlens.items.schema import Question
+from mathlens.items.schema import Part, Question
 
 if TYPE_CHECKING:
     from mathlens.analyze.grading.symbolic import ComparePayload
@@ -367,6 +367,25 @@ _PART_MISSING = "no answer to this part was found"
 _PART_CUT = "no answer to this part was found before the token cap cut the response"
 
 
+_PART_FITTED = ("the response labels no part; its one final answer is read for this part, the only one "
+                "whose reference is of its kind (words or math)")
+
+
+def _lone_answer_part(fa: FinalAnswer, parts: list[Part]) -> int | None:
+    """For a response that labels none of the graded parts and gives one final answer: the index
+    of the one part whose reference is of that answer's kind, a word answer ("converges") or math
+    ("1/3"), or None when no part or several fit."""
+    if fa.parts or not fa.text or len(parts) < 2:
+        return None
+
+    def kind(text: str) -> str | None:
+        return "word" if answer_word(text) is not None else "math" if MATHY.search(text) else None
+
+    mine = kind(fa.text)
+    fits = [i for i, part in enumerate(parts) if mine is not None and kind(part.answer or part.answers[0]) == mine]
+    return fits[0] if len(fits) == 1 else None
+
+
 def check_answer(response: str | None, question: Question, config: EquivalenceConfig = DEFAULT_CONFIG,
                  cut: bool = False) -> AnswerVerdict:
     """Extract the final answer of `response` and compare it with the question's references.
@@ -398,6 +417,10 @@ def check_answer(response: str | None, question: Question, config: EquivalenceCo
         stopped = cut_short(last, response or "") if last is not None else None
         verdicts = []
         founds = [fa.part(part.label.lower()) for part in graded_parts]
+        fitted = _lone_answer_part(fa, graded_parts) if not (cut and cut_short(fa, response or "")) else None
+        if fitted is not None:
+            founds[fitted] = PartAnswer(label=graded_parts[fitted].label.lower(), text=fa.text, how=fa.how,
+                                        span=fa.span)
         last_found = max((i for i, f in enumerate(founds) if f is not None), default=-1)
         for i, (part, found) in enumerate(zip(graded_parts, founds, strict=True)):
             refs = [a for a in [part.answer, *part.answers] if a]
@@ -415,7 +438,7 @@ def check_answer(response: str | None, question: Question, config: EquivalenceCo
             status, ref, comparison = _against(predicted, refs, config, until=until)
             span = found.span if found else fa.span
             verdicts.append(PartVerdict(label=part.label, status=status, predicted=predicted, reference=ref,
-                                        comparison=comparison, span=span))
+                                        comparison=comparison, span=span, note=_PART_FITTED if i == fitted else ""))
         statuses = {v.status for v in verdicts}
         overall: VerdictStatus = ("correct" if statuses == {"correct"} else "incorrect" if "incorrect" in statuses
                                   else "no_answer" if "no_answer" in statuses

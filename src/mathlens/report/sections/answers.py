@@ -37,10 +37,11 @@ def build(ctx: ReportContext, view: QuestionView) -> list[Verdict] | None:
             continue
         v = e.verdict
         rows: list[tuple[Cell, ...]] = [(f"({p.label})", p.status, p.predicted, p.reference,
-                                         p.comparison.method if p.comparison else None)
+                                         p.comparison.method if p.comparison else None, p.note or None)
                                         for p in (v.parts if v else [])]
         table = Table(ctx.uid("parts", view.anchor, resp.record.key), "Parts",
-                      ("part", "verdict", "answer found", "reference", "compared by"), tuple(rows)) if rows else None
+                      ("part", "verdict", "answer found", "reference", "compared by", "note"),
+                      tuple(rows)) if rows else None
         out.append(Verdict(label=ctx.response_label(resp), status=e.status,
                            predicted=v.predicted if v else None, reference=v.reference if v else None,
                            how=v.how if v else None, note=v.note if v else "", by_parts=v is not None and v.by_parts,
