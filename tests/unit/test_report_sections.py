@@ -404,7 +404,8 @@ def test_a_part_read_from_the_one_final_answer_says_so_on_both_cards(tmp_path: P
         "id": "r1", "text": "Apply the ratio test to the sum of n^2/3^n.",
         "parts": [{"label": "a", "text": "Find L.", "answer": "1/3"},
                   {"label": "b", "text": "Does it converge?", "answer": "converges"}]}) + "\n", encoding="utf-8")
-    response = "### Step 1\nThe ratio tends to one third.\n### Step 2\nSo the series converges.\n\\[ \\boxed{\\text{Converges}} \\]"
+    response = ("### Step 1\nThe ratio tends to one third.\n### Step 2\nSo the series converges.\n"
+                "\\[ \\boxed{\\text{Converges}} \\]")
     out = tmp_path / "run"
     fx.cli("run", str(items), "--model", fx.MODEL, "-M", "responses=" + json.dumps([response]),
            "--out", str(out), "--quiet", cache=tmp_path / ".cache")
