@@ -322,6 +322,10 @@ def _as_function(name: str, value: sympy.Basic, ctx: Context) -> Context:
     known = ctx.functions.get(name)
     if not isinstance(value, sympy.Expr) or (known is not None and known.given):
         return ctx
+    if value.is_Symbol:
+        # "u = y" (a product rule's parts) renames a quantity: it says nothing of what u varies
+        # with, and an earlier u(x) of the solution no longer holds
+        return replace(ctx, functions={k: f for k, f in ctx.functions.items() if k != name})
     variables = [s for s in value.free_symbols if isinstance(s, sympy.Symbol)]
     if len(variables) != 1 or variables[0].name == name or len(name.split("_")[0]) != 1:
         return ctx

@@ -39,6 +39,8 @@ _BOXED = re.compile(r"\\(?:boxed|fbox)\{")
 _PARTIAL = re.compile(r"\\frac\{\s*\\partial(?:\^\{?(\d)\}?)?\s*([a-zA-Z])\s*\}\{\s*\\partial\s*([a-z])"
                       r"(?:\^\{?(\d)\}?)?\s*(?:\\partial\s*([a-z]))?\s*\}")
 _DY_DX = re.compile(r"\\frac\{\s*d(?:\^\{?(\d)\}?)?\s*([a-zA-Z])\s*\}\{\s*d\s*([a-z])(?:\^\{?\d\}?)?\s*\}")
+# "dz/dt" typed with a slash inside LaTeX is the derivative \frac{dz}{dt}, not dz times 1/dt.
+_SLASH_DERIVATIVE = re.compile(r"(?<![A-Za-z\\])d([a-zA-Z])\s*/\s*d([a-z])(?![A-Za-z(])")
 _PRIME = re.compile(r"([a-zA-Z])('+|\^\{?\\prime\}?)\s*\(")
 _NABLA_CALL = re.compile(r"\\nabla\s*([a-zA-Z])\s*\(")
 _NABLA = re.compile(r"\\nabla\s*([a-zA-Z])")
@@ -74,6 +76,7 @@ def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
     s = re.sub(r"\\frac\s*(\{[^{}]*\})\s*(\d)", r"\\frac\1{\2}", s)
     s = _explicit_products(s)
     s = _PARTIAL.sub(_partial_name, s)
+    s = _SLASH_DERIVATIVE.sub(r"\\frac{d\1}{d\2}", s)
     s = _DY_DX.sub(_total_derivative, s)
     s = _PRIME.sub(lambda m: f"zzqprime{_prime_order(m.group(2))}{m.group(1)}(", s)
     s = PRIME_BARE.sub(lambda m: rf"\frac{{d}}{{dx}} {m.group(1)}(x)", s)

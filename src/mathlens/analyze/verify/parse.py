@@ -246,7 +246,11 @@ def _latex_names(sides: list[sympy.Basic], reader: str, reading: Reading) -> lis
             sides = [x.xreplace({sympy.Symbol("i"): sympy.I}) for x in sides]
     elif reading.e_variable:
         e = sympy.Symbol("e")
-        sides = [x.replace(sympy.exp, lambda arg: sympy.Pow(e, arg, evaluate=False)).xreplace({sympy.E: e})
+        # "\\ln x" inside a derivative arrives as log(x, E), unevaluated: ln stays the natural
+        # logarithm, whatever e names
+        sides = [x.replace(lambda a: isinstance(a, sympy.log) and a.args[1:] == (sympy.E,),
+                           lambda a: sympy.log(a.args[0], evaluate=False))
+                 .replace(sympy.exp, lambda arg: sympy.Pow(e, arg, evaluate=False)).xreplace({sympy.E: e})
                  for x in sides]
     return sides
 

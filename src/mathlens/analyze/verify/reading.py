@@ -24,6 +24,7 @@ _E_VARIABLE = re.compile(
     r"(?<![\w\\^.{'])e\s*&?\s*(?:=|<|>|\\le|\\ge|\\neq|≤|≥)(?![=>])"
     r"|(?<![\w\\])[a-d]\s*[,+]\s*e(?![\w^])|(?<![\w\\])\d*[a-z]\s*\+\s*e\s*&?\s*=(?!=)"
     r"|(?<![\w\\^])e\s*[,+]\s*[f-h](?![\w(])")
+_FUNCTION_BEFORE = re.compile(r"(?:ln|log|exp)\s*$")
 # A function defined by name: "p(x) = ...", "q(t) =", "P(n) :=".
 _FUNCTION_DEF = re.compile(r"(?<![\w\\])([a-zA-Z])\s*\(\s*[a-z]\s*\)\s*:?=")
 # Letters never taken as function names (constants, differentials, common variables).
@@ -69,7 +70,9 @@ DEFAULT_READING = Reading()
 def reading_for(texts: Iterable[str]) -> Reading:
     """The reading of a solution made of `texts` (question first, then the steps)."""
     text = "\n".join(t[:_MAX_SCAN] for t in texts if t)[:_MAX_SCAN]
-    e_variable = bool(_E_VARIABLE.search(text))
+    # "\\ln e = 1", "exp e": e as the argument of a function is Euler's number, not a quantity
+    e_variable = any(not (m.group().startswith("e") and _FUNCTION_BEFORE.search(text, max(0, m.start() - 8), m.start()))
+                     for m in _E_VARIABLE.finditer(text))
     functions = frozenset(m.group(1) for m in _FUNCTION_DEF.finditer(text)
                           if m.group(1) not in _NOT_FUNCTIONS and m.group(1) not in "fghFGH")
     letters = frozenset(a or b for a, b in _LETTER.findall(text))
