@@ -361,19 +361,27 @@ def test_a_wrong_part_before_the_cut_leaves_no_whole_answer_on_the_card(tmp_path
     assert re.search(r"part \(b\) no answer none: the token cap cut the response", text), text
 
 
-def test_a_question_with_parts_shows_its_answers_part_by_part(tmp_path: Path) -> None:
-    """Not cut, with the parts answered in turn: the lens card and the answers section read the
-    parts alone, not a whole answer (here the last value of part (b)'s sentence) beside them."""
-    out = tmp_path / "parts"
-    response = ("(a) The domain is x >= -2, so the domain is [-2, inf).\n\n(b) The square root takes every "
-                "value from 0 up, so the range is [0, inf) and f(47) = 7 for example")
-    fx.cli("run", "calc1-exam1", "--model", fx.MODEL, "-M", "responses=" + json.dumps([response]), "--limit", "1",
+def _answer_cards(tmp_path: Path, response: str, items: str, *run_args: str) -> tuple[str, list[str]]:
+    """Run `items` with the stand-in answering `response`, check its answers, and return the report
+    and the text of its two answer cards (the lens card, then the answers section's), white space
+    folded."""
+    out = tmp_path / "answer-cards"
+    fx.cli("run", items, "--model", fx.MODEL, "-M", "responses=" + json.dumps([response]), *run_args,
            "--out", str(out), "--quiet", cache=tmp_path / ".cache")
     fx.cli("analyze", str(out), "--only", "answers")
     html = make_report([out]).html()
     cards = [re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", c))
              for c in re.findall(r'<article class="card (?:lens-card|verdict)".*?</article>', html, re.S)]
     assert len(cards) == 2, cards
+    return html, cards
+
+
+def test_a_question_with_parts_shows_its_answers_part_by_part(tmp_path: Path) -> None:
+    """Not cut, with the parts answered in turn: the lens card and the answers section read the
+    parts alone, not a whole answer (here the last value of part (b)'s sentence) beside them."""
+    response = ("(a) The domain is x >= -2, so the domain is [-2, inf).\n\n(b) The square root takes every "
+                "value from 0 up, so the range is [0, inf) and f(47) = 7 for example")
+    html, cards = _answer_cards(tmp_path, response, "calc1-exam1", "--limit", "1")
     for text in cards:
         assert "read part by part" in text and re.search(r"\(a\)\s*correct \[-2, inf\)", text), text
         # "and f(47) = 7 for example" illustrates the range stated before it
@@ -406,14 +414,7 @@ def test_a_part_read_from_the_one_final_answer_says_so_on_both_cards(tmp_path: P
                   {"label": "b", "text": "Does it converge?", "answer": "converges"}]}) + "\n", encoding="utf-8")
     response = ("### Step 1\nThe ratio tends to one third.\n### Step 2\nSo the series converges.\n"
                 "\\[ \\boxed{\\text{Converges}} \\]")
-    out = tmp_path / "run"
-    fx.cli("run", str(items), "--model", fx.MODEL, "-M", "responses=" + json.dumps([response]),
-           "--out", str(out), "--quiet", cache=tmp_path / ".cache")
-    fx.cli("analyze", str(out), "--only", "answers")
-    html = make_report([out]).html()
-    cards = [re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", c))
-             for c in re.findall(r'<article class="card (?:lens-card|verdict)".*?</article>', html, re.S)]
-    assert len(cards) == 2, cards
+    _, cards = _answer_cards(tmp_path, response, str(items))
     for text in cards:
         assert re.search(r"\(b\)\s*correct .*its one final answer is read for this part", text), text
         assert re.search(r"\(a\)\s*unparseable", text), text

@@ -8,7 +8,7 @@
   ``x^2 - 2x - 7 = 0``); equal degree and not proportional is a slip (``(x - 7)(x + 5) = 0``).
   Squaring, taking roots and dividing by the unknown change the degree and are left alone. A
   function term both equations hold alike (``|A|``, ``sin t``) whose unknowns appear nowhere else
-  is one unknown for this check (`opaque_terms`).
+  is one unknown for this check (`_opaque_terms`).
 * `implicit_derivative`: ``y' = -x/y`` after ``x^2 + y^2 = 25``.
 """
 
@@ -123,11 +123,11 @@ def rewrite_check(previous: sympy.Basic, lhs: sympy.Basic, rhs: sympy.Basic, lea
     # step the words announce is a rewriting.
     if not symbols or (lhs.free_symbols | rhs.free_symbols) != symbols:
         return None
-    previous, new_diff, back = opaque_terms(previous, lhs - rhs)
-    lhs, rhs, symbols = new_diff, sympy.Integer(0), previous.free_symbols
+    previous, stated, back = _opaque_terms(previous, lhs - rhs)
+    symbols = previous.free_symbols
     if len(symbols) > 1 and not (several and _ALGEBRA.search(lead)):
         return None
-    old, new = _numerator(previous), _numerator(lhs - rhs)
+    old, new = _numerator(previous), _numerator(stated)
     if old is None or new is None or new == 0:
         return None
     gens = sorted(symbols, key=lambda x: x.name)
@@ -137,7 +137,7 @@ def rewrite_check(previous: sympy.Basic, lhs: sympy.Basic, rhs: sympy.Basic, lea
         return None
     if p.total_degree() < 1 or p.total_degree() != q.total_degree():
         return None
-    same = proportional(p, q)
+    same = _proportional(p, q)
     if same is None:
         return None
     if same:
@@ -147,7 +147,7 @@ def rewrite_check(previous: sympy.Basic, lhs: sympy.Basic, rhs: sympy.Basic, lea
                       f"not equivalent to {shown} = 0")
 
 
-def proportional(p: sympy.Poly, q: sympy.Poly) -> bool | None:
+def _proportional(p: sympy.Poly, q: sympy.Poly) -> bool | None:
     """Whether `p` is a nonzero constant times `q` (None: a coefficient could not be evaluated).
     Coefficients are compared as numbers, so that radicals written two ways agree
     (``(1 + √7)t - 1 + √7`` and ``t + (4 - √7)/3``)."""
@@ -165,7 +165,8 @@ def proportional(p: sympy.Poly, q: sympy.Poly) -> bool | None:
     return all(abs(pc[m] - k * qc[m]) <= 1e-12 * max(abs(pc[m]), abs(k * qc[m])) for m in pc)
 
 
-def opaque_terms(old: sympy.Basic, new: sympy.Basic) -> tuple[sympy.Basic, sympy.Basic, dict[sympy.Basic, sympy.Basic]]:
+def _opaque_terms(old: sympy.Basic, new: sympy.Basic
+                  ) -> tuple[sympy.Basic, sympy.Basic, dict[sympy.Basic, sympy.Basic]]:
     """`old` and `new` with each function term both hold alike (``|P|``, ``sin(t)``) put as an
     unknown of its own, when the unknowns inside it appear nowhere else in either and in no other
     such term: ``180 + |P| + |C| - 180 = 15`` then ``|P| + |C| = 15`` is then a linear rewriting
