@@ -43,7 +43,7 @@ def test_identical_responses_give_full_robustness_and_no_sensitivity() -> None:
     assert q.status == "ok" and q.n_ablations == 3
     assert q.robustness == pytest.approx(1.0) and q.robustness_sd == pytest.approx(0.0)
     assert q.phrase_sensitivity == pytest.approx(0.0)
-    assert q.answer_flip_rate == 0.0 and q.n_answer_compared == 3
+    assert q.answer_flip_rate == 0.0 and q.answer_pairs.compared == 3
     assert q.mean_levenshtein == pytest.approx(0.0)
 
 

@@ -203,4 +203,4 @@ def test_question_sensitivity_reads_word_records_like_any_ablation() -> None:
     records = [rec(ANSWER, Variant()), rec(OFF_TOPIC, variants[0]), rec(ANSWER, variants[1])]
     q = question_sensitivity(records, question, SensitivityConfig(flow=False))
     assert [(i.element_type, i.element_text) for i in q.impact] == [("word", "directional"), ("word", "derivative")]
-    assert q.answer_flip_rate is not None and q.n_answer_compared == 2
+    assert q.answer_flip_rate is not None and q.answer_pairs.compared == 2

@@ -41,11 +41,11 @@ def test_a_pair_is_compared_only_when_both_responses_answer_in_full(case: dict[s
     (pair,) = q.details
     if case["compared"]:
         assert pair.answer == case["answer"] and pair.answer_left_out is None
-        assert q.n_answer_compared == 1 and q.answer_flip_rate == (1.0 if case["answer"] == "flipped" else 0.0)
+        assert q.answer_pairs.compared == 1 and q.answer_flip_rate == (1.0 if case["answer"] == "flipped" else 0.0)
     else:
         assert pair.answer is None and pair.answer_left_out == case["left_out"]
-        assert q.n_answer_compared == 0 and q.answer_flip_rate is None
-    assert (q.n_answer_unanswered, q.n_answer_truncated) == (
+        assert q.answer_pairs.compared == 0 and q.answer_flip_rate is None
+    assert (q.answer_pairs.unanswered, q.answer_pairs.truncated) == (
         int(case.get("left_out") == "no_final_answer"), int(case.get("left_out") == "truncated"))
 
 
@@ -60,12 +60,13 @@ def test_the_rate_rests_on_answered_pairs_and_the_table_counts_the_rest() -> Non
     records = [_rec(original), *(_rec(v, _variant(i)) for i, v in enumerate(variants, start=1))]
     q = question_sensitivity(records, Q, CONFIG)
     # Over all five pairs a naive rate would count three "flips" (two of them answers never given).
-    assert q.n_answer_compared == 2 and q.answer_flip_rate == 0.5
-    assert (q.n_answer_unanswered, q.n_answer_truncated) == (2, 1)
-    (row,) = exam_rows([q], {}, CONFIG)
-    assert (row.answer_pairs_compared, row.answer_pairs_unanswered, row.answer_pairs_truncated) == (2, 2, 1)
+    assert q.answer_pairs.compared == 2 and q.answer_flip_rate == 0.5
+    assert (q.answer_pairs.unanswered, q.answer_pairs.truncated) == (2, 1)
+    assert q.answer_pairs.describe() == "2 answered pair(s); left out 2 without a final answer, 1 cut by the token cap"
+    (row,) = exam_rows([q, q], {}, CONFIG)  # the same question twice: the row adds its counts up
+    assert (row.answer_pairs.compared, row.answer_pairs.unanswered, row.answer_pairs.truncated) == (4, 4, 2)
     assert row.answer_flip_rate.mean == 0.5
     header, line = rows_csv([row]).strip().split("\n")
     cols = dict(zip(header.split(","), line.split(","), strict=True))
     assert (cols["answer_pairs_compared"], cols["answer_pairs_unanswered"], cols["answer_pairs_truncated"]) == (
-        "2", "2", "1")
+        "4", "4", "2")

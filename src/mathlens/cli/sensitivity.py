@@ -25,9 +25,7 @@ def _print(report: SensitivityReport, top: int) -> None:
     else:
         console.print(f"excluded as degenerate: {report.excluded_degenerate} response(s), "
                       f"{report.excluded_questions} whole question(s) (--include-degenerate keeps them)")
-    console.print(f"answer flips over answered pairs only: {report.answer_pairs_compared} pair(s) compared; left out "
-                  f"{report.answer_pairs_unanswered} without a final answer, {report.answer_pairs_truncated} cut by "
-                  "the token cap")
+    console.print(f"answer flips over answered pairs only: {report.answer_pairs.describe()}")
     table = Table(title="Exam level (mean ± sd [95% CI])")
     for col in ("Course", "Exam", "Model", "Configuration", "Robustness", "Complexity", "Step count", "Phrase sens.",
                 "Flagged", "Excluded (degenerate)"):
@@ -44,8 +42,7 @@ def _print(report: SensitivityReport, top: int) -> None:
     for q in report.questions:
         head = (f"{q.exam_id}/{q.question_id} [{q.configuration}] R={_num(q.robustness)}"
                 f" ± {_num(q.robustness_sd)}  PS={_num(q.phrase_sensitivity)}"
-                f"  flips={_num(q.answer_flip_rate, 2)} of {q.n_answer_compared} answered pair(s)"
-                f" (left out: {q.n_answer_unanswered} unanswered, {q.n_answer_truncated} truncated)"
+                f"  flips={_num(q.answer_flip_rate, 2)} of {q.answer_pairs.describe()}"
                 f"  pattern changes={_num(q.pattern_change_rate, 2)}"
                 f"  excluded degenerate={q.excluded_degenerate}"
                 + (f"  [{q.status}: {q.note}]" if q.status == "degenerate" else ""))

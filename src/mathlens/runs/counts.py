@@ -78,16 +78,27 @@ class Counts(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class RecordCounts(Counts):
-    """The records of one model under one configuration."""
+class Outcomes(Counts):
+    """A model's records counted by outcome: what every row of record counts holds."""
 
     model: str
-    configuration: str
     records: int = 0
-    #: records of ablation variants and paraphrases (the rest answer the original prompts)
-    variants: int = 0
     ok: int = 0
     error: int = 0
+
+    def add(self, rec: _Counted | RunRecord) -> None:
+        """Count one record."""
+        self.records += 1
+        self.ok += rec.status == "ok"
+        self.error += rec.status == "error"
+
+
+class RecordCounts(Outcomes):
+    """The records of one model under one configuration."""
+
+    configuration: str
+    #: records of ablation variants and paraphrases (the rest answer the original prompts)
+    variants: int = 0
     truncated: int = 0
     cached: int = 0
     prompt_tokens: int = 0
@@ -99,11 +110,9 @@ class RecordCounts(Counts):
 
     def add(self, rec: _Counted | RunRecord) -> None:
         """Count one record of this model and configuration."""
+        super().add(rec)
         truncated = rec.finish_reason == "length"
-        self.records += 1
         self.variants += rec.variant.kind != "original"
-        self.ok += rec.status == "ok"
-        self.error += rec.status == "error"
         self.truncated += truncated
         self.cached += rec.cached
         self.prompt_tokens += rec.usage.prompt_tokens
@@ -113,23 +122,17 @@ class RecordCounts(Counts):
         self.trace_truncated += truncated and bool(rec.reasoning) and not (rec.response or "").strip()
 
 
-class ReplicaCounts(Counts):
+class ReplicaCounts(Outcomes):
     """The records one replica of a pool answered (cache hits name no replica)."""
 
-    model: str
     replica: str
-    records: int = 0
-    ok: int = 0
-    error: int = 0
     completion_tokens: int = 0
     #: of the model's records answered by a replica
     share: float = 0.0
 
     def add(self, rec: _Counted | RunRecord) -> None:
         """Count one record this replica answered."""
-        self.records += 1
-        self.ok += rec.status == "ok"
-        self.error += rec.status == "error"
+        super().add(rec)
         self.completion_tokens += rec.usage.completion_tokens
 
 

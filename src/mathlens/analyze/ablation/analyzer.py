@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 
 from mathlens.analyze.ablation.divergence import TOKEN_PATTERN
 from mathlens.analyze.ablation.flags import FlagConfig
-from mathlens.analyze.ablation.metrics import QuestionSensitivity, SensitivityConfig, question_sensitivity
+from mathlens.analyze.ablation.metrics import AnswerPairs, QuestionSensitivity, SensitivityConfig, question_sensitivity
 from mathlens.analyze.ablation.outcomes import FlowSummary, answer_source, from_flow_result
 from mathlens.analyze.ablation.tables import ExamRow, exam_rows, rows_csv
 from mathlens.analyze.executor import Executor, LocalExecutor
@@ -93,15 +93,8 @@ class SensitivitySummary(BaseModel):
     excluded_questions: int = 0
     #: single-element pairs whose final answers were compared (the answer-flip rate's base), and the
     #: pairs left out because a response states no final answer / was cut by the token cap
-    answer_pairs_compared: int = 0
-    answer_pairs_unanswered: int = 0
-    answer_pairs_truncated: int = 0
+    answer_pairs: AnswerPairs = Field(default_factory=AnswerPairs)
     answer_source: str = ""
-
-    @property
-    def answer_pairs_left_out(self) -> int:
-        """Pairs left out of the answer-flip rate (no final answer, or cut by the cap)."""
-        return self.answer_pairs_unanswered + self.answer_pairs_truncated
     flow_source: str | None = None
     exams: list[ExamRow] = Field(default_factory=list)
 
@@ -113,7 +106,7 @@ class SensitivityReport(SensitivitySummary):
 
 
 #: `analysis/sensitivity.jsonl`: one entry per question, model and configuration.
-SENSITIVITY = DocumentSpec("sensitivity", 1, QuestionSensitivity, SensitivitySummary,
+SENSITIVITY = DocumentSpec("sensitivity", 2, QuestionSensitivity, SensitivitySummary,
                            rerun="mathlens sensitivity RUN")
 
 
@@ -291,9 +284,7 @@ class _Stream:
             include_degenerate=config.include_degenerate,
             excluded_degenerate=sum(q.excluded_degenerate for q in results),
             excluded_questions=sum(q.status == "degenerate" for q in results),
-            answer_pairs_compared=sum(q.n_answer_compared for q in results),
-            answer_pairs_unanswered=sum(q.n_answer_unanswered for q in results),
-            answer_pairs_truncated=sum(q.n_answer_truncated for q in results),
+            answer_pairs=AnswerPairs.total(q.answer_pairs for q in results),
             answer_source=answer_source(),
             flow_source=next((q.flow_source for q in results if q.flow_source), None),
             exams=exam_rows(results, self.exams, config))

@@ -18,7 +18,8 @@ Final answers are compared only where both exist: a pair in which either respons
 answer (the quality flag `no_final_answer`), or either was cut by the token cap (the end of the
 response, where the answer would be, is missing), is left out of the answer-flip rate and of every
 other final-answer comparison, with the reason in the pair's `answer_left_out` and the counts beside
-the rate (`n_answer_unanswered`, `n_answer_truncated`). An answer that was never given cannot flip.
+the rate (`AnswerPairs`: one count type wherever the rate is stored, down to the run's summary).
+An answer that was never given cannot flip.
 
 Degenerate responses (empty, an echo of the prompt or system role, a loop, the wrong script: see
 `mathlens.analyze.quality`) are left out unless `include_degenerate`: a degenerate original
@@ -31,6 +32,7 @@ responses left out.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from statistics import fmean, stdev
 from typing import Literal
@@ -95,6 +97,55 @@ class PairDivergence(BaseModel):
     answer_left_out: AnswerLeftOut | None = None
 
 
+#: the answer statuses of a pair whose final answers were compared
+_COMPARED = ("same", "flipped")
+
+
+class AnswerPairs(BaseModel):
+    """The base of an answer-flip rate: the pairs whose final answers were compared, and the pairs
+    left out because a response states no final answer (`unanswered`) or was cut by the token cap
+    (`truncated`)."""
+
+    compared: int = 0
+    unanswered: int = 0
+    truncated: int = 0
+
+    @property
+    def left_out(self) -> int:
+        return self.unanswered + self.truncated
+
+    @classmethod
+    def of(cls, pairs: Iterable[PairDivergence]) -> AnswerPairs:
+        """Count the pairs of one kind."""
+        out = cls()
+        for p in pairs:
+            out.compared += p.answer in _COMPARED
+            out.unanswered += p.answer_left_out == "no_final_answer"
+            out.truncated += p.answer_left_out == "truncated"
+        return out
+
+    @classmethod
+    def total(cls, counts: Iterable[AnswerPairs]) -> AnswerPairs:
+        """The counts of several questions added up."""
+        out = cls()
+        for c in counts:
+            out.compared += c.compared
+            out.unanswered += c.unanswered
+            out.truncated += c.truncated
+        return out
+
+    def describe(self) -> str:
+        """The counts in words, as every view of the rate prints them."""
+        return (f"{self.compared} answered pair(s); left out {self.unanswered} without a final answer, "
+                f"{self.truncated} cut by the token cap")
+
+
+def flip_rate(pairs: Iterable[PairDivergence]) -> float | None:
+    """The share of the compared pairs whose final answer flipped (None: none compared)."""
+    compared = [p for p in pairs if p.answer in _COMPARED]
+    return sum(p.answer == "flipped" for p in compared) / len(compared) if compared else None
+
+
 class Impact(BaseModel):
     """An element's impact factor, 1 − cos, averaged over repeats; rank 1 is the largest."""
 
@@ -114,9 +165,7 @@ class KindSummary(BaseModel):
     robustness_sd: float | None = None
     max_divergence: float | None = None
     answer_flip_rate: float | None = None
-    n_answer_compared: int = 0
-    n_answer_unanswered: int = 0
-    n_answer_truncated: int = 0
+    answer_pairs: AnswerPairs = Field(default_factory=AnswerPairs)
 
 
 class QuestionSensitivity(BaseModel):
@@ -141,10 +190,8 @@ class QuestionSensitivity(BaseModel):
     mean_levenshtein: float | None = None
     impact: list[Impact] = Field(default_factory=list)
     answer_flip_rate: float | None = None
-    n_answer_compared: int = 0
-    #: single-element pairs left out of the flip rate: a response without a final answer / cut by the cap
-    n_answer_unanswered: int = 0
-    n_answer_truncated: int = 0
+    #: the single-element pairs the flip rate rests on, and those left out of it
+    answer_pairs: AnswerPairs = Field(default_factory=AnswerPairs)
     meaning_preserving_flips: int = 0
     n_meaning_preserving_compared: int = 0
     pattern_change_rate: float | None = None
@@ -269,13 +316,10 @@ def _kind_summary(pairs: list[PairDivergence]) -> KindSummary | None:
     if not pairs:
         return None
     cos = [p.cosine for p in pairs if p.status == "ok" and p.cosine is not None]
-    ans = [p for p in pairs if p.answer in ("same", "flipped")]
     return KindSummary(
         n=len(pairs), robustness=fmean(cos) if cos else None, robustness_sd=stdev(cos) if len(cos) > 1 else None,
         max_divergence=max(1 - c for c in cos) if cos else None,
-        answer_flip_rate=sum(p.answer == "flipped" for p in ans) / len(ans) if ans else None,
-        n_answer_compared=len(ans), n_answer_unanswered=sum(p.answer_left_out == "no_final_answer" for p in pairs),
-        n_answer_truncated=sum(p.answer_left_out == "truncated" for p in pairs),
+        answer_flip_rate=flip_rate(pairs), answer_pairs=AnswerPairs.of(pairs),
     )
 
 
@@ -345,9 +389,8 @@ def question_sensitivity(records: list[RunRecord], question: Question | None,
     ok = [p for p in single if p.status == "ok" and p.cosine is not None]
     cos = [p.cosine for p in ok if p.cosine is not None]
     impacts = _impacts(ok)
-    answered = [p for p in single if p.answer in ("same", "flipped")]
     patterned = [p for p in single if p.pattern_changed is not None]
-    preserving = [p for p in details if p.meaning_preserving and p.answer in ("same", "flipped")]
+    preserving = [p for p in details if p.meaning_preserving and p.answer in _COMPARED]
     flips_mp = sum(p.answer == "flipped" for p in preserving)
     ps = impacts[0].impact if impacts else None
     return QuestionSensitivity(
@@ -359,10 +402,7 @@ def question_sensitivity(records: list[RunRecord], question: Question | None,
         ps_element_text=impacts[0].element_text if impacts else None,
         mean_levenshtein=fmean(p.levenshtein for p in ok if p.levenshtein is not None) if ok else None,
         impact=impacts,
-        answer_flip_rate=sum(p.answer == "flipped" for p in answered) / len(answered) if answered else None,
-        n_answer_compared=len(answered),
-        n_answer_unanswered=sum(p.answer_left_out == "no_final_answer" for p in single),
-        n_answer_truncated=sum(p.answer_left_out == "truncated" for p in single),
+        answer_flip_rate=flip_rate(single), answer_pairs=AnswerPairs.of(single),
         meaning_preserving_flips=flips_mp,
         n_meaning_preserving_compared=len(preserving),
         pattern_change_rate=sum(bool(p.pattern_changed) for p in patterned) / len(patterned) if patterned else None,

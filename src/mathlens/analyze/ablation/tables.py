@@ -5,10 +5,10 @@ step count and phrase sensitivity, each the mean of its question-level values (e
 count) with the standard deviation across questions and a seeded percentile-bootstrap 95%
 interval (`mathlens.stats.bootstrap.bootstrap_ci`, resampling questions). Questions without a
 value for a metric are left out of that metric and counted in its `n`. The answer-flip rate is over
-answered pairs only: `answer_pairs_compared` counts the pairs it rests on, `answer_pairs_unanswered`
-and `answer_pairs_truncated` the pairs left out (a response without a final answer / cut by the
-cap). `excluded_degenerate` counts the degenerate responses left out of the row's questions, `excluded_questions` the
-questions left out entirely because their original response is degenerate.
+answered pairs only: `answer_pairs` counts the pairs it rests on and the pairs left out (a response
+without a final answer / cut by the cap). `excluded_degenerate` counts the degenerate responses left
+out of the row's questions, `excluded_questions` the questions left out entirely because their
+original response is degenerate.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import io
 from collections import defaultdict
 from statistics import fmean, stdev
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from mathlens.analyze.ablation.metrics import QuestionSensitivity, SensitivityConfig
+from mathlens.analyze.ablation.metrics import AnswerPairs, QuestionSensitivity, SensitivityConfig
 from mathlens.stats.bootstrap import bootstrap_ci
 
 TABLE_METRICS = ("robustness", "complexity", "step_count", "phrase_sensitivity")
@@ -53,9 +53,7 @@ class ExamRow(BaseModel):
     answer_flip_rate: MetricSummary
     #: pairs whose final answers were compared, and those left out because a response states no
     #: final answer or was cut by the token cap (an answer never given cannot flip)
-    answer_pairs_compared: int = 0
-    answer_pairs_unanswered: int = 0
-    answer_pairs_truncated: int = 0
+    answer_pairs: AnswerPairs = Field(default_factory=AnswerPairs)
     flagged_questions: int
     excluded_degenerate: int = 0
     excluded_questions: int = 0
@@ -89,9 +87,7 @@ def exam_rows(questions: list[QuestionSensitivity], exams: dict[str, tuple[str, 
             course=course, exam=name, exam_id=exam_id, model=model, configuration=conf, n_questions=len(qs),
             **{m: summarize(values(m), config) for m in TABLE_METRICS},
             answer_flip_rate=summarize(values("answer_flip_rate"), config),
-            answer_pairs_compared=sum(q.n_answer_compared for q in qs),
-            answer_pairs_unanswered=sum(q.n_answer_unanswered for q in qs),
-            answer_pairs_truncated=sum(q.n_answer_truncated for q in qs),
+            answer_pairs=AnswerPairs.total(q.answer_pairs for q in qs),
             flagged_questions=sum(bool(q.flags) for q in qs),
             excluded_degenerate=sum(q.excluded_degenerate for q in qs),
             excluded_questions=sum(q.status == "degenerate" for q in qs),
@@ -119,7 +115,8 @@ def rows_csv(rows: list[ExamRow]) -> str:
         for m in metrics:
             s: MetricSummary = getattr(r, m)
             line += [_fmt(s.mean), _fmt(s.sd), _fmt(s.ci_low), _fmt(s.ci_high), str(s.n)]
-        line += [str(r.answer_pairs_compared), str(r.answer_pairs_unanswered), str(r.answer_pairs_truncated),
+        pairs = r.answer_pairs
+        line += [str(pairs.compared), str(pairs.unanswered), str(pairs.truncated),
                  str(r.flagged_questions), str(r.excluded_degenerate), str(r.excluded_questions)]
         writer.writerow(line)
     return buf.getvalue()

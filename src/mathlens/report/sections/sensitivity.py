@@ -89,8 +89,7 @@ def _panel(ctx: ReportContext, view: QuestionView, run: RunData, q: QuestionSens
                ("phrase sensitivity (max 1 − cosine)", f"{display_cell(q.phrase_sensitivity)}  from {ps_el}"),
                ("mean normalised Levenshtein", display_cell(q.mean_levenshtein)),
                ("answer-flip rate (answered pairs only)",
-                f"{display_cell(q.answer_flip_rate)} of {q.n_answer_compared} answered pairs; left out "
-                f"{q.n_answer_unanswered} without a final answer, {q.n_answer_truncated} cut by the token cap"),
+                f"{display_cell(q.answer_flip_rate)} of {q.answer_pairs.describe()}"),
                ("pattern-change rate", f"{display_cell(q.pattern_change_rate)} of {q.n_pattern_compared}"),
                ("ablations", str(q.n_ablations)),
                ("excluded (degenerate responses)", str(q.excluded_degenerate))]

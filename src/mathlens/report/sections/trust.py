@@ -94,10 +94,8 @@ def _sensitivity(ctx: ReportContext, run_index: int) -> list[TrustLine]:
         return []
     s = doc.summary
     return [TrustLine("answer flips",
-                      f"computed over {s.answer_pairs_compared} answered pairs of original and variant; left out "
-                      f"{s.answer_pairs_unanswered} where a response states no final answer and "
-                      f"{s.answer_pairs_truncated} cut by the token cap",
-                      warn=s.answer_pairs_left_out > s.answer_pairs_compared)]
+                      f"computed over answered pairs of original and variant only: {s.answer_pairs.describe()}",
+                      warn=s.answer_pairs.left_out > s.answer_pairs.compared)]
 
 
 def _scale(ctx: ReportContext, run_index: int) -> list[TrustLine]:
