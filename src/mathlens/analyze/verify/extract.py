@@ -2,7 +2,8 @@
 
 A plain run is a maximal stretch of math tokens (numbers, single letters, operators, brackets,
 known function names, ``dx``, ``lim``, ``f_x``...) on one line; an English word of two or more
-letters ends it. A run is kept when it has an operator, a relation or a function call, so that
+letters ends it, and so does a unit's abbreviation right after a number ("10/2 = 5 cm": the
+math is "10/2 = 5", as with "6 feet"). A run is kept when it has an operator, a relation or a function call, so that
 "Step 2" or a lone article "a" is not math. A ``$`` right before a digit is currency, not a
 LaTeX delimiter, when the would-be LaTeX content starts or ends with a space (``$5 and $15``)
 or its closing sign stands right before a number (``$30 +$200``); an amount may start with its
@@ -58,6 +59,13 @@ ENGLISH_SHORT = frozenset({
     "when", "what", "were", "will", "also", "been", "have", "just", "like", "only", "over", "such", "very",
     "well", "more", "most", "some", "your", "four", "five", "nine",
 })
+#: abbreviations of units that would otherwise read as products of letters ("cm" as c·m); after a
+#: number they are words. "sec" and "min" stay functions.
+UNIT_ABBREVIATIONS = frozenset({
+    "mm", "cm", "km", "mg", "kg", "ml", "ft", "yd", "mi", "lb", "lbs", "oz", "hr", "hrs", "mph", "kph",
+})
+#: what a quantity before a unit ends with: a number ("5 cm"), a bracket ("(5) cm"), π ("25π cm")
+_QUANTITY_ENDS = frozenset({"num", ")", "π"})
 # Phrases whose words belong to the math ("integral from 0 to 1 of x dx", "lim as x -> 0").
 _MATH_PHRASES = re.compile(
     r"\b(?:integral|int)\s+(?:from\s+\S+\s+to\s+\S+\s+)?of\b|\blim(?:it)?\s+as\s+[a-z]\s*(?:->|→|approaches|goes to)",
@@ -137,9 +145,14 @@ def _plain_spans(text: str, budget: int) -> list[MathSpan]:
     run_start: int | None = None
     run_end = 0
     forced = [(m.start(), m.end()) for m in _MATH_PHRASES.finditer(text)]
+    last = None  # the kind of the last token that is not a space
     for m in _TOKEN.finditer(text):
         kind = m.lastgroup
-        mathy = kind in ("num", "op", "open", "close", "cmd") or (kind == "word" and _is_math_word(m.group())) \
+        unit = kind == "word" and last in _QUANTITY_ENDS and m.group() in UNIT_ABBREVIATIONS
+        if kind != "space":
+            last = m.group() if m.group() in _QUANTITY_ENDS else kind
+        mathy = kind in ("num", "op", "open", "close", "cmd") or (kind == "word" and _is_math_word(m.group())
+                                                                  and not unit) \
             or (kind == "word" and any(a <= m.start() < b for a, b in forced))
         if mathy:
             if run_start is None:
@@ -170,6 +183,9 @@ def _finish(text: str, start: int, end: int) -> MathSpan | None:
     while raw and raw[-1] in ")]}" and raw.count(raw[-1]) > raw.count({")": "(", "]": "[", "}": "{"}[raw[-1]]):
         raw, end = raw[:-1].rstrip(), end - 1 - (len(raw[:-1]) - len(raw[:-1].rstrip()))
     raw = raw.rstrip(" ,")
+    # A bracket that opens words ("= 33 (rounded down)") is not part of the math.
+    while raw and raw[-1] in "([{" and raw[:-1].rstrip():
+        raw = raw[:-1].rstrip(" ,")
     end = start + len(raw)
     if not raw or not re.search(r"[A-Za-z0-9]", raw):
         return None

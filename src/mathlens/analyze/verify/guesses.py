@@ -20,6 +20,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from mathlens.analyze.verify.extract import UNIT_ABBREVIATIONS
 from mathlens.analyze.verify.reading import Reading
 
 #: how much of a piece is scanned (the parse caps pieces far below this)
@@ -31,9 +32,8 @@ _KNOWN_WORDS = frozenset({
     "acos", "atan", "ln", "log", "exp", "sqrt", "cbrt", "frac", "lim", "max", "min", "gcd", "lcm", "mod",
     "abs", "oo", "inf", "pi", "dx", "dy", "dz", "dt", "du", "dv", "df", "dr", "ds", "deg", "rad", "ceil",
     "floor", "sgn", "det", "tr", "and", "or", "if", "to", "of", "as", "is", "in", "on", "at", "by", "for",
-    "the", "so", "we", "let", "then", "thus", "hence", "cm", "mm", "km", "kg", "mg", "ml", "hr", "ft",
-    "yd", "mi", "lb", "oz",
-})
+    "the", "so", "we", "let", "then", "thus", "hence",
+}) | UNIT_ABBREVIATIONS
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
 _LATEX_GROUPED_TEXT = re.compile(r"\\(?:text|mathrm|operatorname|textbf|mbox)\s*\{[^{}]{0,80}\}")
 # "xy", and "erf(x)" (a name the reader does not know, before a bracket, is a product too)

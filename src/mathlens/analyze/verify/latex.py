@@ -57,6 +57,11 @@ _TEXT = re.compile(r"\\(?:text|mathrm|textbf|mbox)\{\s*([^{}]*)\}")
 #: latex2sympy2 reads as a product of letters (s·i·n)
 _BARE_FUNCTION = re.compile(r"(?<![A-Za-z\\])(arcsin|arccos|arctan|sinh|cosh|tanh|sin|cos|tan|sec|csc|cot|"
                             r"ln|log|exp)(?![A-Za-z])")
+# "\\log_2{8} \\cdot 2", "\\log_2 3 \\cdot \\log_3 4": a function's bare argument ends at an explicit
+# product sign (or at the next logarithm), where latex2sympy2 would take the whole product.
+_ARGUMENT_BEFORE_PRODUCT = re.compile(
+    r"(\\(?:log|ln|sin|cos|tan|sec|csc|cot|sinh|cosh|tanh|arcsin|arccos|arctan|exp)(?:_\{[^{}]*\}|_\w)?)\s*"
+    r"(\{[^{}]*\}|\d+(?:\.\d+)?|[A-Za-z](?![A-Za-z]))(?=\s*(?:\\cdot|\\times|\\(?:log|ln)(?![A-Za-z])))")
 _SUBSCRIPTED_I = re.compile(r"(?<![A-Za-z\\])I_(\{[^{}]*\}|\w)")
 _PRIMED_NAME = re.compile(r"(?<![A-Za-z\\])([A-Za-z])('+)(?![\w('])")
 
@@ -97,6 +102,7 @@ def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
                   else m.group() if m.group(1) == "zzqop" else " ", s)
     s = s.replace("\\%", " " if reading.units else "\\cdot\\frac{1}{100}")
     s = _BARE_FUNCTION.sub(r"\\\1", s)
+    s = _ARGUMENT_BEFORE_PRODUCT.sub(lambda m: f"{m.group(1)}({m.group(2).strip('{}')})", s)
     # "I_1" is a name (an integral the solution calls I_1): latex2sympy2 would read the imaginary
     # unit and drop the subscript; the name is put back by `_plain_names`
     s = _SUBSCRIPTED_I.sub(r"\\mathrm{zzqcapi}_\1", s)

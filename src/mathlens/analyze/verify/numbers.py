@@ -178,3 +178,20 @@ def _last_digit_unit(expr: sympy.Basic) -> float:
             unit *= 10
         return unit
     return 1.0
+
+
+def rounds_to(lhs: sympy.Basic, rhs: sympy.Basic, direction: Literal["up", "down", "nearest"]) -> bool:
+    """Whether the number `rhs` is `lhs` rounded in `direction` to the last digit `rhs` shows
+    (``150/20 = 8`` with "rounded up" in the words: 7.5 up to 8)."""
+    if not (lhs.is_number and rhs.is_number):
+        return False
+    a, b = num(lhs), num(rhs)
+    if a is None or b is None or abs(a.imag) > 1e-12 or abs(b.imag) > 1e-12:
+        return False
+    gap, unit = b.real - a.real, _last_digit_unit(rhs)
+    slack = 1e-9 * max(abs(a.real), unit)
+    if direction == "up":
+        return -slack <= gap < unit - slack
+    if direction == "down":
+        return -unit + slack < gap <= slack
+    return abs(gap) <= unit / 2 + slack

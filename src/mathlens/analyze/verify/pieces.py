@@ -19,8 +19,24 @@ from mathlens.analyze.verify.text import TEXT_COMMAND, split_relations, split_to
 
 MAX_SPANS_PER_STEP = 40
 
-# A claim whose side is continued in words ("20% of 50 = 10" gives the span "50 = 10").
-_BINDING_WORD = re.compile(r"\b(of|times|plus|minus|by|per|over|into|than|multiplied|divided)\s*$", re.I)
+# A claim whose side is continued in words ("20% of 50 = 10" gives the span "50 = 10"), also
+# across the words that only point at the number ("half of the 48 = 24", "twice the 12 = 24").
+_POINTING = (r"(?:\s+(?:the|a|an|his|her|their|its|our|your|my|these|those|this|that|each|every|"
+             r"remaining|other|total|original|initial|entire|whole|same|first|last|new|current))*")
+_BINDING_WORD = re.compile(r"(?:\b(?:of|times|plus|minus|by|per|over|into|than|multiplied|divided|twice|half|"
+                           rf"double|triple|thrice|at)|@){_POINTING}\s*$", re.I)
+# "3:4 = 0.75": a ratio (or a score) whose first term the reader does not take
+_RATIO_BEFORE = re.compile(r"\d:$")
+# A percentage or a fraction of a number that is a whole side ("20% of 50 = 10", "3/4 of 48 = 36"):
+# a product, as "20\\% \\text{ of } 400" is in LaTeX. A side that goes on ("20% of 50 + 10") is not read.
+_PART_OF = re.compile(r"(?<![\d.,/])(?P<share>\d+(?:\.\d+)?%|\d+/\d+)(?P<of>[ \t]+of[ \t]+)"
+                      r"(?=\$?\d[\d,]*(?:\.\d+)?[ \t]*(?:=|≈))")
+_OPERATOR_BEFORE = frozenset("+-−–*/×÷^(")
+# Words right after a statement that carry its last side on ("d = 20% of 50", "x = 5 squared"):
+# that side is not all of the value. "of" does so only before a number: "1/8 = 0.125 of the whole"
+# is a share.
+_BINDS_NEXT = re.compile(r"\s*(?:(?:times|plus|minus|squared|cubed|multiplied|divided)\b|"
+                         rf"of{_POINTING}\s+\$?\d)", re.I)
 
 
 # A relation in a piece of a step; "<" and ">" only count with spaces (else they delimit a vector).
@@ -98,6 +114,7 @@ class Piece:
     text: str
     notation: str
     continued: bool = False  # its left side continues in words ("20% of 50 = 10")
+    open_end: bool = False  # its last side continues in words ("d = 20% of 50")
     supposed: bool = False  # a supposition ("when x = 3"), not a result
     # The words between the previous statement and this one ("" inside one display, "," after
     # a comma): "Factoring, we get" makes it a rewriting of the previous equation.
@@ -110,11 +127,22 @@ class Piece:
     start: int = 0  # where its span starts
 
 
+def _part_of(m: re.Match[str]) -> str:
+    """"20% of 50" as "20% *  50" (the same length, so offsets hold), unless an operator comes
+    before the share ("100% - 20% of 50": which share is taken is not written)."""
+    if m.string[:m.start()].rstrip()[-1:] in _OPERATOR_BEFORE:
+        return m.group()
+    of = m.group("of")
+    return m.group("share") + " *" + " " * (len(of) - 2)
+
+
 def pieces(text: str) -> list[Piece]:
     """Math snippets of a step, split into single statements: top-level commas, ``\\\\`` rows and
     ``\\quad`` gaps separate claims (``f_x = 2xy, f_y = x^2``)."""
     out: list[Piece] = []
     prev_end = 0
+    if " of " in text:
+        text = _PART_OF.sub(_part_of, text)
     for span in extract_math(text)[:MAX_SPANS_PER_STEP]:
         before = text[max(0, span.start - 48):span.start]
         after = text[span.end:span.end + 48]
@@ -126,7 +154,8 @@ def pieces(text: str) -> list[Piece]:
         worded = bool(_BINDING_WORD.search(before.rstrip("$€£ "))) and bool(re.match(r"\s*[-(]?\s*\d", span.text))
         continued = worded or bool(_LEADING_OPERATOR.match(span.text)) \
             or (bool(_WORDED_MINUS.match(span.text)) and before.rstrip()[-1:].isalpha()) \
-            or bool(_OPEN_BEFORE_WORDS.search(before))
+            or bool(_OPEN_BEFORE_WORDS.search(before)) \
+            or (bool(_RATIO_BEFORE.search(before)) and span.text[:1].isdigit())
         supposed = bool(_SUPPOSITION.search(before.rstrip("$\\( ")))
         hypothetical = bool(_HYPOTHESIS.search(before.rstrip("$\\( ")))
         disowned = bool(_DISOWNED.match(_DELIMITERS.sub(" ", after)))
@@ -173,7 +202,7 @@ def pieces(text: str) -> list[Piece]:
                     # "A &= B \\\\ &= C" is the chain "A = B = C".
                     out[-1] = replace(out[-1], text=f"{out[-1].text} {part.strip()}")
                 else:
-                    out.append(Piece(part.strip(), span.notation, continued, supposed, lead, span.display,
+                    out.append(Piece(part.strip(), span.notation, continued, False, supposed, lead, span.display,
                                      hypothetical, disowned, text[span.end:span.end + 80], span.end,
                                      span.start))
                     continued = supposed = False
@@ -182,6 +211,8 @@ def pieces(text: str) -> list[Piece]:
             if row.strip():
                 lead = ""
                 joinable = False
+        if out and out[-1].end == span.end and _BINDS_NEXT.match(after):
+            out[-1] = replace(out[-1], open_end=True)
     return out
 
 

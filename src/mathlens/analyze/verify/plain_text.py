@@ -32,6 +32,8 @@ _UNICODE = {
     "θ": "theta", "α": "alpha", "β": "beta", "λ": "lambda_", "μ": "mu", "σ": "sigma", "φ": "phi",
     "∂": "∂", "∫": " integral ", "∇": "nabla ", "\u00a0": " ",
 }
+_PI_BEFORE_LETTER = re.compile(r"π(?=[A-Za-z])")
+_TRIG_OF_PI_TIMES = re.compile(r"\b(sin|cos|tan|sec|csc|cot)\s*π([A-Za-z])(?![A-Za-z(])")
 # "√3", "2√y", "√2.5": the radical applies to the number or letter right after it.
 _RADICAL = re.compile(r"√\s*(\d+(?:\.\d+)?|[A-Za-z](?![A-Za-z(]))")
 # "45°" is (45*pi/180): the factor binds to its number, so "2235° ÷ 360°" keeps its meaning.
@@ -94,6 +96,8 @@ def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
         s = s.replace("°", "") if reading.units else _DEGREE_NUMBER.sub(r"(\1*pi/180)", s).replace("°", "*pi/180")
     s = _PRIMED_NAME.sub(lambda m: m.group() if m.group(1) in "yuvfghFGH" else
                          f"{m.group(1)}_{'prime' * len(m.group(2))}", s)
+    if "π" in s:  # "πr²" is pi times r squared, not the letters p, i, r; "sin πx" is sin(pi*x)
+        s = _PI_BEFORE_LETTER.sub("pi*", _TRIG_OF_PI_TIMES.sub(r"\1(pi*\2)", s))
     for src, dst in _UNICODE.items():
         if src in s:
             s = s.replace(src, dst)

@@ -28,7 +28,7 @@ _FUNCTION_BEFORE = re.compile(r"(?:ln|log|exp)\s*$")
 # A function defined by name: "p(x) = ...", "q(t) =", "P(n) :=".
 _FUNCTION_DEF = re.compile(r"(?<![\w\\])([a-zA-Z])\s*\(\s*[a-z]\s*\)\s*:?=")
 # Letters never taken as function names (constants, differentials, common variables).
-_NOT_FUNCTIONS = frozenset("edxyzuvtn")
+_NOT_FUNCTIONS = frozenset("edxyz")
 _EULER = re.compile(r"\\ln\b|\bln\b|\bexp\b|\\exp\b|(?<![A-Za-z\\])e\s*\^\s*\{?[^}\s]{0,12}[a-z]"
                     r"|euler|natural log", re.I)
 # A single letter next to an operator, bracket, number or math delimiter: a quantity of the

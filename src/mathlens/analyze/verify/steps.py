@@ -17,6 +17,7 @@ import pickle
 import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import Literal
 
 import sympy
 from sympy.core.function import AppliedUndef
@@ -41,7 +42,7 @@ from mathlens.analyze.verify.modular import (
     has_mod_operator,
     remainder_claims,
 )
-from mathlens.analyze.verify.numbers import carried_error, fmt
+from mathlens.analyze.verify.numbers import carried_error, fmt, num, rounds_to
 from mathlens.analyze.verify.parse import Parsed, parse_math_unbounded
 from mathlens.analyze.verify.pieces import (
     DEFINED_NAME,
@@ -110,6 +111,32 @@ def _cues(parsed: Parsed, text: str) -> set[str]:
 
 
 _CALCULUS_CUES = frozenset({"derivative", "partial", "integral", "limit", "sum"})
+
+
+#: a side that starts with a number and goes on with an operator ("25 + 10", "\\$20 \\times 3")
+_LEADING_NUMBER = re.compile(r"\s*\\?\$?\s*(\d[\d,]*(?:\.\d+)?)\s*(?:[-+*/×÷−]|\\times|\\cdot|\\div)")
+
+
+#: the last operation of a side ("- 39" in "389 - 39") and the first after a leading number
+_OPERATION = r"(?:[-+*/×÷−]|\\times|\\cdot|\\div)\s*\\?\$?\s*\d[\d,]*(?:\.\d+)?"
+_LAST_OPERATION = re.compile(_OPERATION + r"\s*$")
+_FIRST_OPERATION = re.compile(r"\s*" + _OPERATION + r"(?![\d.])")
+
+
+def _running_total(item: Piece, i: int, left: sympy.Basic) -> bool:
+    """Whether link `i` of the piece's chain goes on from its left side's value: "20 + 5 = 25 + 10"
+    (25 is 20 + 5, and the chain adds 10 to it)."""
+    sides, _ = split_relations(item.text, latex=item.notation == "latex")
+    m = _LEADING_NUMBER.match(sides[i + 1]) if len(sides) > i + 1 else None
+    if m is None or not getattr(left, "is_number", False):
+        return False
+    # "389 - 39 = 350 - 39": the operation just done is done again, a slip rather than a new step
+    done, again = _LAST_OPERATION.search(sides[i]), _FIRST_OPERATION.match(sides[i + 1][m.end(1):])
+    if done and again and " ".join(done.group().split()) == " ".join(again.group().split()):
+        return False
+    value = num(left)
+    lead = float(m.group(1).replace(",", ""))
+    return value is not None and abs(value.imag) < 1e-12 and abs(value.real - lead) <= 1e-9 * max(1.0, abs(lead))
 
 
 def _numbers_only(*sides: sympy.Basic) -> bool:
@@ -239,6 +266,8 @@ def analyze_step(text: str, ctx: Context) -> tuple[StepMath, Context]:
             _piece(acc, piece)
             if UNIT_MARK.search(piece.text) and any(c.status == "invalid" for c in acc.claims[before[0]:]):
                 _second_reading(acc, piece, before[0], before[1])
+            if _PERCENT_CHANGE.search(piece.text) and any(c.status == "invalid" for c in acc.claims[before[0]:]):
+                _percent_change_reading(acc, piece, before[0], before[1])
             _settle(acc, piece, before[0], text)
         except Exception as exc:  # one odd snippet must not lose the step's other claims
             del acc.claims[before[0]:]
@@ -318,6 +347,15 @@ _ELSEWHERE = re.compile(r"\b(?:substitut\w*|plug\w*|back|using|from|recall\w*|or
                         r"another|first|second)\b", re.I)
 
 
+#: words right after a statement that say its right side was rounded
+_ROUNDING_WORDS = re.compile(r"\b(?:round(?:ed|ing)?(?: (?:it |this )?(?:up|down|off))?|to the nearest)\b", re.I)
+
+
+def _direction(words: str) -> Literal["up", "down", "nearest"]:
+    low = words.lower()
+    return "up" if low.endswith("up") else "down" if low.endswith("down") else "nearest"
+
+
 def _restated_names(pieces: list[Piece]) -> set[str]:
     names = set()
     for piece in pieces:
@@ -325,6 +363,26 @@ def _restated_names(pieces: list[Piece]) -> set[str]:
         if m:
             names.add(m.group(1).replace("{", "").replace("}", ""))
     return names
+
+
+#: a percentage added to or taken from a number ("$50 - 20%"), as a calculator's % key reads it
+_PERCENT_CHANGE = re.compile(r"(\d(?:[\d,]*\d)?(?:\.\d+)?)\s*([-+−])\s*(\d+(?:\.\d+)?)\s*\\?%")
+
+
+def _percent_change_reading(acc: _Acc, piece: Piece, first: int, ctx: Context) -> None:
+    """Read ``a - p%`` as a less p% of a ("$50 - 20% = $40"); a claim false as written and true so
+    is left undecided: the notation is loose, the arithmetic may be right."""
+    sign = {"+": "+", "-": "-", "−": "-"}
+    text = _PERCENT_CHANGE.sub(lambda m: f"{m.group(1)}*(1 {sign[m.group(2)]} {m.group(3)}/100)", piece.text)
+    alt = _Acc(ctx, integer_division=acc.integer_division)
+    _piece(alt, replace(piece, text=text))
+    mine = acc.claims[first:]
+    if len(alt.claims) != len(mine):
+        return
+    for k, (claim, other) in enumerate(zip(mine, alt.claims, strict=True)):
+        if claim.status == "invalid" and other.status == "valid":
+            acc.claims[first + k] = replace(claim, status="unverifiable", expected="",
+                                            reason="true only if a ± p% is read as a change of a by p%")
 
 
 def _second_reading(acc: _Acc, piece: Piece, first: int, ctx: Context) -> None:
@@ -379,9 +437,10 @@ def _piece(acc: _Acc, item: Piece) -> None:
     sides = parsed.sides
     first_claim = len(acc.claims)
     start = 0
-    if parsed.relations[0] == "=" and not continued:
+    # "d = 20% of 50": the words carry the last side on, so it names no value
+    if parsed.relations[0] == "=" and not continued and not (item.open_end and len(parsed.relations) == 1):
         # "w = z + 1 != 0": the name takes the chain's result only when every link is "=".
-        whole_chain = len(sides) > 2 and all(op == "=" for op in parsed.relations)
+        whole_chain = len(sides) > 2 and all(op == "=" for op in parsed.relations) and not item.open_end
         restated = _restated_value(acc, item, sides[0], raw_sides[1], f"{_key(raw_sides[0])} = {_key(raw_sides[1])}")
         new_ctx = definition_of(sides[0], sides[-1] if whole_chain else sides[1], acc.ctx)
         if new_ctx is not None:
@@ -419,6 +478,9 @@ def _piece(acc: _Acc, item: Piece) -> None:
         if continued and i == 0:
             acc.claims.append(ClaimCheck(label, "unverifiable", reason="its left side continues in words"))
             continue
+        if item.open_end and i == len(parsed.relations) - 1:
+            acc.claims.append(ClaimCheck(label, "unverifiable", reason="its right side continues in words"))
+            continue
         if units[i]:
             if units[i] == WORDED:  # show the words the parsed sides have lost
                 label = f"{_shown_side(item, raw_sides, i)} {op} {_shown_side(item, raw_sides, i + 1)}"
@@ -434,6 +496,15 @@ def _piece(acc: _Acc, item: Piece) -> None:
                         item.supposed or bool(_ALTERNATIVE.search(item.lead)))
         verdict = (op == "=" and implicit_derivative(sides[i], sides[i + 1], acc.ctx, label)) or \
             check_relation(sides[i], sides[i + 1], acc.ctx, info, label)
+        if verdict.status == "invalid" and op == "=" and i < len(parsed.relations) - 1 and \
+                _running_total(item, i, sides[i]):
+            # "20 + 5 = 25 + 10 = 35": a running total written as one chain, each step right
+            verdict = ClaimCheck(label, "unverifiable", reason="a running total written as one chain")
+        rounding = _ROUNDING_WORDS.search(item.tail[:48])
+        if verdict.status == "invalid" and op == "=" and i == len(parsed.relations) - 1 and rounding and \
+                rounds_to(sides[i], sides[i + 1], _direction(rounding.group())):
+            # "150/20 = 8 buses (rounded up)": the words say the right side is the value rounded
+            verdict = ClaimCheck(label, "valid", method="rounded, as the words after it say")
         is_equation = verdict.reason == EQUATION_REASON
         if is_equation and i == start and previous is not None:
             verdict = _as_rewrite(acc, previous, item, (sides[i], sides[i + 1]), label) or verdict
@@ -471,10 +542,16 @@ def _piece(acc: _Acc, item: Piece) -> None:
                 acc.claims[k] = replace(acc.claims[k], status="unverifiable", expected="",
                                         reason="the solution says it does not hold")
     if start == 1 and len(sides) > 2 and all(op == "=" for op in parsed.relations) and not item.hypothetical:
-        # The name keeps the chain's result, unless a link of the chain is a slip: then it keeps
-        # what it was defined as, so that one slip is not flagged again in every later use.
+        # The name keeps the chain's result, unless a link of the chain is a slip. Then its value
+        # is in doubt: a later step may go on from the slipped result (as model solutions do) or
+        # from the right one, so a value takes no value at all (nothing later is flagged for
+        # using either), and a function keeps what it was defined as.
         slipped = any(c.status == "invalid" for c in acc.claims[first_claim:])
-        acc.ctx = definition_of(sides[0], sides[1] if slipped else sides[-1], acc.ctx) or acc.ctx
+        name = _defined_name(sides[0])
+        if slipped and name in acc.ctx.values:
+            acc.ctx = acc.ctx.forget({name})
+        else:
+            acc.ctx = definition_of(sides[0], sides[1] if slipped else sides[-1], acc.ctx) or acc.ctx
     last, _ = substitute(sides[-1], acc.ctx)
     acc.produces.append(_key(last))
 
