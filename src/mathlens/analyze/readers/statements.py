@@ -42,7 +42,8 @@ LINK = re.compile(r"(?i)\b(?:is|are|equals|gives|becomes|get|obtain|was|will\s+b
 _MATH_NEXT = r"(?=\$|\\\(|[a-z]\s*=)"
 _TRAILING_PROSE = re.compile(
     r"(?i)(?:,\s*|\s+)(?:(?:because|since|which|where|so\s+that|due\s+to|given\s+that|using|by\s+the|from\s+the|"
-    r"for\s+(?:all|every|the)|but|however|although|though)\b|as\s+(?=[a-z])|when\s+(?=[a-z$\\])|"
+    r"for\s+(?:all|every|the)|but|however|although|though|(?:and\s+)?not(?=\s+[$\\\d(-]))\b|as\s+(?=[a-z])|"
+    r"when\s+(?=[a-z$\\])|"
     rf"for\s+{_MATH_NEXT}).*$|"
     # a participle or a place after the value: ", attained at $x = 2$", ", at $x = 1$"
     r",\s*(?:(?:which\s+is\s+)?(?:attained|achieved|reached|obtained|occurring|taken|found)\b|"

@@ -8,7 +8,8 @@ math is "10/2 = 5", as with "6 feet"). A run is kept when it has an operator, a 
 LaTeX delimiter, when the would-be LaTeX content starts or ends with a space (``$5 and $15``)
 or its closing sign stands right before a number (``$30 +$200``); an amount may start with its
 decimal point (``$.25``). A decimal may start with its point (``20 x .6``); an en dash between
-numbers is a minus sign. A time of day (``5:00``) counts as a word: it ends a run.
+numbers is a minus sign. A time of day (``5:00``) counts as a word: it ends a run; so do the
+letters after an apostrophe (``That's``). GSM8K's calculator notes (``<<48/2=24>>``) are not read.
 """
 
 from __future__ import annotations
@@ -85,6 +86,8 @@ _BULLET = re.compile(r"(?m)^[ \t]*[-*•][ \t]+")
 _POINT = re.compile(r"\(\s*-?\d+(?:\.\d+)?(?:\s*,\s*-?\d+(?:\.\d+)?)+\s*\)")
 #: the start of an amount after a currency sign: "5", "5.20", ".25"
 _AMOUNT_START = re.compile(r"\.?\d")
+_CALCULATOR_NOTE = re.compile(r"\$?<<[^<>\n]{1,200}>>")
+_CONTRACTION = re.compile(r"(?<=[A-Za-z]{2})['’](?:s|t|re|ve|ll|d|m)\b")
 _CLOCK = re.compile(r"(?<![\d:.,])\d{1,2}:\d{2}(?![\d:])")
 _STRONG_OPS = set("+*/^=<>!|∫√∂∇≤≥≠×·÷−–→²³≈%≡") | {"->", "<=", ">=", "!="}
 
@@ -93,6 +96,8 @@ def extract_math(text: str, max_spans: int = 2000) -> list[MathSpan]:
     """Spans of math in `text`, in order; LaTeX spans first claim their region."""
     spans: list[MathSpan] = []
     taken: list[tuple[int, int]] = []
+    if "<<" in text:  # GSM8K's calculator notes ("48/2 = <<48/2=24>>24"): the reader sees "48/2 = 24"
+        text = _CALCULATOR_NOTE.sub(lambda m: " " * len(m.group()), text)
     for m in _LATEX_BLOCKS.finditer(text):
         group = next(g for g in ("dd", "br", "pa", "envbody", "d") if m.group(g) is not None)
         body = m.group(group)
@@ -125,6 +130,8 @@ def _mask(text: str, taken: list[tuple[int, int]]) -> str:
     # A time of day ("5:00", "10:30") is a word here: its colon is not math, and an expression that
     # reaches it ("5:00 - 1:00 = 4 hours") has a side the reader cannot take.
     masked = _CLOCK.sub(lambda m: "h" * len(m.group()), masked)
+    # "That's", "John's", "don't": the letters after an apostrophe belong to the word.
+    masked = _CONTRACTION.sub(lambda m: " " * len(m.group()), masked)
     # A Markdown bullet ("- 10 = 2 * 5") is not a minus sign.
     masked = _BULLET.sub(lambda m: " " * len(m.group()), masked)
     return _PART_LABEL.sub(lambda m: " " * len(m.group()), masked)

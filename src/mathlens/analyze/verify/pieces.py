@@ -125,6 +125,26 @@ class Piece:
     tail: str = ""  # the words after its span, up to the end of the step (at most 80 characters)
     end: int = 0  # where its span ends in the step's text
     start: int = 0  # where its span starts
+    #: the words of its sentence before its span (at most 120 characters)
+    opening: str = ""
+
+
+_SENTENCE_END = re.compile(r"[.;!?]\s|\n")
+
+
+_ARROW_WORD = re.compile(r"→|->")
+
+
+def _implications(body: str) -> str:
+    """"x/3 = 4 → x = 12": an arrow between two statements is an implication; in "x → 0" (no
+    statement before it in the row) it is a limit's and stays."""
+    out, start = [], 0
+    for m in _ARROW_WORD.finditer(body):
+        row = body[start:m.start()].rsplit(";", 1)[-1]
+        if "=" in row and "=" in body[m.end():].split(";", 1)[0]:
+            out.append(body[start:m.start()] + "⇒")
+            start = m.end()
+    return "".join(out) + body[start:]
 
 
 def _part_of(m: re.Match[str]) -> str:
@@ -170,7 +190,7 @@ def pieces(text: str) -> list[Piece]:
         if span.notation == "latex":
             body = re.sub(r"\\[,;:!]", " ", body)  # thin spaces: "\," is not a separating comma
         if span.notation == "plain":
-            body = _RUN_ON.sub("; ", body)
+            body = _implications(_RUN_ON.sub("; ", body))
         # The separators are kept: "\text{or}" between two equations makes them alternatives.
         rows = re.split(rf"(\\\\|\\q?quad|\\text\{{\s*(?i:and|or|so|then)\s*\}}|;|{_ARROW})", body) \
             if span.notation == "latex" else re.split(f"(;|{_PLAIN_ARROW})", body)
@@ -204,7 +224,7 @@ def pieces(text: str) -> list[Piece]:
                 else:
                     out.append(Piece(part.strip(), span.notation, continued, False, supposed, lead, span.display,
                                      hypothetical, disowned, text[span.end:span.end + 80], span.end,
-                                     span.start))
+                                     span.start, _SENTENCE_END.split(text[max(0, span.start - 120):span.start])[-1]))
                     continued = supposed = False
                 lead = ","
                 joinable = False

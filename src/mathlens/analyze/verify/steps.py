@@ -268,6 +268,9 @@ def analyze_step(text: str, ctx: Context) -> tuple[StepMath, Context]:
                 _second_reading(acc, piece, before[0], before[1])
             if _PERCENT_CHANGE.search(piece.text) and any(c.status == "invalid" for c in acc.claims[before[0]:]):
                 _percent_change_reading(acc, piece, before[0], before[1])
+            if (_UNBASED_LATEX_LOG if piece.notation == "latex" else _UNBASED_PLAIN_LOG).search(piece.text) and \
+                    any(c.status == "invalid" for c in acc.claims[before[0]:]):
+                _common_log_reading(acc, piece, before[0], before[1])
             _settle(acc, piece, before[0], text)
         except Exception as exc:  # one odd snippet must not lose the step's other claims
             del acc.claims[before[0]:]
@@ -347,6 +350,22 @@ _ELSEWHERE = re.compile(r"\b(?:substitut\w*|plug\w*|back|using|from|recall\w*|or
                         r"another|first|second)\b", re.I)
 
 
+#: a condition right after a function's formula: "f(x) = x^2 if x < 0 and 2x if x >= 0"
+_CONDITION_AFTER = re.compile(r"\s*,?\s*(if|when|whenever|for)\b[^.;:]{0,60}?(?:[<>≤≥=]|\\[lg]e)", re.I)
+_ANOTHER_CONDITION = re.compile(r"\b(?:if|when|for|otherwise)\b", re.I)
+
+
+def _conditional(item: Piece) -> bool:
+    """Whether the words after a function's formula make it one piece of a piecewise definition
+    (or a formula that holds only under a condition), so it does not define the function: "if x <
+    0", or "for x < 0" with another piece in the same sentence. "for x > 0" alone states a domain."""
+    m = _CONDITION_AFTER.match(item.tail)
+    if m is None:
+        return False
+    after = re.split(r"[.;]\s", item.tail[m.end():], maxsplit=1)[0]
+    return m.group(1).lower() != "for" or bool(_ANOTHER_CONDITION.search(f"{item.opening} {after}"))
+
+
 #: words right after a statement that say its right side was rounded
 _ROUNDING_WORDS = re.compile(r"\b(?:round(?:ed|ing)?(?: (?:it |this )?(?:up|down|off))?|to the nearest)\b", re.I)
 
@@ -374,15 +393,43 @@ def _percent_change_reading(acc: _Acc, piece: Piece, first: int, ctx: Context) -
     is left undecided: the notation is loose, the arithmetic may be right."""
     sign = {"+": "+", "-": "-", "−": "-"}
     text = _PERCENT_CHANGE.sub(lambda m: f"{m.group(1)}*(1 {sign[m.group(2)]} {m.group(3)}/100)", piece.text)
+    for k, claim, _ in _holding_on(acc, replace(piece, text=text), first, ctx):
+        acc.claims[k] = replace(claim, status="unverifiable", expected="",
+                                reason="true only if a ± p% is read as a change of a by p%")
+
+
+#: ``log`` with no base, in LaTeX and in plain text ("\\log 100", "log(100)", "log 100")
+_UNBASED_LATEX_LOG = re.compile(r"\\log(?![_a-zA-Z])")
+_UNBASED_PLAIN_LOG = re.compile(r"(?<![A-Za-z\\])log(?![_a-zA-Z])\s*(\(|\d+(?:\.\d+)?)")
+
+
+def _common_log_reading(acc: _Acc, piece: Piece, first: int, ctx: Context) -> None:
+    """Read ``log`` with no base by the other convention: the LaTeX grammar takes ``\\log`` as base
+    10 and the plain reader as the natural logarithm, and both are in use ("\\log 100 = 2",
+    "\\frac{d}{dx} \\log x = \\frac{1}{x}"). A claim false as read and true with the logarithm of
+    the other base holds."""
+    if piece.notation == "latex":
+        readings = [(_UNBASED_LATEX_LOG.sub(r"\\log_{10}", piece.text), "log read as base 10"),
+                    (_UNBASED_LATEX_LOG.sub(r"\\ln", piece.text), "log read as the natural logarithm")]
+    else:
+        readings = [(_UNBASED_PLAIN_LOG.sub(lambda m: "log_10(" if m.group(1) == "(" else f"log_10({m.group(1)})",
+                                            piece.text), "log read as base 10")]
+    for text, how in readings:
+        for k, _, other in _holding_on(acc, replace(piece, text=text), first, ctx):
+            acc.claims[k] = replace(other, method=f"{other.method}, {how}".lstrip(", "))
+
+
+def _holding_on(acc: _Acc, piece: Piece, first: int, ctx: Context) -> list[tuple[int, ClaimCheck, ClaimCheck]]:
+    """The claims of `acc` from `first` on that are invalid as read and valid when `piece` (the
+    same statement, rewritten to another reading) is checked from `ctx` instead: (index, the claim
+    as read, the claim on the other reading)."""
     alt = _Acc(ctx, integer_division=acc.integer_division)
-    _piece(alt, replace(piece, text=text))
+    _piece(alt, piece)
     mine = acc.claims[first:]
     if len(alt.claims) != len(mine):
-        return
-    for k, (claim, other) in enumerate(zip(mine, alt.claims, strict=True)):
-        if claim.status == "invalid" and other.status == "valid":
-            acc.claims[first + k] = replace(claim, status="unverifiable", expected="",
-                                            reason="true only if a ± p% is read as a change of a by p%")
+        return []
+    return [(first + k, claim, other) for k, (claim, other) in enumerate(zip(mine, alt.claims, strict=True))
+            if claim.status == "invalid" and other.status == "valid"]
 
 
 def _second_reading(acc: _Acc, piece: Piece, first: int, ctx: Context) -> None:
@@ -438,7 +485,8 @@ def _piece(acc: _Acc, item: Piece) -> None:
     first_claim = len(acc.claims)
     start = 0
     # "d = 20% of 50": the words carry the last side on, so it names no value
-    if parsed.relations[0] == "=" and not continued and not (item.open_end and len(parsed.relations) == 1):
+    if parsed.relations[0] == "=" and not continued and not (item.open_end and len(parsed.relations) == 1) \
+            and not (isinstance(raw_sides[0], AppliedUndef) and _conditional(item)):
         # "w = z + 1 != 0": the name takes the chain's result only when every link is "=".
         whole_chain = len(sides) > 2 and all(op == "=" for op in parsed.relations) and not item.open_end
         restated = _restated_value(acc, item, sides[0], raw_sides[1], f"{_key(raw_sides[0])} = {_key(raw_sides[1])}")
@@ -737,7 +785,9 @@ def context_from_question(question: str | None, reading: Reading = DEFAULT_READI
         piece = item.text
         parsed = parse_math_unbounded(piece, item.notation, reading=ctx.reading)  # type: ignore[arg-type]
         if parsed.ok and parsed.relations[:1] == ("=",) and len(parsed.sides) == 2 and \
-                not _CONDITION.search(question[max(0, item.start - 80):item.start]):
+                not _CONDITION.search(question[max(0, item.start - 80):item.start]) and \
+                not item.continued and not item.open_end and \
+                not (isinstance(parsed.sides[0], AppliedUndef) and _conditional(item)):
             ctx = definition_of(parsed.sides[0], parsed.sides[1], ctx) or ctx
         elif parsed.ok and not parsed.relations and piece.lstrip().startswith("(") and \
                 _point(parsed.value) and all(getattr(v, "is_number", False) for v in parsed.value):
