@@ -13,6 +13,7 @@ the names it defines, the values it states, and everything it mentions.
 
 from __future__ import annotations
 
+import math
 import pickle
 import re
 from dataclasses import dataclass, field, replace
@@ -271,6 +272,9 @@ def analyze_step(text: str, ctx: Context) -> tuple[StepMath, Context]:
             if (_UNBASED_LATEX_LOG if piece.notation == "latex" else _UNBASED_PLAIN_LOG).search(piece.text) and \
                     any(c.status == "invalid" for c in acc.claims[before[0]:]):
                 _common_log_reading(acc, piece, before[0], before[1])
+            if any(c.status == "invalid" for c in acc.claims[before[0]:]) and _INVERSE.match(piece.text) and \
+                    _MODULAR_WORDS.search(text):
+                _modular_inverse(acc, piece, before[0], text)
             _settle(acc, piece, before[0], text)
         except Exception as exc:  # one odd snippet must not lose the step's other claims
             del acc.claims[before[0]:]
@@ -287,6 +291,36 @@ def analyze_step(text: str, ctx: Context) -> tuple[StepMath, Context]:
     return StepMath("ok", tuple(acc.claims), acc.depth, tuple(sorted(acc.cues)), tuple(acc.defines),
                     tuple(acc.produces), tuple(sorted(acc.mentions)), tuple(dict.fromkeys(acc.notes)),
                     len(items), acc.parsed), acc.ctx
+
+
+#: "997^{-1} = 4": in a step about remainders, the power -1 of a whole number is its inverse modulo n
+_INVERSE = re.compile(r"^\s*(\d{1,12})\s*\^\s*\{?\s*-\s*1\s*\}?\s*(?:=|≡|\\equiv)\s*(\d{1,12})\s*"
+                      r"(?:\\pmod\s*\{?\s*\d{1,12}\s*\}?|\(\s*mod\s+\d{1,12}\s*\))?\s*[.,]?\s*$")
+_MODULAR_WORDS = re.compile(r"\bmod(?:ulo|ular)?\b|\\pmod|\\bmod|\\mod\b", re.I)
+_MODULUS = re.compile(r"(?:\\pmod\s*\{?|\\bmod\s*\{?|\\mod\s*\{?|\bmod(?:ulo)?\s+\$?(?:\\\(\s*)?)\s*(\d{1,12})")
+
+
+def _modular_inverse(acc: _Acc, piece: Piece, first: int, step: str) -> None:
+    """Check ``a^{-1} = b`` as an inverse modulo the one modulus the step names (``4 · 997 ≡ 1``?),
+    not as the fraction 1/a; undecided when the step names no modulus or several."""
+    m = _INVERSE.match(piece.text)
+    moduli = {int(x) for x in _MODULUS.findall(step)}
+    if m is None or len(acc.claims) != first + 1:
+        return
+    a, b = int(m.group(1)), int(m.group(2))
+    label = f"{a}^(-1) ≡ {b}"
+    if len(moduli) != 1 or next(iter(moduli)) < 2:
+        acc.claims[first] = ClaimCheck(label, "unverifiable", reason="a modular inverse, with no one modulus named")
+        return
+    n = next(iter(moduli))
+    label += f" (mod {n})"
+    if math.gcd(a, n) != 1:
+        acc.claims[first] = ClaimCheck(label, "invalid", expected=f"no inverse ({a} and {n} share a factor)",
+                                       method="modular inverse")
+        return
+    inverse = pow(a, -1, n)
+    acc.claims[first] = ClaimCheck(label, "valid" if b % n == inverse else "invalid",
+                                   expected="" if b % n == inverse else str(inverse), method="modular inverse")
 
 
 def _settle(acc: _Acc, piece: Piece, first: int, step: str) -> None:
