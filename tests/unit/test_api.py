@@ -62,6 +62,22 @@ def test_check_answer_multiple_choice_by_label_or_list() -> None:
     assert mathlens.check_answer("Answer: (A)", "12", choices=["10", "11", "12"]).status == "incorrect"
 
 
+def test_check_answer_with_a_reference_per_part_is_the_exam_check() -> None:
+    from mathlens.analyze.grading.equivalence import check_answer as internal
+    from mathlens.items.schema import Part, Question
+
+    response = "(b) 12\n(a) 5"
+    got = mathlens.check_answer(response, {"a": "5", "b": ["12", "twelve"]})
+    assert got.status == "correct" and [(p.label, p.status) for p in got.parts] == [("a", "correct"), ("b", "correct")]
+    exam = Question(id="q", text="(question)", parts=[Part(label="a", text="part (a)", answers=["5"]),
+                                                      Part(label="b", text="part (b)", answers=["12", "twelve"])])
+    assert got == internal(response, exam)
+    wrong = mathlens.check_answer("(a) 5\n(b) 13", {"a": "5", "b": "12"})
+    assert wrong.status == "incorrect" and [p.status for p in wrong.parts] == ["correct", "incorrect"]
+    missing = mathlens.check_answer("(a) 5", {"a": "5", "b": "12"})
+    assert missing.status != "correct" and missing.parts[1].status != "correct"
+
+
 def test_verify_steps_agrees_with_the_flow_analysis() -> None:
     solution = "Step 1: 3 * 4 = 12.\nStep 2: 12 + 5 = 18.\nStep 3: so the answer is 18."
     checks = mathlens.verify_steps(solution)

@@ -51,27 +51,40 @@ class StepCheck:
         return self.verdict == "invalid"
 
 
-def _question(reference: str | Sequence[str], question: str | None,
-              choices: Mapping[str, str] | Sequence[str] | None) -> object:
-    from mathlens.items.schema import Question
+#: what `check_answer` compares with: one accepted answer, several, or one (or several) per part
+Reference = str | Sequence[str] | Mapping[str, str | Sequence[str]]
 
-    answers = [reference] if isinstance(reference, str) else [str(r) for r in reference]
+
+def _accepted(reference: str | Sequence[str]) -> list[str]:
+    return [a for a in ([reference] if isinstance(reference, str) else [str(r) for r in reference]) if a.strip()]
+
+
+def _question(reference: Reference, question: str | None,
+              choices: Mapping[str, str] | Sequence[str] | None) -> object:
+    from mathlens.items.schema import Part, Question
+
+    if isinstance(reference, Mapping):  # a question with lettered parts: label -> accepted answer(s)
+        parts = [Part(label=str(label), text=f"part ({label})", answers=_accepted(refs))
+                 for label, refs in reference.items()]
+        return Question(id="q", text=question or "(question)", parts=parts)
+    answers = _accepted(reference)
     labelled: dict[str, str] | None = None
     if isinstance(choices, Mapping):
         labelled = {str(k): str(v) for k, v in choices.items()}
     elif choices is not None:
         labelled = {chr(ord("A") + i): str(v) for i, v in enumerate(choices)}
-    return Question(id="q", text=question or "(question)", answers=[a for a in answers if a.strip()],
-                    choices=labelled or None)
+    return Question(id="q", text=question or "(question)", answers=answers, choices=labelled or None)
 
 
-def check_answer(response: str, reference: str | Sequence[str], *, question: str | None = None,
+def check_answer(response: str, reference: Reference, *, question: str | None = None,
                  choices: Mapping[str, str] | Sequence[str] | None = None,
                  config: EquivalenceConfig | None = None, cut: bool = False) -> AnswerVerdict:
-    """Read the final answer of `response` and compare it with `reference` (one accepted answer, or
-    several); `choices` makes it a multiple-choice question (labels to texts, or texts labelled
-    A, B, C...). The verdict says `correct`, `incorrect`, `unparseable`, `unverifiable` or
-    `no_reference`, with the answer read (`predicted`), the reference it was compared with and how.
+    """Read the final answer of `response` and compare it with `reference` (one accepted answer,
+    several, or a mapping from part labels to each part's accepted answer or answers, which
+    checks the response part by part: `verdict.parts`); `choices` makes it a multiple-choice
+    question (labels to texts, or texts labelled A, B, C...). The verdict says `correct`,
+    `incorrect`, `unparseable`, `unverifiable` or `no_reference`, with the answer read
+    (`predicted`), the reference it was compared with and how.
     `cut=True` says the token cap cut the response: unless it marks an answer the cut did not
     reach (a box, an answer line, "the answer is"), the verdict is `no_answer`, with the reason in
     `note` (what the work stopped on is not its answer).
