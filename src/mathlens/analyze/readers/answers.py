@@ -253,6 +253,10 @@ def _rows(text: str) -> str:
     return _ROW_TEXT.sub(r"\1", _ENV_MARK.sub("", text)).replace("\\\\", "\n").replace("&", "")
 
 
+#: the word that joins one part to the next ("(a) 7 and (b) 9")
+_JOINING_WORD = re.compile(r"(?i)[\s,]+(?:and|or)$")
+
+
 def _inline_parts(line: str, labels: list[str] | None) -> list[tuple[str, str]]:
     """Parts named inside one answer line, or in the rows of one box: `(a) 3, (b) 5` ->
     `[("a", "3"), ("b", "5")]`; a part's words before its value go (`(b) The centre is: (0, 2)`)."""
@@ -265,7 +269,7 @@ def _inline_parts(line: str, labels: list[str] | None) -> list[tuple[str, str]]:
     out = []
     for i, m in enumerate(marks):
         stop = marks[i + 1].start() if i + 1 < len(marks) else len(line)
-        said = line[m.end():stop].strip().rstrip(",;").strip()
+        said = _JOINING_WORD.sub("", line[m.end():stop].strip().rstrip(",;").strip())
         out.append((m.group(1).lower(), answer_line(said).text if said and prose_words(said) >= 2 else said))
     return out
 
@@ -451,7 +455,7 @@ def extract_final_answer(text: str, question: Question | None = None) -> FinalAn
     labels = [p.label.lower() for p in question.parts] if question and question.parts else None
     parts: list[PartAnswer] = []
     if labels is not None or question is None:
-        inline = _inline_parts(raw, labels) if raw and how in ("answer_line", "boxed") else []
+        inline = _inline_parts(raw, labels) if raw and how in ("answer_line", "boxed", "answer_is") else []
         if inline:
             span = _span(own, found, offset)
             parts = [PartAnswer(label=lb, text=clean_answer(t) or None, how=how, span=span) for lb, t in inline]

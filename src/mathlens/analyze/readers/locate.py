@@ -55,7 +55,8 @@ _MORE_WORK = re.compile(r"[\d=$\\]")
 # the rest of the line is taken in a lookahead, so a later "the answer is" on the same line is
 # found too ("The answer is 7. Wait, ... So the answer is 8.")
 ANSWER_IS = re.compile(
-    r"(?i)\b(?:the\s+)?(?:final\s+)?answer\s+(?:is|would\s+be|will\s+be)\s*:?\s*(?=(?P<rest>[^\n]+))"
+    r"(?i)\b(?:(?:the\s+)?(?:final\s+)?answer\s+(?:is|would\s+be|will\s+be)|the\s+(?:final\s+)?answers\s+are)"
+    r"\s*:?\s*(?=(?P<rest>[^\n]+))"
 )
 _THEREFORE = re.compile(
     r"(?im)(?:^|(?<=[.!?,;\])$]\s)|(?<=\n))[ \t*]*(?:therefore|thus|hence|so|consequently|in\s+conclusion)\b"
