@@ -76,7 +76,9 @@ _LEADING_FILLER = re.compile(
     r"(?i)^(?:(?:is|are|was|equals|=|:|approximately|approx\.?|about|roughly|≈|~)\s*)+"
 )
 _LABEL_PREFIX = re.compile(r"^[A-Za-z][A-Za-z ]{2,30}:\s+(?=\S)")  # "Limit: 3", "Total cost: 12"
-_PART_MARKER = r"(?:\*\*|__)?\s*(?:part\s*)?(?:\(\s*(?P<l1>{labels})\s*\)|(?P<l2>{labels})\s*[).:])(?:\*\*|__)?"
+#: "(a)", "a)", "a.", "Part a:", "**(b)**", and in words "For part (a),", "For part b," (a bare "a," is not one)
+_PART_MARKER = (r"(?:\*\*|__)?\s*(?:(?:for|in)\s+(?=part\b|\())?(?:part\s*)?"
+                r"(?:\(\s*(?P<l1>{labels})\s*\)|(?P<l2>{labels})\s*[).:]|(?<=part )(?P<l3>{labels})\s*,)(?:\*\*|__)?")
 _EMPHASIS = re.compile(r"\*\*|__|`")
 _FACTORIAL_END = re.compile(r"[\d)}]!$")
 _LETTER_IN_BRACKETS = re.compile(r"\(([A-Za-z])\)")
@@ -228,7 +230,7 @@ def _part_spans(text: str, labels: list[str] | None = None) -> list[tuple[str, i
     pattern = _part_regex(wanted)
     marks: list[tuple[int, int, str]] = []
     for m in pattern.finditer(text):
-        label = (m.group("l1") or m.group("l2")).lower()
+        label = (m.group("l1") or m.group("l2") or m.group("l3")).lower()
         if any(label == seen for _, _, seen in marks):
             continue  # a repeated marker (say, in a closing summary) is not a new part
         marks.append((m.start(), m.end(), label))
