@@ -20,9 +20,7 @@ _API = ("DOCUMENTS", "Analysis", "AnswerConfig", "AnswerVerdict", "ClaimCheck", 
 #: loading one of these starts the step-check worker in the background
 _CHECKS = ("check_answer", "verify_steps", "flow")
 
-__all__ = ["DOCUMENTS", "Analysis", "AnswerConfig", "AnswerVerdict", "ClaimCheck", "Flow", "FlowConfig", "Run",
-           "StepCheck", "VerifyConfig", "__version__", "check_answer", "document_spec", "flow", "open_run",
-           "verify_steps"]
+__all__ = [*_API, "__version__"]
 
 
 def __getattr__(name: str) -> object:
@@ -36,4 +34,5 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_API})
+    """The public names only (what a notebook's completion offers), not this module's own imports."""
+    return sorted(__all__)

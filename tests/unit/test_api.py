@@ -31,6 +31,9 @@ def test_the_package_attributes_are_the_api() -> None:
     assert mathlens.check_answer is api.check_answer and mathlens.open_run is api.open_run
     assert mathlens.AnswerVerdict.__name__ == "AnswerVerdict" and mathlens.Flow.__name__ == "FlowResult"
     assert {"check_answer", "verify_steps", "flow", "open_run"} <= set(dir(mathlens))
+    # completion in a notebook offers the library, not the package module's own imports
+    assert not {"importlib", "annotations"} & set(dir(mathlens))
+    assert set(dir(mathlens)) == set(mathlens.__all__)
     with pytest.raises(AttributeError, match="no attribute 'chek_answer'"):
         _ = mathlens.chek_answer  # type: ignore[attr-defined]
 

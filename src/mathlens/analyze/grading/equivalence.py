@@ -29,7 +29,7 @@ from mathlens.analyze.grading.forms import (
     without_constant,
 )
 from mathlens.analyze.grading.lists import compare_lists
-from mathlens.analyze.grading.relations import compare_named, option_answer, split_approximation
+from mathlens.analyze.grading.relations import asked_value, compare_named, option_answer, split_approximation
 from mathlens.analyze.grading.structures import compare_structures
 from mathlens.analyze.grading.verdicts import (
     AnswerVerdict,
@@ -448,6 +448,14 @@ def check_answer(response: str | None, question: Question, config: EquivalenceCo
         whole = None if overall == "no_answer" or (cut and cut_short(fa, response or "")) else fa.text
         return AnswerVerdict(status=overall, predicted=whole, reference=None, how=fa.how, span=fa.span,
                              parts=verdicts, note=note)
+    asked = (asked_value(fa.text, question.text) if fa.text and not any("=" in a for a in question.answers)
+             else None)
+    if asked is not None:
+        value, expression = asked
+        status, ref, comparison = _against(value, list(question.answers), config, None, until)
+        return AnswerVerdict(status=status, predicted=fa.text, reference=ref, how=fa.how, span=fa.span,
+                             comparison=comparison, note=f"compared as the value of {expression}, "
+                                                         "the expression the question asks for")
     status, ref, comparison = _against(fa.text, list(question.answers), config, fa.subject, until)
     return AnswerVerdict(status=status, predicted=fa.text, reference=ref, how=fa.how, span=fa.span,
                          comparison=comparison)

@@ -22,7 +22,7 @@ import re
 
 from mathlens.analyze.grading.structures import split_brackets
 from mathlens.analyze.readers.normalize import PLUS_MINUS, answer_word
-from mathlens.analyze.readers.numberwords import words_to_digits
+from mathlens.analyze.readers.numberwords import mixed_in_words, words_to_digits
 from mathlens.analyze.readers.numeric import read_number
 from mathlens.analyze.readers.setwords import sets_in_words
 from mathlens.analyze.readers.statements import (
@@ -100,6 +100,7 @@ def prepare(s: str) -> str:
     ratio = _RATIO.match(t)
     if ratio:  # "1 in 6", "3 out of 8": a probability or a share
         t = f"{ratio.group(1)}/{ratio.group(2)}"
+    t = mixed_in_words(t)  # "two and a half": `2 1/2`
     if not re.search(r"\d", t) and (written := words_to_digits(t)) != t and read_number(written) is not None:
         t = written  # "twelve", "twenty-five marbles"
     t = _ROMAN_CONST.sub(lambda m: m.group(1), t)

@@ -12,11 +12,17 @@ given with the name of what it is.
   are the same (as text, or as the same expression: `\\cos x` and `\\cos(x)`) and so are the
   values. Two equations that define a function (`f(x) = ...`, `y = ...`) keep the existing rule
   (their right sides are compared), and so do two equations in unknowns (`x = 3`, `y = 3`).
+* `asked_value`: `a + b = 7`, where the question asks for `$a+b$`, states the value 7 of the
+  expression asked for. An equation with an expression on its left is otherwise an answer of its
+  own (the plane `2x + 3y - z = 4` is not 4), so the rule holds only when that left side stands
+  in the question's text as a whole term and its right side shares no letter with it.
 
     >>> split_approximation(r"x = \\frac{1}{3} \\approx 0.33")
     ('x = \\\\frac{1}{3}', '0.33')
     >>> compare_named("f(2) = 5", "f(3) = 5", lambda a, b: "equal")
     'different'
+    >>> asked_value("a + b = 7", "If $a - b = 1$ and $ab = 12$, find $a + b$.")
+    ('7', 'a + b')
 """
 
 from __future__ import annotations
@@ -93,3 +99,34 @@ def compare_named(pred: str, ref: str, same: Callable[[str, str], Status]) -> St
     if not _same_name(left_p, left_r):
         return "different"
     return same(ps[1].strip(), rs[1].strip())
+
+
+_MATH_MARKS = re.compile(r"\$+|\\[()\[\]]|\\(?:left|right)(?![A-Za-z])|\\[dt](?=frac)")
+_AROUND_OPERATOR = re.compile(r"\s*([-+*/^=(),{}]|\\cdot|\\times)\s*")
+_LETTERS = re.compile(r"[A-Za-z]")
+_COMMAND = re.compile(r"\\[A-Za-z]+")
+
+
+def _compact(s: str) -> str:
+    """Math written without its delimiters, `\\left`/`\\right`, or spaces around operators, so
+    that `$a + b$` and `a+b` read alike."""
+    return _AROUND_OPERATOR.sub(r"\1", _MATH_MARKS.sub(" ", s)).strip()
+
+
+def asked_value(pred: str, question: str) -> tuple[str, str] | None:
+    """`(value, expression)` when `pred` is `expression = value` and the question asks for that
+    expression (see the module docstring); None otherwise."""
+    sides = split_equals(pred)
+    if len(sides) != 2 or lhs_kind(sides[0]) != "expression":
+        return None
+    left, value = sides[0].strip(), sides[1].strip()
+    letters = set(_LETTERS.findall(_COMMAND.sub("", value)))
+    if not value or letters & set(_LETTERS.findall(_COMMAND.sub("", left))):
+        return None  # `a + b = 2c` gives a value in terms of c; `a + b = 7 - a` gives none
+    term = _compact(left)
+    if len(term) < 3:
+        return None
+    # a whole term: not part of a longer one (`a+b` in `2a+b+c`), nor a side of an equation the
+    # question gives (`a+b=7` in "if $a+b=7$ ...", which is what is known, not what is asked)
+    whole = rf"(?<![\w\\^_{{+\-*/=]){re.escape(term)}(?![\w(^_+\-*/=<>])"
+    return (value, left) if re.search(whole, _compact(question)) else None

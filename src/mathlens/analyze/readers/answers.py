@@ -234,6 +234,7 @@ def _part_spans(text: str, labels: list[str] | None = None) -> list[tuple[str, i
         if any(label == seen for _, _, seen in marks):
             continue  # a repeated marker (say, in a closing summary) is not a new part
         marks.append((m.start(), m.end(), label))
+    marks = _inline_marks(text, marks, wanted)
     if labels is None and not {"a", "b"} <= {lb for _, _, lb in marks}:
         return []
     out = []
@@ -241,6 +242,28 @@ def _part_spans(text: str, labels: list[str] | None = None) -> list[tuple[str, i
         stop = marks[i + 1][0] if i + 1 < len(marks) else len(text)
         out.append((label, end, stop))
     return out
+
+
+def _inline_marks(text: str, marks: list[tuple[int, int, str]], wanted: list[str]) -> list[tuple[int, int, str]]:
+    """`marks` with the later parts named inside a part's own line (`(a) 5, (b) 12`): a bracketed
+    label that comes after the line's own in the order asked for and starts no line of its own (a
+    part that points ahead, "(a) Using (b), ...", is answered on its own line)."""
+    seen = {label for _, _, label in marks}
+    order = {label: i for i, label in enumerate(wanted)}
+    alt = "|".join(re.escape(lb) for lb in sorted(wanted, key=len, reverse=True))
+    found = []
+    for _, end, label in marks:
+        line_end = text.find("\n", end)
+        line_end = len(text) if line_end < 0 else line_end
+        last = order.get(label, len(wanted))
+        for m in re.finditer(r"(?i)\(\s*(" + alt + r")\s*\)", text[end:line_end]):
+            inner = m.group(1).lower()
+            if inner in seen or order.get(inner, -1) <= last:
+                continue
+            seen.add(inner)
+            last = order[inner]
+            found.append((end + m.start(), end + m.end(), inner))
+    return sorted([*marks, *found]) if found else marks
 
 
 _ENV_MARK = re.compile(r"\\(?:begin|end)\{[A-Za-z*]+\}")
@@ -458,6 +481,12 @@ def extract_final_answer(text: str, question: Question | None = None) -> FinalAn
     parts: list[PartAnswer] = []
     if labels is not None or question is None:
         inline = _inline_parts(raw, labels) if raw and how in ("answer_line", "boxed", "answer_is") else []
+        if not inline and raw and labels and how in ("therefore", "whole", "last_statement") \
+                and not _part_spans(own, labels):
+            # the question's parts named in the closing sentence or line ("So (a) 5 and (b) 12."), when
+            # no line of the response starts a part; each must say something
+            inline = [(lb, t) for lb, t in _inline_parts(raw, labels) if t]
+            inline = inline if len(inline) >= 2 else []
         if inline:
             span = _span(own, found, offset)
             parts = [PartAnswer(label=lb, text=clean_answer(t) or None, how=how, span=span) for lb, t in inline]
@@ -474,6 +503,8 @@ def extract_final_answer(text: str, question: Question | None = None) -> FinalAn
                 parts.append(PartAnswer(label=label, text=clean_answer(item) or None, how=listed_how, span=span))
             for label, start, end in spans:
                 segment = own[start:end]
+                joined = _JOINING_WORD.search(segment.rstrip())
+                segment = segment[:joined.start()] if joined else segment  # "(a) 5 and (b) 12"
                 lead = len(segment) - len(segment.lstrip(" :.-*\t\n"))
                 seg = locate(segment.strip(" :.-*\t\n"))
                 cleaned = clean_answer(seg.raw) if seg.raw else None

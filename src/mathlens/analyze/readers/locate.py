@@ -23,12 +23,14 @@ from typing import Literal
 
 from mathlens.analyze.readers.inline import closing_run
 from mathlens.analyze.readers.normalize import answer_word
+from mathlens.analyze.readers.setwords import set_phrase
 from mathlens.analyze.readers.statements import (
     LINK,
     MATHY,
     Reduced,
     answerish,
     cut_trailing_prose,
+    drop_leading_clause,
     last_quantity,
     leading_quantity,
     lhs_kind,
@@ -53,9 +55,12 @@ _GSM_LINE = re.compile(r"(?m)(?:^[ \t]*A:|####)[ \t]*(?P<rest>.+)$")
 # what shows more work after a line: a digit, an equals sign, math delimiters
 _MORE_WORK = re.compile(r"[\d=$\\]")
 # the rest of the line is taken in a lookahead, so a later "the answer is" on the same line is
-# found too ("The answer is 7. Wait, ... So the answer is 8.")
+# found too ("The answer is 7. Wait, ... So the answer is 8."), and so is "Final answer:" after a
+# sentence on its line ("The answer is 10. Final answer: 12"), which the answer line only finds at a
+# line's start
 ANSWER_IS = re.compile(
-    r"(?i)\b(?:(?:the\s+)?(?:final\s+)?answer\s+(?:is|would\s+be|will\s+be)|the\s+(?:final\s+)?answers\s+are)"
+    r"(?i)\b(?:(?:the\s+)?(?:final\s+)?answer\s+(?:is|would\s+be|will\s+be)|the\s+(?:final\s+)?answers\s+are"
+    r"|(?<=[.!?]\s)final\s+answers?(?=\s*:))"
     r"\s*:?\s*(?=(?P<rest>[^\n]+))"
 )
 _THEREFORE = re.compile(
@@ -221,7 +226,10 @@ def _single_math_line(text: str) -> str | None:
         short = answer_word(stripped) or _SHORT_WORDS.fullmatch(stripped)
         return stripped if short else None
     bare = _ENVIRONMENT.sub(" ", stripped)
-    return strip_leading_prose(stripped) if MATHY.search(bare) and prose_words(bare) <= 1 else None
+    if not (MATHY.search(bare) and prose_words(bare) <= 1):
+        return None
+    # "When x = 2, y = 7.", "At x = 3, it is 6.": the opening clause sets a condition
+    return strip_leading_prose(drop_leading_clause(stripped))
 
 
 def _closing_word(text: str) -> str | None:
@@ -452,7 +460,7 @@ def _closing(text: str, allow_whole: bool) -> Located:
     if statements:
         pos, sentence = statements[-1]
         stated = reduce_statement_named(first_sentence(sentence))
-        if answerish(stated.text) and prose_words(stated.text) <= 2:
+        if answerish(stated.text) and (prose_words(stated.text) <= 2 or set_phrase(stated.text)):
             return Located(stated.text, "last_statement", pos, pos + len(sentence), stated.subject)
     if sentences:
         pos, sentence = sentences[-1]

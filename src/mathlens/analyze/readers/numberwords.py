@@ -7,8 +7,15 @@ cardinal numbers below a million are read; a run ends at anything that is not a 
 pronoun, "this one"). Ordinals ("third") and fractions in words
 ("a half") are left as written.
 
+`mixed_in_words` reads a whole number and a fraction in words as the mixed number it names:
+"two and a half hours" is `2 1/2 hours`, "3 and three quarters" is `3 3/4`. Only a fraction in
+words joins so: "3 and 1/2" stays as written, as it lists two numbers as often ("the roots are 3
+and 1/2").
+
     >>> words_to_digits("He has twenty-five marbles and one hundred and four stickers.")
     'He has 25 marbles and 104 stickers.'
+    >>> mixed_in_words("It takes one and a half hours, or 2 and three quarters with the stop.")
+    'It takes 1 1/2 hours, or 2 3/4 with the stop.'
 """
 
 from __future__ import annotations
@@ -52,3 +59,25 @@ def words_to_digits(text: str) -> str:
         value = _value(m.group(0))
         return m.group(0) if value is None else str(value)
     return _RUN.sub(digits, text)
+
+
+_DENOMINATORS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fourth": 4,
+                 "fourths": 4, "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6, "eighth": 8, "eighths": 8,
+                 "tenth": 10, "tenths": 10}
+_NUMERATORS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "seven": 7, "nine": 9}
+_MIXED_WORDS = re.compile(
+    rf"(?i)\b(\d+|{_WORD}(?:[\s-]+{_WORD})*)\s+and\s+({'|'.join(_NUMERATORS)})[\s-]+"
+    rf"({'|'.join(sorted(_DENOMINATORS, key=len, reverse=True))})\b")
+
+
+def mixed_in_words(text: str) -> str:
+    """`text` with each whole number and fraction in words written as a mixed number (see the
+    module docstring); a fraction that is not proper ("and five halves") is left as written."""
+    def mixed(m: re.Match[str]) -> str:
+        whole = m.group(1) if m.group(1).isdigit() else _value(m.group(1))
+        num, den = _NUMERATORS[m.group(2).lower()], _DENOMINATORS[m.group(3).lower()]
+        plural = m.group(3).lower().endswith("s")
+        if whole is None or num >= den or plural != (num > 1):
+            return m.group(0)
+        return f"{whole} {num}/{den}"
+    return _MIXED_WORDS.sub(mixed, text)

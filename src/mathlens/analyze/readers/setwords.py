@@ -2,11 +2,11 @@
 
 `sets_in_words` turns `\\{x \\mid 2 \\le x < 7\\}` (also `\\{x : ...\\}`, `\\{x \\in \\mathbb{R} \\mid ...\\}`)
 into the condition that defines it, and "all real numbers greater than 5" (less than, at least, at
-most, greater than or equal to...) into `x > 5`; "all real numbers" and `\\mathbb{R}` become
-`-oo < x < oo`. The interval rules then compare them as sets. `x \\in \\{-1, 1\\}` is the list of
-its members, `|x| > 2` the two rays outside (-2, 2) and `|x| \\le 3` the interval [-3, 3], and
-`\\emptyset`, `\\varnothing`, `∅`, `\\{\\}` are the words "empty set" (the same answer as "no
-solution").
+most, greater than or equal to...) into `x > 5`, "all real numbers except 2" into `x < 2 or x > 2`;
+"all real numbers" and `\\mathbb{R}` become `-oo < x < oo`. The interval rules then compare them as
+sets. `x \\in \\{-1, 1\\}` is the list of its members, `|x| > 2` the two rays outside (-2, 2) and
+`|x| \\le 3` the interval [-3, 3], and `\\emptyset`, `\\varnothing`, `∅`, `\\{\\}` are the words "empty
+set" (the same answer as "no solution").
 
     >>> sets_in_words("all real numbers greater than 5")
     'x > 5'
@@ -30,6 +30,8 @@ _REAL_WORDS = (
     (re.compile(rf"(?i)^{_REALS}\s+(?:that\s+are\s+)?(?:less|smaller)\s+than\s+(.+)$"), "x < {}"),
     (re.compile(rf"(?i)^{_REALS}\s+(?:that\s+are\s+)?at\s+least\s+(.+)$"), "x >= {}"),
     (re.compile(rf"(?i)^{_REALS}\s+(?:that\s+are\s+)?at\s+most\s+(.+)$"), "x <= {}"),
+    (re.compile(rf"(?i)^{_REALS}\s+(?:except|other\s+than|but)\s+(?:for\s+)?(?:[a-z]\s*=\s*)?(-?\d+(?:/\d+)?)$"),
+     "x < {0} or x > {0}"),
     (re.compile(rf"(?i)^(?:{_REALS}|\\mathbb\s*\{{?R\}}?|ℝ)$"), "-oo < x < oo"),
 )
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from mathlens.analyze.readers.inline import closing_run
 from mathlens.analyze.readers.normalize import answer_word
-from mathlens.analyze.readers.numberwords import words_to_digits
+from mathlens.analyze.readers.numberwords import mixed_in_words, words_to_digits
 from mathlens.analyze.readers.setwords import set_phrase
 
 MATH_WORDS = frozenset({"infinity", "odd", "even", "neither", "none", "undefined", "diverges", "converges",
@@ -286,7 +286,7 @@ def answerish(s: str) -> bool:
     t = s.strip().strip(".").strip()
     if not t:
         return False
-    if MATHY.search(t) or answer_word(t):
+    if MATHY.search(t) or answer_word(t) or set_phrase(t):
         return True
     low = t.lower()
     # a single capitalised word names the answer: "Tuesday", "Maria"
@@ -334,6 +334,8 @@ def reduce_statement_named(s: str) -> Reduced:
         if links:
             last = links[-1]
             left, right = s[: last.start()].strip(), s[last.end():].strip()
+            if set_phrase(right):  # "the domain is all real numbers": the words are the set
+                return Reduced(right.rstrip("."))
             if answerish(right):
                 s, subject = right, _subject_words(s[: last.end()])
             elif left and MATHY.search(left):
@@ -401,6 +403,7 @@ def last_quantity(s: str) -> str:
     students ..." state their first. Anything with an equation, a relation or brackets is left
     alone, as is a short phrase with one number ("27 marbles left").
     """
+    s = mixed_in_words(s)  # "2 and a half hours": one quantity, `2 1/2 hours`
     words = re.findall(r"(?<![\\A-Za-z])[A-Za-z]{2,}(?![A-Za-z])", s)
     if (len(words) < 2 or _prose_words(s) < 1 or re.search(r"[=<>≤≥()\[\]{}\\^]", s)
             or re.search(r"(?i)\b(?:between|from)\b.*\band\b|≈|\b(?:about|approximately|roughly)\b", s)):
@@ -476,7 +479,8 @@ def restated(s: str) -> str:
     return s
 
 
-_LEADING_CLAUSE = re.compile(r"(?i)^\s*(?:since|because|as|given(?:\s+that)?|for|when|if|using|by|after|with|from|"
+_LEADING_CLAUSE = re.compile(r"(?i)^\s*(?:since|because|as|given(?:\s+that)?|for|when|whenever|if|at|where|once|"
+                             r"using|by|after|with|from|assuming|letting|setting|taking|"
                              r"substituting|solving|plugging|applying)\b")
 
 
