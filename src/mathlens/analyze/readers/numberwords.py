@@ -66,7 +66,8 @@ _DENOMINATORS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, 
                  "tenth": 10, "tenths": 10}
 _NUMERATORS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "seven": 7, "nine": 9}
 _MIXED_WORDS = re.compile(
-    rf"(?i)\b(\d+|{_WORD}(?:[\s-]+{_WORD})*)\s+and\s+({'|'.join(_NUMERATORS)})[\s-]+"
+    # at most five number words before "and": the cost stays linear in the text
+    rf"(?i)\b(\d+|{_WORD}(?:(?:[\s-]+|\s+and\s+){_WORD}){{0,4}})\s+and\s+({'|'.join(_NUMERATORS)})[\s-]+"
     rf"({'|'.join(sorted(_DENOMINATORS, key=len, reverse=True))})\b")
 
 

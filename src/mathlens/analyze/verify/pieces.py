@@ -32,11 +32,78 @@ _RATIO_BEFORE = re.compile(r"\d:$")
 _PART_OF = re.compile(r"(?<![\d.,/])(?P<share>\d+(?:\.\d+)?%|\d+/\d+)(?P<of>[ \t]+of[ \t]+)"
                       r"(?=\$?\d[\d,]*(?:\.\d+)?[ \t]*(?:=|≈))")
 _OPERATOR_BEFORE = frozenset("+-−–*/×÷^(")
+# A count with its unit words inside plain arithmetic ("5 boxes * 12 pencils/box = 60 pencils",
+# "2.5 hours × 60 = 150 minutes", "$15 per hour * 8 hours", "3 apples + 4 apples = 7 apples"): the words go (blanked, so
+# offsets hold) when they stand between a number and an operator, or between a number that is the
+# right operand of one and "=". Added or subtracted counts must carry the same words ("2 hours +
+# 30 minutes" adds different units), and "=" after a count that no operator made stays a
+# conversion ("2 hours = 120 minutes").
+_COUNT_UNIT = re.compile(
+    r"(?<![\w.,/\\^_{])(?P<num>\d[\d,]*(?:\.\d+)?)"
+    r"(?P<unit>[ \t]+per[ \t]+[a-z]{2,}|(?:[ \t]+[a-z]{2,}(?:/[a-z]{2,}|[ \t]+per[ \t]+[a-z]{2,})?){1,2})"
+    r"(?=[ \t]*(?P<op>[*×/÷+\-−=]|x(?=[ \t]))[ \t]*\$?(?P<next>\d[\d,]*(?:\.\d+)?)(?P<after>(?:[ \t]+[a-z]{2,}){0,2}))")
+_NOT_UNIT_WORDS = frozenset({
+    "times", "of", "per", "percent", "cent", "dozen", "dozens", "hundred", "hundreds", "thousand", "thousands",
+    "million", "millions", "billion", "half", "halves", "third", "thirds", "quarter", "quarters", "squared",
+    "cubed", "more", "less", "fewer", "than", "and", "or", "is", "are", "was", "were", "plus", "minus", "divided",
+    "multiplied", "over", "by", "to", "from", "each", "every", "at", "in", "on", "for", "the", "an", "so", "then",
+    "equals", "makes", "gives", "total", "left", "remaining", "which", "that", "it", "we", "get", "has", "have",
+    "had", "be", "mod", "sin", "cos", "tan", "ln", "log", "exp", "lim", "max", "min", "gcd", "lcm", "if", "as",
+    "with", "into",
+})
+
+
+_DIFFERENTIAL = re.compile(r"d[a-z]")  # "dx" in "x^2 dx", "3 dt"
+_RATE_BEFORE = re.compile(r"(?i)\b(?:in|per|each|every|for)$")
+
+
+def _words_of(unit: str) -> list[str]:
+    return re.findall(r"[a-z]+", unit)
+
+
+def _same_unit(a: str, b: str) -> bool:
+    """"apples" and "apple", "blue eggs" and "blue eggs": the same words but for a plural s."""
+    return [w.rstrip("s") for w in _words_of(a)] == [w.rstrip("s") for w in _words_of(b)]
+
+
+def _blank_count_units(text: str) -> str:
+    """`text` with the unit words of counts in plain arithmetic blanked (see `_COUNT_UNIT`)."""
+    out = list(text)
+    for m in _COUNT_UNIT.finditer(text):
+        unit, op = m.group("unit"), m.group("op")
+        words = _words_of(unit)
+        if any((w in _NOT_UNIT_WORDS and not (w == "per" and i in (0, len(words) - 2)))
+               or _DIFFERENTIAL.fullmatch(w) for i, w in enumerate(words)):
+            continue
+        # what stands before the count, as read so far (earlier counts blanked), within a bound
+        before = "".join(out[max(0, m.start() - 64):m.start()]).rstrip().rstrip("$").rstrip()
+        if _RATE_BEFORE.search(before):
+            continue  # "24 eggs in 1 tray x 2 trays": the count is part of a rate said in words
+        if op == "=":
+            operator = before[-1:] if before[-1:] in _OPERATOR_BEFORE - {"("} else "x" if before.endswith(" x") else ""
+            if not operator:
+                continue  # "2 hours = 120 minutes": a conversion, not the end of an operation
+            if not re.search(r"[\d)%]$", before[:-1].rstrip()):
+                continue  # "12 red cars-2 green cars =": the left operand is words
+        if op in "+-−" and not _same_unit(unit, m.group("after") or ""):
+            continue  # "2 hours + 30 minutes": different units are not added as numbers
+        out[m.start("unit"):m.end("unit")] = " " * len(unit)
+    return "".join(out)
+
+
 # Words right after a statement that carry its last side on ("d = 20% of 50", "x = 5 squared"):
 # that side is not all of the value. "of" does so only before a number: "1/8 = 0.125 of the whole"
 # is a share.
 _BINDS_NEXT = re.compile(r"\s*(?:(?:times|plus|minus|squared|cubed|multiplied|divided)\b|"
                          rf"of{_POINTING}\s+\$?\d)", re.I)
+
+
+# A quantity in two units after a statement's last number ("= 1 hour 17 minutes", "= 3 feet 6
+# inches", "= 2 hours and 30 minutes"): the number is only its first part.
+_MEASURE = (r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|feet|foot|ft|inch(?:es)?|"
+            r"yards?|yds?|miles?|meters?|metres?|cm|mm|km|pounds?|lbs?|ounces?|oz|kg|grams?|dollars?|cents?|"
+            r"gallons?|quarts?|pints?|cups?|liters?|litres?|ml)")
+_COMPOUND_AFTER = re.compile(rf"[ \t]*{_MEASURE}\.?,?(?:[ \t]+and)?[ \t]+\d+(?:\.\d+)?[ \t]*{_MEASURE}\b", re.I)
 
 
 # A relation in a piece of a step; "<" and ">" only count with spaces (else they delimit a vector).
@@ -163,6 +230,7 @@ def pieces(text: str) -> list[Piece]:
     prev_end = 0
     if " of " in text:
         text = _PART_OF.sub(_part_of, text)
+    text = _blank_count_units(text)
     for span in extract_math(text)[:MAX_SPANS_PER_STEP]:
         before = text[max(0, span.start - 48):span.start]
         after = text[span.end:span.end + 48]
@@ -231,7 +299,7 @@ def pieces(text: str) -> list[Piece]:
             if row.strip():
                 lead = ""
                 joinable = False
-        if out and out[-1].end == span.end and _BINDS_NEXT.match(after):
+        if out and out[-1].end == span.end and (_BINDS_NEXT.match(after) or _COMPOUND_AFTER.match(after)):
             out[-1] = replace(out[-1], open_end=True)
     return out
 
