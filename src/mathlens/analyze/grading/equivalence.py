@@ -50,7 +50,7 @@ from mathlens.analyze.readers.normalize import answer_word, normalize_answer, st
 from mathlens.analyze.readers.numeric import NumberForm, numbers_equal, read_number
 from mathlens.analyze.readers.piecewise import compare_piecewise
 from mathlens.analyze.readers.quick import decide, exact, infinity, read
-from mathlens.analyze.readers.statements import MATHY, drop_trailing_clause, lhs_kind, split_equals
+from mathlens.analyze.readers.statements import MATHY, drop_trailing_clause, lhs_kind, restated_forms, split_equals
 from mathlens.items.schema import Part, Question
 
 if TYPE_CHECKING:
@@ -298,6 +298,21 @@ def _named_as(predicted: str, subject: str | None, reference: str) -> str:
     return predicted
 
 
+#: a number, then one letter that is an SI unit's symbol ("2500 m", "3.5 kg" is read by the unit words)
+_UNIT_LETTER = re.compile(r"^(.*\d)\s+[mgsLlhKNJWVA]\.?$")
+
+
+def _other_forms(predicted: str, reference: str) -> list[str]:
+    """Other forms of one stated answer, each compared when the answer as read is not equal: the
+    two exact forms of "0.25, i.e. 25%" (the same value stated twice, so either counts), and the
+    number of "2500 m" against a reference with no letter (against `5m` the letter may be a name)."""
+    forms = list(restated_forms(predicted) or ())
+    unit = _UNIT_LETTER.match(predicted.strip())
+    if unit and not re.search(r"[A-Za-z]", reference):
+        forms.append(unit.group(1))
+    return forms
+
+
 def _against(predicted: str | None, references: list[str], config: EquivalenceConfig,
              subject: str | None = None, until: float | None = None
              ) -> tuple[VerdictStatus, str | None, EquivalenceResult | None]:
@@ -311,6 +326,10 @@ def _against(predicted: str | None, references: list[str], config: EquivalenceCo
         result = equivalent(_named_as(predicted, subject, ref), ref, config, until)
         if result.equal:
             return "correct", ref, result
+        for form in _other_forms(predicted, ref):
+            again = equivalent(_named_as(form, subject, ref), ref, config, until)
+            if again.equal:
+                return "correct", ref, again
         if best is None or (best.status != "different" and result.status == "different"):
             best = result
     assert best is not None

@@ -479,6 +479,18 @@ def restated(s: str) -> str:
     return s
 
 
+def restated_forms(s: str) -> tuple[str, str] | None:
+    """The two exact forms of "0.25, i.e. 25%" (or "that is", "which is", "or equivalently"):
+    `("0.25", "25%")`, when both sides are math and neither is an approximation; None otherwise."""
+    m = _RESTATED.search(s)
+    if m is None or m.start() == 0 or _APPROXIMATE.search(s):
+        return None
+    left, right = s[: m.start()].strip(), s[m.end():].strip().rstrip(").")
+    if not (MATHY.search(left) and MATHY.search(right)) or _RESTATED.search(right):
+        return None
+    return left, right
+
+
 _LEADING_CLAUSE = re.compile(r"(?i)^\s*(?:since|because|as|given(?:\s+that)?|for|when|whenever|if|at|where|once|"
                              r"using|by|after|with|from|assuming|letting|setting|taking|"
                              r"substituting|solving|plugging|applying)\b")
