@@ -69,6 +69,7 @@ _PRIMED_NAME = re.compile(r"(?<![A-Za-z\\])([A-Za-z])('+)(?![\w('])")
 def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
     """Rewrite the LaTeX constructs latex2sympy2 drops or misreads."""
     s = _SPACING.sub(" ", re.sub(r"\\left\s*\.", " ", text))  # "\left. f \right|_{x=2}": no bracket opens
+    s = _evaluated_between(s)
     s = _derivative_before_bar(s)
     s = re.sub(r"\\([a-zA-Z]+)('+)", lambda m: f"\\{m.group(1)}_{{{'prime' * len(m.group(2))}}}", s)
     s = _PRIMED_NAME.sub(lambda m: m.group() if m.group(1) in "yuvfghFGH" else
@@ -112,6 +113,54 @@ def normalize(text: str, reading: Reading = DEFAULT_READING) -> str:
 _EVAL_BAR = re.compile(r"\|\s*[_^]")
 _RELATION = re.compile(r"=|<|>|\\[lg]eq?(?![a-zA-Z])|\\approx|\\neq")
 _DERIVATIVE = re.compile(r"\\frac\s*\{\s*(?:d|\\partial)(?![a-zA-Z])|\\partial")
+
+
+#: the bounds after an evaluation bracket or bar: `]_0^3`, `|_{1}^{e}`
+_BOUNDS = re.compile(r"(?P<mark>[\]|])\s*_\s*(?P<a>\{[^{}=]*\}|[^\s{}=^\\])\s*\^\s*(?P<b>\{[^{}]*\}|[^\s{}\\])")
+_LETTER = re.compile(r"(?<![\\A-Za-z])([a-zA-Z])(?![A-Za-z])")
+_DIFFERENTIAL = re.compile(r"(?<![\\A-Za-z])d\s*([a-z])(?![A-Za-z])")
+
+
+def _evaluated_between(s: str) -> str:
+    """``\\left[\\frac{x^3}{3}\\right]_0^3`` (also ``[F]_a^b`` and ``F\\big|_a^b``): F at the upper bound
+    minus F at the lower one, in the one variable F has (or the integral's, ``dx``, when F has
+    several letters). With no such variable the text is left as it is."""
+    out, pos = [], 0
+    for m in _BOUNDS.finditer(s):
+        if m.start() < pos:
+            continue
+        if m.group("mark") == "]":
+            depth, start = 0, -1
+            for i in range(m.start(), pos - 1, -1):
+                depth += {"]": 1, "[": -1}.get(s[i], 0)
+                if depth == 0:
+                    start = i
+                    break
+            if start < 0:
+                continue
+            body, lead = s[start + 1:m.start()], start
+        else:
+            lead = max((r.end() for r in _RELATION.finditer(s, pos, m.start())), default=pos)
+            body = s[lead:m.start()]
+        if not body.strip() or body.count("{") != body.count("}"):
+            continue
+        letters = {x for x in _LETTER.findall(re.sub(r"\\[A-Za-z]+", " ", body)) if x != "e"}
+        wanted = set(_DIFFERENTIAL.findall(s)) & letters if len(letters) > 1 else letters
+        if len(wanted) != 1:
+            continue
+        var = wanted.pop()
+
+        upper, lower = (_at(body, var, m.group(k)) for k in ("b", "a"))
+        out.append(f"{s[pos:lead]} (({upper}) - ({lower}))")
+        pos = m.end()
+    out.append(s[pos:])
+    return "".join(out)
+
+
+def _at(body: str, var: str, bound: str) -> str:
+    """`body` with its letter `var` replaced by the bound (``{3}`` or ``3``) in brackets."""
+    value = f"({bound[1:-1] if bound.startswith('{') else bound})"
+    return _LETTER.sub(lambda x: value if x.group(1) == var else x.group(), body)
 
 
 def _derivative_before_bar(s: str) -> str:

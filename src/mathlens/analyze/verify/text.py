@@ -150,10 +150,15 @@ def based_numbers(s: str) -> str:
 _ATOM = re.compile(r"\s*-?\s*(?:\d+(?:\.\d+)?|[A-Za-z])\s*")
 
 
+#: bounds after a bracket, ``[F]_0^3``: F evaluated between them (read by the LaTeX reader), not a group
+_EVALUATION_BOUNDS = re.compile(r"\s*_\s*(?:\{[^{}]*\}|[^\s{}])\s*\^")
+
+
 def square_groups(s: str) -> str:
     """Square brackets used as grouping (``[2009 + x][2x]``, ``15[f(2) + f(1)]``) written as
     round ones. Brackets with a comma inside (intervals, lists), around a lone number or letter
-    (``[x]`` may be the integer part) and the index of ``\\sqrt[3]`` are left as written."""
+    (``[x]`` may be the integer part), before bounds (``[F]_0^3``) and the index of ``\\sqrt[3]``
+    are left as written."""
     out = list(s)
     i = 0
     while i < len(s):
@@ -161,7 +166,8 @@ def square_groups(s: str) -> str:
             close = find_close(s, i)
             if close is not None and s[close] == "]":
                 inner = s[i + 1:close]
-                if len(split_top_level(inner)) == 1 and not _ATOM.fullmatch(inner):
+                if len(split_top_level(inner)) == 1 and not _ATOM.fullmatch(inner) \
+                        and not _EVALUATION_BOUNDS.match(s, close + 1):
                     out[i], out[close] = "(", ")"
         i += 1
     return "".join(out)
