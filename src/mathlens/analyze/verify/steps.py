@@ -525,9 +525,17 @@ def _piece(acc: _Acc, item: Piece) -> None:
         whole_chain = len(sides) > 2 and all(op == "=" for op in parsed.relations) and not item.open_end
         restated = _restated_value(acc, item, sides[0], raw_sides[1], f"{_key(raw_sides[0])} = {_key(raw_sides[1])}")
         new_ctx = definition_of(sides[0], sides[-1] if whole_chain else sides[1], acc.ctx)
+        # "y - 1 = 3(x - 1), i.e. y = 3x - 2": words that say the equation is the one before it
+        # in another form make the definition a rewriting of it, checked as one
+        rewritten = _defined_as_rewrite(previous, item, sides, f"{_key(raw_sides[0])} = {_key(raw_sides[1])}") \
+            if new_ctx is not None and len(parsed.relations) == 1 else None
+        if rewritten is not None and rewritten.status == "invalid":
+            acc.claims.append(rewritten)
+            start = 1
+            new_ctx = None
         if new_ctx is not None:
             name = _defined_name(sides[0])
-            acc.claims.append(restated or
+            acc.claims.append(restated or rewritten or
                               ClaimCheck(f"{_key(raw_sides[0])} = {_shown_side(item, raw_sides, 1)}", "definition"))
             # After a root was found, a value stated later in the step (not in the same list of
             # roots: "x = 4 or x = 8") recalls an earlier result ("we accept x = 1").
@@ -703,6 +711,23 @@ def _restated_value(acc: _Acc, item: Piece, name: sympy.Basic, value: sympy.Basi
             not isinstance(before, sympy.Expr) or not isinstance(after, sympy.Expr):
         return None
     return check_relation(before, after, acc.ctx, PairInfo("=", 1, True), label)
+
+
+#: words that say an equation is the previous one written another way
+_RESTATING = re.compile(r"\bi\.e\.|\bthat is\b|\bequivalently\b|\bin other words\b|\bsimplif|\brearrang|"
+                        r"\bsolving for\b|\bisolat", re.I)
+
+
+def _defined_as_rewrite(previous: sympy.Basic | None, item: Piece, sides: tuple[sympy.Basic, ...],
+                        label: str) -> ClaimCheck | None:
+    """`name = value` checked as a rewriting of the equation right before it, when the words
+    before it say it is one and both hold the same unknowns; None otherwise (a definition)."""
+    if previous is None or not _RESTATING.search(item.lead):
+        return None
+    left, right = sides[0], sides[1]
+    if not previous.free_symbols or (left.free_symbols | right.free_symbols) != previous.free_symbols:
+        return None
+    return rewrite_check(previous, left, right, "equivalently, " + item.lead, label)
 
 
 def _as_rewrite(acc: _Acc, previous: sympy.Basic, item: Piece, sides: tuple[sympy.Basic, sympy.Basic],
