@@ -39,6 +39,7 @@ from mathlens.analyze.grading.verdicts import (
     VerdictStatus,
 )
 from mathlens.analyze.readers.answers import FinalAnswer, PartAnswer, choice_label, cut_short, extract_final_answer
+from mathlens.analyze.readers.durations import duration_forms
 from mathlens.analyze.readers.intervals import (
     differ_as_sets,
     is_inequality,
@@ -304,9 +305,12 @@ _UNIT_LETTER = re.compile(r"^(.*\d)\s+[mgsLlhKNJWVA]\.?$")
 
 def _other_forms(predicted: str, reference: str) -> list[str]:
     """Other forms of one stated answer, each compared when the answer as read is not equal: the
-    two exact forms of "0.25, i.e. 25%" (the same value stated twice, so either counts), and the
-    number of "2500 m" against a reference with no letter (against `5m` the letter may be a name)."""
+    two exact forms of "0.25, i.e. 25%" (the same value stated twice, so either counts), the
+    number of "2500 m", and a duration in two units in minutes, hours or seconds, against a
+    reference with no letter (against `5m` the letter may be a name)."""
     forms = list(restated_forms(predicted) or ())
+    if not re.search(r"[A-Za-z]", reference):
+        forms += duration_forms(predicted)  # "2 hours and 30 minutes" against 150, 2.5 or 9000
     unit = _UNIT_LETTER.match(predicted.strip())
     if unit and not re.search(r"[A-Za-z]", reference):
         forms.append(unit.group(1))

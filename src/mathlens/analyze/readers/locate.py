@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from mathlens.analyze.readers.durations import DURATION
 from mathlens.analyze.readers.inline import closing_run
 from mathlens.analyze.readers.normalize import answer_word
 from mathlens.analyze.readers.setwords import set_phrase
@@ -493,6 +494,9 @@ def _stated_quantity(sentences: list[tuple[int, str]]) -> Located | None:
     number = NUMBER.match(quantity) if quantity != closing else None
     if number is None:
         return None
+    if DURATION.fullmatch(quantity):  # "It takes 2 hours and 30 minutes.": the whole length of time
+        at = sentence.find(quantity)
+        return Located(quantity, "last_number", pos + max(at, 0), pos + max(at, 0) + len(quantity))
     whole = _MIXED_NUMBER.match(quantity)  # `2 1/2`
     return Located((whole or number).group(0), "last_number", pos, pos + len(sentence))
 

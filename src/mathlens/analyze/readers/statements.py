@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mathlens.analyze.readers.durations import last_duration
 from mathlens.analyze.readers.inline import closing_run
 from mathlens.analyze.readers.normalize import answer_word
 from mathlens.analyze.readers.numberwords import mixed_in_words, words_to_digits
@@ -404,6 +405,9 @@ def last_quantity(s: str) -> str:
     alone, as is a short phrase with one number ("27 marbles left").
     """
     s = mixed_in_words(s)  # "2 and a half hours": one quantity, `2 1/2 hours`
+    duration = last_duration(s)
+    if duration is not None and not re.search(r"[=<>≤≥\\^]", s):
+        return duration.group(0).rstrip(".")  # "It takes 2 hours and 30 minutes": the whole length of time
     words = re.findall(r"(?<![\\A-Za-z])[A-Za-z]{2,}(?![A-Za-z])", s)
     if (len(words) < 2 or _prose_words(s) < 1 or re.search(r"[=<>≤≥()\[\]{}\\^]", s)
             or re.search(r"(?i)\b(?:between|from)\b.*\band\b|≈|\b(?:about|approximately|roughly)\b", s)):
