@@ -45,6 +45,17 @@ def test_report_command_writes_file_and_prints_json(runs_dir: Path, tmp_path: Pa
     assert default["out"] == str(runs_dir / "first" / "report.html") and default["sections"] == ["overview"]
 
 
+def test_report_quiet_prints_nothing_but_writes_the_page(runs_dir: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = tmp_path / "q.html"
+    loud = runner.invoke(app, ["report", str(runs_dir / "first"), "--out", str(out)])
+    assert loud.exit_code == 0 and "report:" in loud.output and "not shown:" in loud.output
+    out.unlink()
+    quiet = runner.invoke(app, ["report", str(runs_dir / "first"), "--out", str(out), "-q"])
+    assert quiet.exit_code == 0 and quiet.output == "", quiet.output
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
 def test_report_command_user_errors(runs_dir: Path) -> None:
     runner = CliRunner()
     res = runner.invoke(app, ["report", str(runs_dir / "not-a-run")])

@@ -53,7 +53,7 @@ def test_every_other_option_is_a_model_field(path: str) -> None:
     assert _names(_command(path)) == own | flagged
 
 
-@pytest.mark.parametrize("path", ["run", "grade", "maple", "analyze", "import", "tutor score", "kb build"])
+@pytest.mark.parametrize("path", ["run", "grade", "maple", "analyze", "import", "tutor score", "kb build", "report"])
 def test_commands_that_show_progress_take_quiet(path: str) -> None:
     opts = [getattr(p, "opts", []) for p in _command(path).params]
     assert ["--quiet", "-q"] in opts or ["-q", "--quiet"] in opts, f"mathlens {path}: {opts}"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from mathlens.cli.common import JSON_OPTION, console, emit_json, escape, user_errors
+from mathlens.cli.common import JSON_OPTION, QUIET_OPTION, console, emit_json, escape, user_errors
 from mathlens.errors import UserError
 from mathlens.report import write_report
 from mathlens.report.context import ReportOptions
@@ -19,7 +19,7 @@ def _options(title: str | None, only: str | None, complexity: float | None, sens
                          sensitivity_threshold=sensitivity)
 
 
-def _export_tables(runs: list[Path], out: Path | None, formats_text: str, as_json: bool) -> None:
+def _export_tables(runs: list[Path], out: Path | None, formats_text: str, as_json: bool, quiet: bool) -> None:
     """`report RUN --tables FORMAT`: one file per publication table plus index.json in a folder."""
     from mathlens.report.export import export_tables, parse_formats
     from mathlens.report.loader import load_run
@@ -33,13 +33,14 @@ def _export_tables(runs: list[Path], out: Path | None, formats_text: str, as_jso
         emit_json({"out": str(folder), **index.model_dump(mode="json")})
         return
     files = sum(len(t.files) for t in index.tables)
-    console.print(f"[bold]tables:[/] {escape(folder)}  ({len(index.tables)} tables, {files} files, index.json)")
-    by_reason: dict[str, list[str]] = {}
-    for s in index.skipped:
-        by_reason.setdefault(s.reason, []).append(s.id)
-    for reason, ids in by_reason.items():
-        console.print(f"not exported: {escape(', '.join(ids))} ({escape(reason)})", highlight=False)
-    for note in index.notes:
+    if not quiet:
+        console.print(f"[bold]tables:[/] {escape(folder)}  ({len(index.tables)} tables, {files} files, index.json)")
+        by_reason: dict[str, list[str]] = {}
+        for s in index.skipped:
+            by_reason.setdefault(s.reason, []).append(s.id)
+        for reason, ids in by_reason.items():
+            console.print(f"not exported: {escape(', '.join(ids))} ({escape(reason)})", highlight=False)
+    for note in index.notes:  # warnings: printed with --quiet too
         console.print(f"note: {escape(note)}", highlight=False)
 
 
@@ -60,6 +61,7 @@ def report(
                                "latex, markdown or csv (comma-separated for several): one file per table and "
                                "index.json in the --out folder."),
     as_json: bool = JSON_OPTION,
+    quiet: bool = QUIET_OPTION,
 ) -> None:
     """Write one self-contained HTML report of runs.
 
@@ -67,7 +69,7 @@ def report(
     if not runs:
         raise UserError("name at least one run directory")
     if tables is not None:
-        _export_tables(runs, out, tables, as_json)
+        _export_tables(runs, out, tables, as_json, quiet)
         return
     target = out or (runs[0] / "report.html" if len(runs) == 1 else Path("report.html"))
     rep = write_report(runs, target, _options(title, only, complexity, sensitivity))
@@ -75,10 +77,14 @@ def report(
     if as_json:
         emit_json(doc)
         return
-    console.print(f"[bold]report:[/] {escape(target)}  ({len(rep.sections)} sections, {len(rep.questions)} questions)")
-    if rep.skipped:
-        console.print("not shown: " + ", ".join(f"{i} ({why})" for i, why in rep.skipped), highlight=False)
-    for note in rep.notes:  # e.g. an analysis file from an older version, named with the version expected
+    if not quiet:
+        console.print(f"[bold]report:[/] {escape(target)}  ({len(rep.sections)} sections, "
+                      f"{len(rep.questions)} questions)")
+        if rep.skipped:
+            console.print("not shown: " + ", ".join(f"{i} ({why})" for i, why in rep.skipped), highlight=False)
+    # warnings (e.g. an analysis file from an older version, named with the version expected): printed
+    # with --quiet too
+    for note in rep.notes:
         console.print(f"note: {escape(note)}", highlight=False)
 
 
