@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from mathlens.analyze.verify.budget import prestart, run_bounded
 from mathlens.analyze.verify.extract import extract_math
+from mathlens.analyze.verify.pieces import WORDED_ARITHMETIC
 from mathlens.analyze.verify.reading import reading_for
 from mathlens.analyze.verify.results import StepMath, StepStatus, VerifyConfig
 from mathlens.analyze.verify.steps_entry import question_call, step_call
@@ -40,7 +41,8 @@ def has_checkable(text: str) -> bool:
     >>> has_checkable("We note that it holds."), has_checkable("So 2 + 3 = 5.")
     (False, True)
     """
-    return bool(_NUMBER_FACTS.search(text)) or bool(extract_math(text, max_spans=1))
+    return bool(_NUMBER_FACTS.search(text)) or bool(extract_math(text, max_spans=1)) \
+        or bool(WORDED_ARITHMETIC.search(text))  # "3 times 4 is 12"
 
 
 def verify_steps(step_texts: list[str], question: str | None = None,

@@ -57,6 +57,38 @@ _DIFFERENTIAL = re.compile(r"d[a-z]")  # "dx" in "x^2 dx", "3 dt"
 _RATE_BEFORE = re.compile(r"(?i)\b(?:in|per|each|every|for)$")
 
 
+# Arithmetic said in words between numbers ("3 times 4 is 12", "48 divided by 2 equals 24",
+# "12 plus 5 makes 17", "20% of 50 is 10"): the words become their signs and the link "=", in place
+# (same length, so offsets hold). Only a chain of numbers joined by such words, then the link and a
+# number, is rewritten; "5 times a day" or "2 plus 3 more" is left as words, and so is a result in
+# percent ("60% of 100 is 60%", where the percent sign only restates the share).
+_NUMBER_WORDED = r"\$?\d[\d,]*(?:\.\d+)?"
+_OPERATION_WORD = r"(?:times|multiplied\s+by|divided\s+by|plus|minus)"
+_SHARE_OF_WORDED = rf"(?:\d+(?:\.\d+)?%|\d+/\d+)[ \t]+of[ \t]+{_NUMBER_WORDED}"  # "20% of 50", "3/4 of 48"
+WORDED_ARITHMETIC = re.compile(
+    rf"(?<![\w.,/])(?:{_SHARE_OF_WORDED}(?:[ \t]+{_OPERATION_WORD}[ \t]+{_NUMBER_WORDED})*"
+    rf"|{_NUMBER_WORDED}(?:[ \t]+{_OPERATION_WORD}[ \t]+{_NUMBER_WORDED})+)"
+    rf"[ \t]+(?:is|equals|makes|gives|=)[ \t]+"
+    rf"(?={_NUMBER_WORDED}(?![\w.]*[A-Za-z]*\s*(?:times|plus|minus)\b)(?![\d.,]*\s*%))")
+_SIGNS = {"times": "*", "multiplied": "*", "divided": "/", "plus": "+", "minus": "-", "of": "*"}
+
+
+def _signs_for_words(text: str) -> str:
+    """`text` with arithmetic said in words between numbers written in signs (see `WORDED_ARITHMETIC`)."""
+    def signs(m: re.Match[str]) -> str:
+        if m.string[max(0, m.start() - 8):m.start()].rstrip()[-1:] in _OPERATOR_BEFORE:
+            return m.group(0)  # "100% - 20% of 50 is 40": how the words group is not written
+
+        def sign(w: re.Match[str]) -> str:
+            word = w.group(0)
+            symbol = "=" if word.split()[0].lower() in ("is", "equals", "makes", "gives") else \
+                _SIGNS.get(word.split()[0].lower(), word)
+            return symbol.ljust(len(word)) if symbol != word else word
+        return re.sub(r"(?i)\b(?:multiplied\s+by|divided\s+by|times|plus|minus|of|is|equals|makes|gives)\b",
+                      sign, m.group(0))
+    return WORDED_ARITHMETIC.sub(signs, text)
+
+
 def _words_of(unit: str) -> list[str]:
     return re.findall(r"[a-z]+", unit)
 
@@ -230,7 +262,7 @@ def pieces(text: str) -> list[Piece]:
     prev_end = 0
     if " of " in text:
         text = _PART_OF.sub(_part_of, text)
-    text = _blank_count_units(text)
+    text = _signs_for_words(_blank_count_units(text))
     for span in extract_math(text)[:MAX_SPANS_PER_STEP]:
         before = text[max(0, span.start - 48):span.start]
         after = text[span.end:span.end + 48]
