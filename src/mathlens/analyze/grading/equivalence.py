@@ -309,12 +309,11 @@ def _other_forms(predicted: str, reference: str) -> list[str]:
     number of "2500 m", and a duration in two units in minutes, hours or seconds, against a
     reference with no letter (against `5m` the letter may be a name)."""
     forms = list(restated_forms(predicted) or ())
-    if not re.search(r"[A-Za-z]", reference):
-        forms += duration_forms(predicted)  # "2 hours and 30 minutes" against 150, 2.5 or 9000
+    if re.search(r"[A-Za-z]", reference):
+        return forms
+    forms += duration_forms(predicted)  # "2 hours and 30 minutes" against 150, 2.5 or 9000
     unit = _UNIT_LETTER.match(predicted.strip())
-    if unit and not re.search(r"[A-Za-z]", reference):
-        forms.append(unit.group(1))
-    return forms
+    return [*forms, unit.group(1)] if unit else forms
 
 
 def _against(predicted: str | None, references: list[str], config: EquivalenceConfig,

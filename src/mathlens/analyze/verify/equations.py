@@ -109,12 +109,13 @@ _SEVERAL = re.compile(r"\b(?:equations|relations|identities|conditions|constrain
 
 
 def rewrite_check(previous: sympy.Basic, lhs: sympy.Basic, rhs: sympy.Basic, lead: str, text: str,
-                  several: bool = True) -> ClaimCheck | None:
+                  several: bool = True, restating: bool = False) -> ClaimCheck | None:
     """The verdict on the equation ``lhs = rhs`` as a rewriting of `previous` (``lhs - rhs`` of
     the equation before it), or None when it is not clearly one. `several`: whether an equation
     in several unknowns may be one (typeset math; in running text a word such as "sun" can be
-    read as a product of letters)."""
-    announced = bool(REWRITE_WORDS.search(lead))  # "Expanding and simplifying, we have"
+    read as a product of letters). `restating`: the caller has found words that say the equation
+    is the previous one in another form ("i.e.", "solving for y"), which announce it as algebra does."""
+    announced = restating or bool(REWRITE_WORDS.search(lead))  # "Expanding and simplifying, we have"
     if not announced and (_NOT_A_REWRITE.search(lead) or (lead.strip(" ,.:") and not _REWRITE.search(lead))):
         return None
     symbols = previous.free_symbols
@@ -125,7 +126,7 @@ def rewrite_check(previous: sympy.Basic, lhs: sympy.Basic, rhs: sympy.Basic, lea
         return None
     previous, stated, back = _opaque_terms(previous, lhs - rhs)
     symbols = previous.free_symbols
-    if len(symbols) > 1 and not (several and _ALGEBRA.search(lead)):
+    if len(symbols) > 1 and not (several and (restating or _ALGEBRA.search(lead))):
         return None
     old, new = _numerator(previous), _numerator(stated)
     if old is None or new is None or new == 0:

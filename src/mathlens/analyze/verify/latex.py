@@ -149,7 +149,6 @@ def _evaluated_between(s: str) -> str:
         if len(wanted) != 1:
             continue
         var = wanted.pop()
-
         upper, lower = (_at(body, var, m.group(k)) for k in ("b", "a"))
         out.append(f"{s[pos:lead]} (({upper}) - ({lower}))")
         pos = m.end()

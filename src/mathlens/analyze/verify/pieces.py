@@ -33,9 +33,9 @@ _PART_OF = re.compile(r"(?<![\d.,/])(?P<share>\d+(?:\.\d+)?%|\d+/\d+)(?P<of>[ \t
                       r"(?=\$?\d[\d,]*(?:\.\d+)?[ \t]*(?:=|≈))")
 _OPERATOR_BEFORE = frozenset("+-−–*/×÷^(")
 # A count with its unit words inside plain arithmetic ("5 boxes * 12 pencils/box = 60 pencils",
-# "2.5 hours × 60 = 150 minutes", "$15 per hour * 8 hours", "3 apples + 4 apples = 7 apples"): the words go (blanked, so
-# offsets hold) when they stand between a number and an operator, or between a number that is the
-# right operand of one and "=". Added or subtracted counts must carry the same words ("2 hours +
+# "2.5 hours × 60 = 150 minutes", "$15 per hour * 8 hours", "3 apples + 4 apples = 7 apples"): the
+# words go (blanked, so offsets hold) when they stand between a number and an operator, or between
+# a number that is the right operand of one and "=". Added or subtracted counts must carry the same words ("2 hours +
 # 30 minutes" adds different units), and "=" after a count that no operator made stays a
 # conversion ("2 hours = 120 minutes").
 _COUNT_UNIT = re.compile(

@@ -727,7 +727,7 @@ def _defined_as_rewrite(previous: sympy.Basic | None, item: Piece, sides: tuple[
     left, right = sides[0], sides[1]
     if not previous.free_symbols or (left.free_symbols | right.free_symbols) != previous.free_symbols:
         return None
-    return rewrite_check(previous, left, right, "equivalently, " + item.lead, label)
+    return rewrite_check(previous, left, right, item.lead, label, restating=True)
 
 
 def _as_rewrite(acc: _Acc, previous: sympy.Basic, item: Piece, sides: tuple[sympy.Basic, sympy.Basic],
